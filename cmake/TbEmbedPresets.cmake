@@ -1,0 +1,13 @@
+# cmake -DOUT=file.cpp -DNAMES=a,b -DDIR=presets -P TbEmbedPresets.cmake
+set(body "// Generated from resources/presets by cmake/TbEmbedPresets.cmake. Do not edit.\n")
+string(APPEND body "#include \"core/presets.h\"\n\nnamespace tb::core::detail {\n")
+string(APPEND body "const std::vector<PresetText>& presetTexts() {\n  static const std::vector<PresetText> k = {\n")
+string(REPLACE "," ";" NAMES "${NAMES}")
+foreach(name IN LISTS NAMES)
+  file(READ ${DIR}/${name}.json text)
+  string(APPEND body "    {\"${name}\", R\"tbjson(${text})tbjson\"},\n")
+endforeach()
+string(APPEND body "  };\n  return k;\n}\n\n}  // namespace tb::core::detail\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUT}.tmp)

@@ -1,0 +1,29 @@
+# Dependencies of tb::trainer, found at the top level so that imported targets are visible
+# to tests/ as well.
+find_package(Torch REQUIRED)
+
+# TB_WITH_CUDA follows the LibTorch that was found: ON only for a CUDA build.
+set(_tb_torch_has_cuda OFF)
+if(TARGET torch_cuda OR TARGET c10_cuda OR CAFFE2_USE_CUDA)
+  set(_tb_torch_has_cuda ON)
+endif()
+option(TB_WITH_CUDA "Build CUDA/NCCL paths (needs a CUDA LibTorch)" ${_tb_torch_has_cuda})
+if(TB_WITH_CUDA AND NOT _tb_torch_has_cuda)
+  message(FATAL_ERROR "TB_WITH_CUDA=ON but the LibTorch found (${Torch_DIR}) is not a CUDA build")
+endif()
+
+if(TB_WITH_FFMPEG)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(TB_FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
+endif()
+if(TB_WITH_OPENCV)
+  # Debian's per-module -dev packages ship no OpenCVConfig.cmake: find the three modules directly.
+  find_path(TB_OPENCV_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)
+  add_library(tb_opencv INTERFACE)
+  target_include_directories(tb_opencv SYSTEM INTERFACE ${TB_OPENCV_INCLUDE_DIR})
+  foreach(module core imgproc imgcodecs)
+    find_library(TB_OPENCV_${module} opencv_${module} REQUIRED)
+    target_link_libraries(tb_opencv INTERFACE ${TB_OPENCV_${module}})
+  endforeach()
+endif()
+

@@ -1,0 +1,242 @@
+// validate(): the range rules every key declares in its FieldSpec, then the rules between keys.
+#include "core/config_io.h"
+
+#include "core/detail/config_values.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace tb::core {
+namespace {
+
+using detail::joinPath;
+
+std::string formatNumber(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+class RangeChecker {
+ public:
+  explicit RangeChecker(std::vector<ConfigError>& errors) : m_errors(errors) {}
+
+  void field(const char* key, bool&, const FieldSpec&) { (void)key; }
+
+  void field(const char* key, int& value, const FieldSpec& spec) {
+    checkNumber(joinPath(m_prefix, key), value, spec);
+  }
+  void field(const char* key, double& value, const FieldSpec& spec) {
+    const std::string path = joinPath(m_prefix, key);
+    if (!std::isfinite(value)) {
+      m_errors.push_back({path, "must be a finite number, got " + formatNumber(value)});
+      return;
+    }
+    checkNumber(path, value, spec);
+  }
+  void field(const char* key, std::string& value, const FieldSpec& spec) {
+    checkChoice(joinPath(m_prefix, key), value, spec);
+  }
+  void field(const char* key, std::vector<int>& values, const FieldSpec& spec) {
+    const std::string path = joinPath(m_prefix, key);
+    checkLength(path, values.size(), spec);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      checkNumber(path + "[" + std::to_string(i) + "]", values[i], spec);
+    }
+  }
+  void field(const char* key, std::vector<double>& values, const FieldSpec& spec) {
+    const std::string path = joinPath(m_prefix, key);
+    checkLength(path, values.size(), spec);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      checkNumber(path + "[" + std::to_string(i) + "]", values[i], spec);
+    }
+  }
+  void field(const char* key, std::vector<std::string>& values, const FieldSpec& spec) {
+    const std::string path = joinPath(m_prefix, key);
+    checkLength(path, values.size(), spec);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      checkChoice(path + "[" + std::to_string(i) + "]", values[i], spec);
+    }
+  }
+  void field(const char* key, std::vector<LayerSpec>& layers, const FieldSpec&) {
+    const std::string path = joinPath(m_prefix, key);
+    const auto& vocab = magvitLayerVocabulary();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      const LayerSpec& l = layers[i];
+      if (std::find(vocab.begin(), vocab.end(), l.name) == vocab.end()) {
+        std::string message = "unknown layer \"" + l.name + "\"";
+        if (auto guess = closestMatch(l.name, vocab)) message += " (did you mean \"" + *guess + "\"?)";
+        m_errors.push_back({at, message});
+      } else if (l.arg && !layerAcceptsArgument(l.name)) {
+        m_errors.push_back({at, "layer \"" + l.name + "\" takes no argument, got " + std::to_string(*l.arg)});
+      } else if (!l.arg && layerRequiresArgument(l.name)) {
+        m_errors.push_back({at, "layer \"" + l.name + "\" needs a count: [\"" + l.name + "\", n]"});
+      } else if (l.arg && *l.arg < 1) {
+        m_errors.push_back({at, "argument of \"" + l.name + "\" must be >= 1, got " + std::to_string(*l.arg)});
+      }
+    }
+  }
+
+  template <class S>
+  void section(const char* key, S& sec) {
+    const std::string saved = m_prefix;
+    m_prefix = joinPath(m_prefix, key);
+    sec.describe(*this);
+    m_prefix = saved;
+  }
+
+ private:
+  void checkNumber(const std::string& path, double value, const FieldSpec& spec) {
+    if (spec.minValue() && value < *spec.minValue()) {
+      m_errors.push_back({path, "must be >= " + formatNumber(*spec.minValue()) + ", got " + formatNumber(value)});
+    } else if (spec.aboveValue() && value <= *spec.aboveValue()) {
+      m_errors.push_back({path, "must be > " + formatNumber(*spec.aboveValue()) + ", got " + formatNumber(value)});
+    } else if (spec.maxValue() && value > *spec.maxValue()) {
+      m_errors.push_back({path, "must be <= " + formatNumber(*spec.maxValue()) + ", got " + formatNumber(value)});
+    }
+  }
+  void checkChoice(const std::string& path, const std::string& value, const FieldSpec& spec) {
+    const auto& allowed = spec.allowed();
+    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
+    std::string message = "must be one of";
+    for (std::size_t i = 0; i < allowed.size(); ++i) message += (i ? ", \"" : " \"") + allowed[i] + "\"";
+    message += ", got \"" + value + "\"";
+    if (auto guess = closestMatch(value, allowed)) message += " (did you mean \"" + *guess + "\"?)";
+    m_errors.push_back({path, message});
+  }
+  void checkLength(const std::string& path, std::size_t n, const FieldSpec& spec) {
+    if (spec.requiredLength() && n != static_cast<std::size_t>(*spec.requiredLength())) {
+      m_errors.push_back({path, "must have " + std::to_string(*spec.requiredLength()) + " entries, got " +
+                                    std::to_string(n)});
+    }
+  }
+
+  std::vector<ConfigError>& m_errors;
+  std::string m_prefix;
+};
+
+bool isPowerOfTwo(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+void checkMagvit(const RunConfig& c, std::vector<ConfigError>& errors) {
+  const ModelConfig& m = c.model;
+  if (m.max_dim < m.init_dim) {
+    errors.push_back({"model.max_dim", "must be >= model.init_dim (" + std::to_string(m.init_dim) +
+                                           "), got " + std::to_string(m.max_dim)});
+  }
+  const int space = countLayers(m.layers, "compress_space");
+  const int time = countLayers(m.layers, "compress_time");
+  const long long space_factor = 1LL << std::min(space, 30);
+  if (c.data.image_size % space_factor != 0) {
+    errors.push_back({"data.image_size", "must be divisible by " + std::to_string(space_factor) + " (" +
+                                             std::to_string(space) + " compress_space layers), got " +
+                                             std::to_string(c.data.image_size)});
+  }
+  const long long time_factor = 1LL << std::min(time, 30);
+  if (c.data.num_frames > 1 && (c.data.num_frames - 1) % time_factor != 0) {
+    errors.push_back({"data.num_frames", "must be 1 + k * " + std::to_string(time_factor) + " (" +
+                                             std::to_string(time) + " compress_time layers), got " +
+                                             std::to_string(c.data.num_frames)});
+  }
+  for (const char* key : {"input_conv_kernel", "output_conv_kernel"}) {
+    const auto& k = std::string(key) == "input_conv_kernel" ? m.input_conv_kernel : m.output_conv_kernel;
+    for (std::size_t i = 1; i < k.size(); ++i) {
+      if (k[i] % 2 == 0) {
+        errors.push_back({"model." + std::string(key) + "[" + std::to_string(i) + "]",
+                          "spatial kernel sizes must be odd, got " + std::to_string(k[i])});
+      }
+    }
+  }
+  if (m.residual_conv_kernel % 2 == 0) {
+    errors.push_back({"model.residual_conv_kernel", "must be odd, got " + std::to_string(m.residual_conv_kernel)});
+  }
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    if (m.layers[i].name.rfind("cond_", 0) == 0 && m.dim_cond == 0) {
+      errors.push_back({"model.layers[" + std::to_string(i) + "]",
+                        "layer \"" + m.layers[i].name + "\" needs model.dim_cond > 0"});
+    }
+  }
+}
+
+void checkVqgan(const RunConfig& c, std::vector<ConfigError>& errors) {
+  const auto& v = c.model.vqgan;
+  if (v.channel_mult.empty()) {
+    errors.push_back({"model.vqgan.channel_mult", "must have at least one entry"});
+    return;
+  }
+  const long long factor = 1LL << std::min<std::size_t>(v.channel_mult.size() - 1, 30);
+  if (c.data.image_size % factor != 0) {
+    errors.push_back({"data.image_size", "must be divisible by " + std::to_string(factor) + " (" +
+                                             std::to_string(v.channel_mult.size()) +
+                                             " VQGAN levels), got " + std::to_string(c.data.image_size)});
+  }
+  if (c.model.quantizer.type == "lfq" && v.z_channels < 1) {
+    errors.push_back({"model.vqgan.z_channels", "must be >= 1"});
+  }
+}
+
+void checkQuantizer(const QuantizerConfig& q, std::vector<ConfigError>& errors) {
+  if (q.type == "lfq" && !isPowerOfTwo(q.codebook_size)) {
+    errors.push_back({"model.quantizer.codebook_size",
+                      "must be a power of two for lfq, got " + std::to_string(q.codebook_size)});
+  }
+  if (q.type == "fsq") {
+    long long product = 1;
+    for (int l : q.fsq_levels) product *= std::max(l, 1);
+    if (q.fsq_levels.empty()) {
+      errors.push_back({"model.quantizer.fsq_levels", "must have at least one entry for fsq"});
+    } else if (product != q.codebook_size) {
+      errors.push_back({"model.quantizer.codebook_size",
+                        "must equal the product of fsq_levels (" + std::to_string(product) + ") for fsq, got " +
+                            std::to_string(q.codebook_size)});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ConfigError> validate(const RunConfig& config) {
+  std::vector<ConfigError> errors;
+  RunConfig copy = config;
+  RangeChecker checker(errors);
+  copy.describe(checker);
+
+  const auto& d = config.data;
+  if (d.type != "synthetic" && d.path.empty()) {
+    errors.push_back({"data.path", "required when data.type is \"" + d.type + "\""});
+  }
+  if (d.type == "images" && d.num_frames != 1) {
+    errors.push_back({"data.num_frames", "must be 1 when data.type is \"images\", got " + std::to_string(d.num_frames)});
+  }
+  if (config.model.kind == "magvit2") {
+    checkMagvit(config, errors);
+  } else if (config.model.kind == "vqgan") {
+    checkVqgan(config, errors);
+  }
+  checkQuantizer(config.model.quantizer, errors);
+
+  const auto& t = config.train;
+  for (const auto& name : t.activation_checkpointing) {
+    const auto& vocab = magvitLayerVocabulary();
+    if (name != "all" && std::find(vocab.begin(), vocab.end(), name) == vocab.end()) {
+      std::string message = "unknown layer type \"" + name + "\" (a MAGVIT-v2 layer name or \"all\")";
+      if (auto guess = closestMatch(name, vocab)) message += " (did you mean \"" + *guess + "\"?)";
+      errors.push_back({"train.activation_checkpointing", message});
+    }
+  }
+
+  const auto& dist = config.distributed;
+  const long long world = static_cast<long long>(dist.nproc_per_node) * dist.nnodes;
+  if (world > 1 && dist.strategy == "none") {
+    errors.push_back({"distributed.strategy", "must be \"ddp\" or \"zero1\" with " + std::to_string(world) +
+                                                  " processes (nproc_per_node x nnodes)"});
+  }
+  if (dist.node_rank >= dist.nnodes) {
+    errors.push_back({"distributed.node_rank", "must be < distributed.nnodes (" + std::to_string(dist.nnodes) +
+                                                   "), got " + std::to_string(dist.node_rank)});
+  }
+  return errors;
+}
+
+}  // namespace tb::core

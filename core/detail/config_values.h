@@ -1,0 +1,61 @@
+#pragma once
+// Internal to core/: conversion of configuration values to and from JSON, shared by the
+// schema, the reader, the writer and validation.
+
+#include "core/config_schema.h"
+#include "core/run_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tb::core::detail {
+
+using Json = nlohmann::ordered_json;
+
+inline FieldType typeOf(const bool&) { return FieldType::Bool; }
+inline FieldType typeOf(const int&) { return FieldType::Int; }
+inline FieldType typeOf(const double&) { return FieldType::Number; }
+inline FieldType typeOf(const std::string&) { return FieldType::String; }
+inline FieldType typeOf(const std::vector<int>&) { return FieldType::IntList; }
+inline FieldType typeOf(const std::vector<double>&) { return FieldType::NumberList; }
+inline FieldType typeOf(const std::vector<std::string>&) { return FieldType::StringList; }
+inline FieldType typeOf(const std::vector<LayerSpec>&) { return FieldType::LayerList; }
+
+Json layerToJson(const LayerSpec& layer);
+
+template <class T>
+Json valueToJson(const T& value) {
+  return Json(value);
+}
+template <>
+inline Json valueToJson(const std::vector<LayerSpec>& layers) {
+  Json out = Json::array();
+  for (const auto& l : layers) out.push_back(layerToJson(l));
+  return out;
+}
+
+/// Describes a JSON value for messages: `string "abc"`, `number 1.5`, `an object`.
+std::string describeJson(const Json& value);
+
+/// Convert `value` into `out`. On a type mismatch, append the message for `path` to `errors`
+/// (element errors get `path[i]`) and leave `out` unchanged.
+struct ValueError {
+  std::string path;
+  std::string message;
+};
+void readValue(const Json& value, const std::string& path, bool& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, int& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, double& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::string& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<int>& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<double>& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<std::string>& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<LayerSpec>& out, std::vector<ValueError>& errors);
+
+inline std::string joinPath(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
+
+}  // namespace tb::core::detail

@@ -1,0 +1,430 @@
+#pragma once
+// The run configuration: every key, its default and its documentation, in one place.
+// config.json in a run directory is this structure written by toJson (config_io.h).
+
+#include "core/config_schema.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tb::core {
+
+/// One entry of a MAGVIT-v2 layer list, written as magvit2-pytorch users write it:
+/// `"residual"` or `["consecutive_residual", 2]` / `["compress_space", 256]`.
+struct LayerSpec {
+  std::string name;
+  std::optional<int> arg;  ///< repeat count (consecutive_residual) or dim_out (compress_*)
+
+  bool operator==(const LayerSpec& o) const { return name == o.name && arg == o.arg; }
+};
+
+/// Names accepted in `model.layers`.
+const std::vector<std::string>& magvitLayerVocabulary();
+/// True for layer names whose argument is required ("consecutive_residual").
+bool layerRequiresArgument(const std::string& name);
+/// True for layer names that accept an optional argument ("compress_space", "compress_time").
+bool layerAcceptsArgument(const std::string& name);
+
+struct DataConfig {
+  std::string type = "synthetic";
+  std::string path;
+  int image_size = 64;
+  int num_frames = 17;
+  int frame_stride = 1;
+  std::string clip_start = "random";
+  std::string crop = "random";
+  bool hflip = true;
+  double valid_fraction = 0.1;
+  int synthetic_clips = 2048;
+  int workers = 2;
+  int prefetch = 4;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("type", type, FieldSpec("Dataset kind: folders of video files, folders of images, or "
+                                    "built-in procedural clips of moving shapes and textures")
+                              .choices({"synthetic", "videos", "images"}));
+    v.field("path", path, FieldSpec("Folder scanned recursively for videos or images "
+                                    "(required unless type is synthetic)"));
+    v.field("image_size", image_size,
+            FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
+    v.field("num_frames", num_frames,
+            FieldSpec("Frames per clip; 1 + k * 2^(compress_time layers). Images use 1")
+                .unit("frames").min(1).max(1024));
+    v.field("frame_stride", frame_stride,
+            FieldSpec("Take every n-th decoded frame").unit("frames").min(1).max(64));
+    v.field("clip_start", clip_start, FieldSpec("Where clips start in a video: a random "
+                                                "position each time, or the first frame")
+                                          .choices({"random", "first"}));
+    v.field("crop", crop, FieldSpec("Square crop after resizing the short side to image_size")
+                              .choices({"random", "center"}));
+    v.field("hflip", hflip, FieldSpec("Flip clips horizontally at random (training split only)"));
+    v.field("valid_fraction", valid_fraction,
+            FieldSpec("Share of files (seeded split) held out for validation").min(0).max(0.9));
+    v.field("synthetic_clips", synthetic_clips,
+            FieldSpec("Number of distinct procedural clips (type synthetic)").unit("clips").min(2).max(10000000));
+    v.field("workers", workers, FieldSpec("Data loader threads per rank").unit("threads").min(0).max(64));
+    v.field("prefetch", prefetch,
+            FieldSpec("Batches decoded ahead of the training step").unit("batches").min(1).max(256));
+  }
+};
+
+struct QuantizerConfig {
+  std::string type = "lfq";
+  int codebook_size = 1024;
+  int num_codebooks = 1;
+  double entropy_loss_weight = 0.1;
+  double commitment_loss_weight = 0.25;
+  double diversity_gamma = 1.0;
+  double soft_clamp = 0.0;
+  bool spherical = false;
+  std::string entropy_estimate = "auto";
+  std::vector<int> fsq_levels = {8, 5, 5, 5};
+  int codebook_dim = 8;
+  double vq_beta = 0.25;
+  bool vq_l2_normalize = false;
+  bool vq_ema = false;
+  double vq_ema_decay = 0.99;
+  int vq_dead_code_threshold = 2;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("type", type, FieldSpec("lfq: lookup-free (MAGVIT-v2); fsq: finite scalar; vq: codebook "
+                                    "lookup (VQGAN)")
+                              .choices({"lfq", "fsq", "vq"}));
+    v.field("codebook_size", codebook_size,
+            FieldSpec("Codes per codebook; a power of two for lfq (2^K, K bits per token), the product "
+                      "of fsq_levels for fsq")
+                .unit("codes").min(2).max(1 << 24));
+    v.field("num_codebooks", num_codebooks, FieldSpec("Codebooks per token (lfq)").min(1).max(16));
+    v.field("entropy_loss_weight", entropy_loss_weight,
+            FieldSpec("Weight of the LFQ entropy loss (per-sample entropy minus diversity_gamma x "
+                      "codebook entropy)")
+                .min(0));
+    v.field("commitment_loss_weight", commitment_loss_weight,
+            FieldSpec("Weight of the commitment loss (lfq, fsq)").min(0));
+    v.field("diversity_gamma", diversity_gamma,
+            FieldSpec("Weight of the codebook-entropy term inside the LFQ entropy loss").min(0));
+    v.field("soft_clamp", soft_clamp,
+            FieldSpec("Soft clamp of LFQ inputs to +-value via tanh; 0 turns it off").min(0));
+    v.field("spherical", spherical,
+            FieldSpec("Binary spherical quantization (BSQ): l2-normalise LFQ inputs and codes"));
+    v.field("entropy_estimate", entropy_estimate,
+            FieldSpec("Codebook entropy: exact [tokens x 2^K] softmax, factorised per-bit-group "
+                      "estimate, or auto (exact up to K = 12)")
+                .choices({"auto", "exact", "factorized"}));
+    v.field("fsq_levels", fsq_levels, FieldSpec("Levels per FSQ dimension").min(2).max(256));
+    v.field("codebook_dim", codebook_dim,
+            FieldSpec("Dimension of each VQ code (the latent channels for VQGAN)").min(1).max(4096));
+    v.field("vq_beta", vq_beta, FieldSpec("VQ commitment weight beta").min(0));
+    v.field("vq_l2_normalize", vq_l2_normalize,
+            FieldSpec("Look up l2-normalised codes with l2-normalised latents (cosine distance)"));
+    v.field("vq_ema", vq_ema, FieldSpec("Update VQ codes by exponential moving averages instead of "
+                                        "the codebook loss"));
+    v.field("vq_ema_decay", vq_ema_decay, FieldSpec("Decay of the VQ EMA updates").min(0).max(1));
+    v.field("vq_dead_code_threshold", vq_dead_code_threshold,
+            FieldSpec("Codes used fewer times than this over a window are restarted from recent "
+                      "encoder outputs; 0 turns restarts off")
+                .unit("uses").min(0));
+  }
+};
+
+struct VqganConfig {
+  int base_channels = 128;
+  std::vector<int> channel_mult = {1, 1, 2, 2, 4};
+  int num_res_blocks = 2;
+  std::vector<int> attn_resolutions = {16};
+  int z_channels = 256;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("base_channels", base_channels,
+            FieldSpec("Channels of the first VQGAN level").unit("channels").min(8).max(1024));
+    v.field("channel_mult", channel_mult,
+            FieldSpec("Channel multiplier per level; len - 1 halvings of the resolution")
+                .min(1).max(16));
+    v.field("num_res_blocks", num_res_blocks, FieldSpec("Residual blocks per level").min(1).max(8));
+    v.field("attn_resolutions", attn_resolutions,
+            FieldSpec("Feature-map sides at which attention blocks are inserted").unit("pixels").min(1));
+    v.field("z_channels", z_channels,
+            FieldSpec("Channels at the bottleneck before the quantizer projection").min(1).max(4096));
+  }
+};
+
+struct DiscriminatorConfig {
+  std::string type = "frame";
+  int dim = 0;
+  int max_dim = 512;
+  std::vector<int> attn_resolutions = {16};
+  int patchgan_layers = 3;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("type", type, FieldSpec("frame: MAGVIT-v2's per-frame discriminator; patchgan: "
+                                    "taming's PatchGAN; video: 3-D discriminator over clips")
+                              .choices({"frame", "patchgan", "video"}));
+    v.field("dim", dim, FieldSpec("Base channels; 0 means model.init_dim").unit("channels").min(0).max(1024));
+    v.field("max_dim", max_dim, FieldSpec("Channel cap").unit("channels").min(8).max(4096));
+    v.field("attn_resolutions", attn_resolutions,
+            FieldSpec("Feature-map sides with attention (frame discriminator)").unit("pixels").min(1));
+    v.field("patchgan_layers", patchgan_layers, FieldSpec("Strided layers of the PatchGAN").min(1).max(8));
+  }
+};
+
+struct ModelConfig {
+  std::string kind = "magvit2";
+  int channels = 3;
+  int init_dim = 32;
+  int max_dim = 128;
+  std::vector<LayerSpec> layers = {{"residual", {}},
+                                   {"compress_space", {}},
+                                   {"consecutive_residual", 1},
+                                   {"compress_time", {}},
+                                   {"residual", {}}};
+  std::vector<int> input_conv_kernel = {7, 7, 7};
+  std::vector<int> output_conv_kernel = {3, 3, 3};
+  int residual_conv_kernel = 3;
+  bool separate_first_frame_encoding = false;
+  int attn_dim_head = 32;
+  int attn_heads = 8;
+  int attn_num_mem_kv = 4;
+  int linear_attn_dim_head = 8;
+  int linear_attn_heads = 16;
+  int ff_mult = 4;
+  int dim_cond = 0;
+  QuantizerConfig quantizer;
+  VqganConfig vqgan;
+  DiscriminatorConfig discriminator;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("kind", kind, FieldSpec("magvit2: causal 3-D video tokenizer; vqgan: taming-style 2-D "
+                                    "image tokenizer applied frame by frame")
+                              .choices({"magvit2", "vqgan"}));
+    v.field("channels", channels, FieldSpec("Colour channels of the input").min(1).max(4));
+    v.field("init_dim", init_dim,
+            FieldSpec("Channels after the input convolution (MAGVIT-v2)").unit("channels").min(1).max(4096));
+    v.field("max_dim", max_dim,
+            FieldSpec("Cap on channels as compress_space doubles them").unit("channels").min(1).max(8192));
+    v.field("layers", layers,
+            FieldSpec("Encoder layer list, as in magvit2-pytorch; the decoder mirrors it"));
+    v.field("input_conv_kernel", input_conv_kernel,
+            FieldSpec("Input convolution kernel [t, h, w]").length(3).min(1).max(15));
+    v.field("output_conv_kernel", output_conv_kernel,
+            FieldSpec("Output convolution kernel [t, h, w]").length(3).min(1).max(15));
+    v.field("residual_conv_kernel", residual_conv_kernel,
+            FieldSpec("Kernel of the causal convolutions in residual blocks").min(1).max(15));
+    v.field("separate_first_frame_encoding", separate_first_frame_encoding,
+            FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)"));
+    v.field("attn_dim_head", attn_dim_head, FieldSpec("Attention head width").min(1).max(1024));
+    v.field("attn_heads", attn_heads, FieldSpec("Attention heads").min(1).max(128));
+    v.field("attn_num_mem_kv", attn_num_mem_kv,
+            FieldSpec("Learned memory key/values per attention layer").min(0).max(256));
+    v.field("linear_attn_dim_head", linear_attn_dim_head,
+            FieldSpec("Linear (Taylor) attention head width").min(1).max(256));
+    v.field("linear_attn_heads", linear_attn_heads, FieldSpec("Linear attention heads").min(1).max(128));
+    v.field("ff_mult", ff_mult, FieldSpec("Feed-forward width multiplier (GEGLU inner width is "
+                                          "int(dim x ff_mult x 2/3))")
+                                    .min(1).max(16));
+    v.field("dim_cond", dim_cond,
+            FieldSpec("Width of the conditioning vector of cond_* layers; 0 without").min(0).max(4096));
+    v.section("quantizer", quantizer);
+    v.section("vqgan", vqgan);
+    v.section("discriminator", discriminator);
+  }
+};
+
+struct LossConfig {
+  std::string recon = "l1";
+  double recon_weight = 1.0;
+  double quantizer_weight = 1.0;
+  double perceptual_weight = 0.1;
+  std::string perceptual_net = "vgg";
+  std::string lpips_backbone;
+  std::string lpips_lin;
+  int perceptual_frames = 1;
+  double adversarial_weight = 0.1;
+  bool adaptive_weight = true;
+  double adaptive_weight_max = 1e4;
+  int discr_start_step = 0;
+  double r1_weight = 10.0;
+  int r1_every = 4;
+  double lecam_weight = 0.0;
+  double lecam_decay = 0.999;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("recon", recon, FieldSpec("Pixel reconstruction loss").choices({"l1", "mse"}));
+    v.field("recon_weight", recon_weight, FieldSpec("Weight of the reconstruction loss").min(0));
+    v.field("quantizer_weight", quantizer_weight,
+            FieldSpec("Multiplier on the quantizer's own losses").min(0));
+    v.field("perceptual_weight", perceptual_weight,
+            FieldSpec("Weight of the LPIPS perceptual loss; 0 turns it off").min(0));
+    v.field("perceptual_net", perceptual_net,
+            FieldSpec("LPIPS backbone").choices({"alex", "vgg"}));
+    v.field("lpips_backbone", lpips_backbone,
+            FieldSpec("torch.save'd plain dict of the torchvision backbone (features.N.weight/bias); "
+                      "required when perceptual_weight > 0"));
+    v.field("lpips_lin", lpips_lin,
+            FieldSpec("torch.save'd plain dict of the LPIPS linear layers (linN.model.1.weight)"));
+    v.field("perceptual_frames", perceptual_frames,
+            FieldSpec("Frames per clip, chosen at random, that the perceptual loss sees").unit("frames").min(1));
+    v.field("adversarial_weight", adversarial_weight,
+            FieldSpec("Weight of the generator's hinge GAN loss; 0 turns the GAN off").min(0));
+    v.field("adaptive_weight", adaptive_weight,
+            FieldSpec("Scale the GAN loss by VQGAN's adaptive weight (ratio of gradient norms at the "
+                      "last decoder layer)"));
+    v.field("adaptive_weight_max", adaptive_weight_max, FieldSpec("Clamp of the adaptive weight").above(0));
+    v.field("discr_start_step", discr_start_step,
+            FieldSpec("Step from which the discriminator trains and the GAN loss applies").unit("steps").min(0));
+    v.field("r1_weight", r1_weight, FieldSpec("Weight of the R1 gradient penalty").min(0));
+    v.field("r1_every", r1_every, FieldSpec("Apply the R1 penalty every n discriminator steps").unit("steps").min(1));
+    v.field("lecam_weight", lecam_weight, FieldSpec("Weight of LeCAM regularisation; 0 turns it off").min(0));
+    v.field("lecam_decay", lecam_decay, FieldSpec("EMA decay of LeCAM's logit anchors").min(0).max(1));
+  }
+};
+
+struct TrainConfig {
+  int seed = 0;
+  int batch_size = 2;
+  int grad_accum = 1;
+  double lr = 1e-4;
+  double discr_lr = 1e-4;
+  int warmup_steps = 100;
+  int max_steps = 10000;
+  std::string schedule = "constant";
+  double min_lr_ratio = 0.1;
+  double weight_decay = 0.0;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.99;
+  double grad_clip = 1.0;
+  std::string precision = "fp32";
+  int threads = 0;
+  bool ema = true;
+  double ema_beta = 0.995;
+  int ema_update_every = 10;
+  int ema_start_step = 100;
+  int log_every = 10;
+  int valid_every = 500;
+  int valid_clips = 8;
+  int sample_every = 500;
+  int checkpoint_every = 1000;
+  int checkpoint_total_limit = 3;
+  std::vector<int> checkpoint_keep;
+  int nan_max_consecutive = 5;
+  double nan_lr_scale = 0.5;
+  std::vector<std::string> activation_checkpointing;
+  double time_budget_s = 0;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("seed", seed, FieldSpec("Seed of initialisation, data order and augmentation").min(0));
+    v.field("batch_size", batch_size, FieldSpec("Clips per micro-step on each rank").unit("clips").min(1).max(4096));
+    v.field("grad_accum", grad_accum,
+            FieldSpec("Micro-steps accumulated per optimiser step").unit("micro-steps").min(1).max(4096));
+    v.field("lr", lr, FieldSpec("Peak learning rate of the tokenizer (AdamW)").above(0).max(1));
+    v.field("discr_lr", discr_lr, FieldSpec("Peak learning rate of the discriminator").above(0).max(1));
+    v.field("warmup_steps", warmup_steps,
+            FieldSpec("Linear warmup; the rate reaches lr exactly at this step").unit("steps").min(0));
+    v.field("max_steps", max_steps, FieldSpec("Optimiser steps to train").unit("steps").min(1));
+    v.field("schedule", schedule, FieldSpec("Rate after warmup").choices({"constant", "cosine"}));
+    v.field("min_lr_ratio", min_lr_ratio,
+            FieldSpec("Cosine schedule floor as a fraction of lr").min(0).max(1));
+    v.field("weight_decay", weight_decay,
+            FieldSpec("AdamW decoupled weight decay (applied to weights with >= 2 dimensions only)").min(0));
+    v.field("adam_beta1", adam_beta1, FieldSpec("AdamW beta1").min(0).max(0.999999));
+    v.field("adam_beta2", adam_beta2, FieldSpec("AdamW beta2").min(0).max(0.999999));
+    v.field("grad_clip", grad_clip, FieldSpec("Clip the global gradient norm; 0 turns clipping off").min(0));
+    v.field("precision", precision,
+            FieldSpec("fp32, bf16 autocast, or fp16 with loss scaling (CUDA only)")
+                .choices({"fp32", "bf16", "fp16"}));
+    v.field("threads", threads,
+            FieldSpec("Intra-op threads per rank; 0 means cores / local ranks").unit("threads").min(0).max(1024));
+    v.field("ema", ema, FieldSpec("Keep an exponential moving average of the tokenizer for "
+                                  "validation and samples"));
+    v.field("ema_beta", ema_beta, FieldSpec("EMA decay").min(0).max(1));
+    v.field("ema_update_every", ema_update_every, FieldSpec("Steps between EMA updates").unit("steps").min(1));
+    v.field("ema_start_step", ema_start_step,
+            FieldSpec("Step at which the EMA copies the weights and starts averaging").unit("steps").min(0));
+    v.field("log_every", log_every, FieldSpec("Steps between metric rows").unit("steps").min(1));
+    v.field("valid_every", valid_every, FieldSpec("Steps between validations; 0 never").unit("steps").min(0));
+    v.field("valid_clips", valid_clips, FieldSpec("Held-out clips per validation").unit("clips").min(1));
+    v.field("sample_every", sample_every, FieldSpec("Steps between sample GIFs; 0 never").unit("steps").min(0));
+    v.field("checkpoint_every", checkpoint_every,
+            FieldSpec("Steps between checkpoints; 0 only at the end").unit("steps").min(0));
+    v.field("checkpoint_total_limit", checkpoint_total_limit,
+            FieldSpec("Checkpoints kept (oldest deleted first, checkpoint_keep excepted); 0 keeps all")
+                .min(0));
+    v.field("checkpoint_keep", checkpoint_keep,
+            FieldSpec("Steps whose checkpoints are never deleted").unit("steps").min(1));
+    v.field("nan_max_consecutive", nan_max_consecutive,
+            FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint").min(1));
+    v.field("nan_lr_scale", nan_lr_scale,
+            FieldSpec("Learning-rate factor applied after a rollback").above(0).max(1));
+    v.field("activation_checkpointing", activation_checkpointing,
+            FieldSpec("Layer types whose activations are recomputed in backward, or [\"all\"]"));
+    v.field("time_budget_s", time_budget_s,
+            FieldSpec("Stop cleanly after this much wall-clock training; 0 means no limit").unit("s").min(0));
+  }
+};
+
+struct DistributedConfig {
+  std::string strategy = "none";
+  std::string backend = "gloo";
+  int nproc_per_node = 1;
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::vector<int> gpu_ids;
+  int timeout_s = 60;
+  double bucket_mb = 25;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("strategy", strategy,
+            FieldSpec("none: one process; ddp: replicated model, bucketed gradient all-reduce; zero1: "
+                      "ddp with optimizer state sharded across ranks")
+                .choices({"none", "ddp", "zero1"}));
+    v.field("backend", backend, FieldSpec("c10d backend: gloo (CPU) or nccl (CUDA builds)")
+                                    .choices({"gloo", "nccl"}));
+    v.field("nproc_per_node", nproc_per_node,
+            FieldSpec("Rank processes the trainer starts on this node").unit("processes").min(1).max(1024));
+    v.field("nnodes", nnodes, FieldSpec("Nodes taking part").unit("nodes").min(1).max(65536));
+    v.field("node_rank", node_rank, FieldSpec("Index of this node").min(0));
+    v.field("master_addr", master_addr, FieldSpec("Host of rank 0's c10d store"));
+    v.field("master_port", master_port, FieldSpec("TCP port of the c10d store").min(1).max(65535));
+    v.field("gpu_ids", gpu_ids, FieldSpec("CUDA devices for the local ranks; empty means LOCAL_RANK").min(0));
+    v.field("timeout_s", timeout_s,
+            FieldSpec("A collective or peer silent this long ends every rank with an error").unit("s").min(1));
+    v.field("bucket_mb", bucket_mb, FieldSpec("Gradient all-reduce bucket size").unit("MiB").above(0));
+  }
+};
+
+/// The whole configuration of a run (config.json). Defaults make a small MAGVIT-v2 tokenizer on
+/// procedural data that trains on one CPU process.
+struct RunConfig {
+  int version = 1;
+  DataConfig data;
+  ModelConfig model;
+  LossConfig loss;
+  TrainConfig train;
+  DistributedConfig distributed;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("version", version, FieldSpec("Schema version of this file").min(1).max(1));
+    v.section("data", data);
+    v.section("model", model);
+    v.section("loss", loss);
+    v.section("train", train);
+    v.section("distributed", distributed);
+  }
+};
+
+/// Number of `compress_space` / `compress_time` layers in a MAGVIT-v2 layer list.
+int countLayers(const std::vector<LayerSpec>& layers, const std::string& name);
+
+}  // namespace tb::core

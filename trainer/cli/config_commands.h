@@ -1,0 +1,13 @@
+#pragma once
+// Subcommands that read and write configurations: presets, print-config, validate-config.
+
+#include <string>
+
+namespace tb::trainer::cli {
+
+int listPresets();
+int printConfig(const std::string& preset);
+/// `source` is a file path or "-" for standard input.
+int validateConfig(const std::string& source);
+
+}  // namespace tb::trainer::cli

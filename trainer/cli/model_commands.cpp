@@ -1,0 +1,126 @@
+#include "trainer/cli/model_commands.h"
+
+#include "core/config_io.h"
+#include "core/presets.h"
+#include "core/version.h"
+#include "trainer/models/discriminator.h"
+#include "trainer/models/tokenizer.h"
+#include "trainer/weights/state_dict_io.h"
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+
+namespace tb::trainer::cli {
+namespace {
+
+// Reads and validates a configuration; prints the errors and returns false when invalid.
+bool loadConfig(const std::string& source, const std::string& preset, core::RunConfig& out) {
+  core::ConfigLoad load;
+  std::string name = source;
+  if (source.empty() && preset.empty()) {
+    std::cerr << "tokenbench-trainer: give --config FILE|- or --preset NAME\n";
+    return false;
+  }
+  if (source.empty()) {
+    name = "preset " + preset;
+    load = core::loadPreset(preset);
+  } else if (source == "-") {
+    name = "<stdin>";
+    const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    load = core::parseRunConfig(std::string_view(text));
+  } else {
+    load = core::loadRunConfig(source);
+  }
+  if (!load.ok()) {
+    for (const auto& e : load.errors) std::cerr << (e.path.empty() ? name : e.path) << ": " << e.message << "\n";
+    std::cerr << name << ": " << load.errors.size() << (load.errors.size() == 1 ? " error" : " errors") << "\n";
+    return false;
+  }
+  out = load.config;
+  return true;
+}
+
+}  // namespace
+
+nlohmann::ordered_json modelInfoJson(const core::RunConfig& config) {
+  torch::NoGradGuard no_grad;
+  const auto tokenizer = makeTokenizer(config.model, config.data);
+  const auto discriminator = makeDiscriminator(config.model, config.data);
+  const auto s = tokenizer->stats(config.data.num_frames, config.data.image_size);
+  const std::int64_t discr_params = countParameters(*discriminator);
+  const std::int64_t tokens = s.token_grid[0] * s.token_grid[1] * s.token_grid[2];
+  const double bits = tokenizer->quantizer()->bitsPerToken();
+  const double input_bits = 8.0 * static_cast<double>(s.input_shape[0] * s.input_shape[1] * s.input_shape[2] * s.input_shape[3]);
+  const double act_bytes = config.train.precision == "fp32" ? 4.0 : 2.0;
+  const double memory = 16.0 * static_cast<double>(s.tokenizerParams() + discr_params) +
+                        static_cast<double>(config.train.batch_size) * s.activation_elements * act_bytes;
+  nlohmann::ordered_json j;
+  j["kind"] = config.model.kind;
+  j["params"] = {{"tokenizer", s.tokenizerParams()}, {"encoder", s.encoder_params}, {"decoder", s.decoder_params},
+                 {"quantizer", s.quantizer_params}, {"discriminator", discr_params}};
+  j["input_shape"] = s.input_shape;
+  j["token_grid"] = s.token_grid;
+  j["tokens_per_clip"] = tokens;
+  j["bits_per_token"] = bits;
+  j["compression_ratio"] = input_bits / (static_cast<double>(tokens) * bits);
+  j["forward_flops_per_clip"] = s.forward_flops;
+  j["batch_size"] = config.train.batch_size;
+  j["peak_training_memory_bytes"] = std::llround(memory);
+  return j;
+}
+
+int modelInfo(const std::string& source, const std::string& preset) {
+  core::RunConfig config;
+  if (!loadConfig(source, preset, config)) return 2;
+  try {
+    std::cout << modelInfoJson(config).dump(2) << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tokenbench-trainer model-info: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int initCheckpoint(const std::string& source, const std::string& preset, const std::filesystem::path& out) {
+  core::RunConfig config;
+  if (!loadConfig(source, preset, config)) return 2;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(out, ec)) {
+    std::cerr << "tokenbench-trainer init: " << out.string() << " already exists\n";
+    return 1;
+  }
+  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  const fs::path tmp = parent / ("." + out.filename().string() + ".tmp-" + std::to_string(std::random_device{}()));
+  try {
+    torch::manual_seed(static_cast<std::uint64_t>(config.train.seed));
+    const auto tokenizer = makeTokenizer(config.model, config.data);
+    const auto discriminator = makeDiscriminator(config.model, config.data);
+    fs::create_directories(tmp);
+    const std::map<std::string, std::string> meta{{"format", "tokenbench"},
+                                                  {"tokenbench_version", core::versionString()},
+                                                  {"model_kind", config.model.kind},
+                                                  {"module", "tokenizer"}};
+    weights::saveStateDict(*tokenizer, tmp / "model.safetensors", meta);
+    auto dmeta = meta;
+    dmeta["module"] = "discriminator";
+    weights::saveStateDict(*discriminator, tmp / "discriminator.safetensors", dmeta);
+    {
+      std::ofstream f(tmp / "config.json", std::ios::binary);
+      f << core::toJsonText(config);
+      if (!f.flush()) throw std::runtime_error("cannot write " + (tmp / "config.json").string());
+    }
+    fs::rename(tmp, out);
+  } catch (const std::exception& e) {
+    fs::remove_all(tmp, ec);
+    std::cerr << "tokenbench-trainer init: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << out.string() << "\n";
+  return 0;
+}
+
+}  // namespace tb::trainer::cli

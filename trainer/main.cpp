@@ -1,0 +1,3 @@
+#include "trainer/cli/trainer_cli.h"
+
+int main(int argc, char** argv) { return tb::trainer::runTrainerCli(argc, argv); }

@@ -1,0 +1,53 @@
+#pragma once
+// Convolutions of the MAGVIT-v2 tokenizer: causal 3-D convolution, modulated causal convolution,
+// and the space / time down- and up-samplers. Tensors are videos `[B, C, T, H, W]`.
+
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdint>
+
+namespace tb::trainer {
+
+struct CausalConv3dOptions {
+  CausalConv3dOptions(std::int64_t in_channels, std::int64_t out_channels, std::array<std::int64_t, 3> kernel)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel) {}
+  TORCH_ARG(std::int64_t, in_channels);
+  TORCH_ARG(std::int64_t, out_channels);
+  /// [t, h, w]; h and w odd.
+  TORCH_ARG(std::array<std::int64_t, 3>, kernel);
+  TORCH_ARG(std::int64_t, stride) = 1;  ///< along time only
+  TORCH_ARG(std::int64_t, dilation) = 1;  ///< along time only
+};
+
+/// 3-D convolution, causal in time: `dilation x (kt - 1) + 1 - stride` zero frames are padded in
+/// front, none behind, so output frame t sees input frames <= t x stride. Space is "same" padded.
+/// `[B, Cin, T, H, W] -> [B, Cout, T / stride, H, W]`.
+class CausalConv3dImpl : public torch::nn::Module {
+ public:
+  explicit CausalConv3dImpl(const CausalConv3dOptions& options);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Conv3d conv{nullptr};
+
+ private:
+  CausalConv3dOptions m_options;
+  std::int64_t m_time_pad = 0;
+};
+TORCH_MODULE(CausalConv3d);
+
+/// StyleGAN2 modulated (and demodulated) causal 3-D convolution, no bias: weights are scaled per
+/// sample by (cond + 1) along input channels. `x [B, C, T, H, W]`, `cond [B, C]` -> `[B, Cout, T, H, W]`.
+class Conv3dModImpl : public torch::nn::Module {
+ public:
+  Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_t spatial_kernel, std::int64_t time_kernel,
+                bool demod = true);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond);
+  torch::Tensor weights;
+
+ private:
+  std::int64_t m_spatial_kernel, m_time_kernel;
+  bool m_demod;
+};
+TORCH_MODULE(Conv3dMod);
+
+}  // namespace tb::trainer

@@ -1,0 +1,24 @@
+#pragma once
+// What the trainer runs with: LibTorch version, BLAS library, thread counts, device.
+// Reported in the `hello` event and by `--version`.
+
+#include <string>
+
+namespace tb::trainer {
+
+struct RuntimeInfo {
+  std::string torch_version;
+  std::string blas;        ///< resolved BLAS library, e.g. "openblas (libopenblasp-r0.3.21.so)"
+  bool reference_blas;     ///< true for the slow netlib reference BLAS
+  int threads;             ///< intra-op threads (at::get_num_threads)
+  int interop_threads;     ///< inter-op threads
+  std::string device;      ///< "cpu" or "cuda:N"
+};
+
+RuntimeInfo queryRuntime();
+
+/// The BLAS shared library this process has loaded, found by walking its loaded objects and
+/// resolving Debian's alternatives symlinks. Empty when none is loaded.
+std::string loadedBlasLibrary();
+
+}  // namespace tb::trainer

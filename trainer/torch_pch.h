@@ -1,0 +1,3 @@
+#pragma once
+// The one precompiled header shared by every torch translation unit (see trainer/CMakeLists.txt).
+#include <torch/torch.h>
