@@ -1,8 +1,13 @@
 # tb_set_warnings(target): the project's warning set, sanitizers and -Werror switches.
 add_library(tb_build_flags INTERFACE)
 add_library(tb::build_flags ALIAS tb_build_flags)
-target_compile_options(tb_build_flags INTERFACE -Wall -Wextra -Wshadow=local -Wnon-virtual-dtor
-                                                -Wcast-align -Woverloaded-virtual)
+target_compile_options(tb_build_flags INTERFACE -Wall -Wextra -Wnon-virtual-dtor -Wcast-align
+                                                -Woverloaded-virtual)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(tb_build_flags INTERFACE -Wshadow=local)
+else()
+  target_compile_options(tb_build_flags INTERFACE -Wshadow)
+endif()
 if(TB_WERROR)
   target_compile_options(tb_build_flags INTERFACE -Werror)
 endif()

@@ -1,0 +1,248 @@
+#include "core/metrics_log.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace tb::core {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::size_t kHeadBytes = 256;
+constexpr std::size_t kReadChunkBytes = 64 * 1024;
+
+// Closes a POSIX descriptor on every path out of poll().
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : m_fd(fd) {}
+  ~FileDescriptor() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return m_fd; }
+
+ private:
+  int m_fd;
+};
+
+// pread that retries on EINTR; -1 on error.
+ssize_t readAt(int fd, char* buffer, std::size_t size, std::uint64_t offset) {
+  for (;;) {
+    const ssize_t n = ::pread(fd, buffer, size, static_cast<off_t>(offset));
+    if (n >= 0 || errno != EINTR) return n;
+  }
+}
+
+bool isBlank(std::string_view line) {
+  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+}  // namespace
+
+std::string formatMetricsLine(const MetricsRow& row) {
+  Json j = Json::object();
+  j["step"] = row.step;
+  j["wall_time"] = std::isfinite(row.wall_time) ? Json(row.wall_time) : Json(nullptr);
+  for (const auto& [name, value] : row.values) {
+    if (name == "step" || name == "wall_time") {
+      throw std::invalid_argument("metric name \"" + name + "\" is reserved in metrics.jsonl");
+    }
+    j[name] = std::isfinite(value) ? Json(value) : Json(nullptr);
+  }
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::optional<MetricsRow> parseMetricsLine(std::string_view line) {
+  if (line.size() > kMaxMetricsLineBytes) return std::nullopt;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty() || jsonNestingDepth(line) > kMaxEventNestingDepth) return std::nullopt;
+  try {
+    Json parsed;
+    try {
+      parsed = Json::parse(line.begin(), line.end());
+    } catch (const Json::exception&) {
+      return std::nullopt;
+    }
+    if (!parsed.is_object()) return std::nullopt;
+
+    const auto step = parsed.find("step");
+    if (step == parsed.end() || !step->is_number_integer()) return std::nullopt;
+    MetricsRow row;
+    if (step->is_number_unsigned()) {
+      const auto raw = step->get<std::uint64_t>();
+      if (raw > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        return std::nullopt;
+      }
+      row.step = static_cast<std::int64_t>(raw);
+    } else {
+      row.step = step->get<std::int64_t>();
+    }
+
+    row.wall_time = std::numeric_limits<double>::quiet_NaN();
+    row.values.reserve(parsed.size());
+    for (const auto& [key, value] : parsed.items()) {
+      if (key == "step") continue;
+      const bool numeric = value.is_number();
+      if (!numeric && !value.is_null()) continue;  // strings, flags... from other tools
+      const double number =
+          numeric ? value.get<double>() : std::numeric_limits<double>::quiet_NaN();
+      if (key == "wall_time") {
+        row.wall_time = number;
+      } else {
+        row.values.emplace_back(key, number);
+      }
+    }
+    return row;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// --- MetricsWriter -------------------------------------------------------------------------
+
+MetricsWriter::MetricsWriter(std::filesystem::path path) : m_path(std::move(path)) {
+  m_file = std::fopen(m_path.c_str(), "ab+");
+  if (m_file == nullptr) throwIoError("cannot open", errno);
+
+  // Only a regular, non-empty file can end in a torn line (not /dev/full, a FIFO, ...).
+  struct stat st {};
+  if (::fstat(fileno(m_file), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    char last = '\n';
+    if (readAt(fileno(m_file), &last, 1, static_cast<std::uint64_t>(st.st_size - 1)) == 1 &&
+        last != '\n') {
+      if (std::fputc('\n', m_file) == EOF || std::fflush(m_file) != 0) {
+        const int error = errno;
+        std::fclose(m_file);
+        m_file = nullptr;
+        throwIoError("cannot write", error);
+      }
+    }
+  }
+}
+
+MetricsWriter::~MetricsWriter() {
+  if (m_file != nullptr) std::fclose(m_file);
+}
+
+MetricsWriter::MetricsWriter(MetricsWriter&& other) noexcept
+    : m_path(std::move(other.m_path)), m_file(other.m_file) {
+  other.m_file = nullptr;
+}
+
+MetricsWriter& MetricsWriter::operator=(MetricsWriter&& other) noexcept {
+  if (this != &other) {
+    if (m_file != nullptr) std::fclose(m_file);
+    m_path = std::move(other.m_path);
+    m_file = other.m_file;
+    other.m_file = nullptr;
+  }
+  return *this;
+}
+
+void MetricsWriter::append(const MetricsRow& row) {
+  if (m_file == nullptr) throwIoError("cannot write (closed)", EBADF);
+  std::string line = formatMetricsLine(row);
+  line.push_back('\n');
+  errno = 0;
+  if (std::fwrite(line.data(), 1, line.size(), m_file) != line.size()) {
+    const int error = errno != 0 ? errno : EIO;
+    std::clearerr(m_file);
+    throwIoError("cannot write", error);
+  }
+  // Flush per line: readers tail the file, and a crash must not lose buffered rows.
+  if (std::fflush(m_file) != 0) {
+    const int error = errno != 0 ? errno : EIO;
+    std::clearerr(m_file);
+    throwIoError("cannot write", error);
+  }
+}
+
+void MetricsWriter::close() {
+  if (m_file == nullptr) return;
+  std::FILE* file = m_file;
+  m_file = nullptr;
+  if (std::fclose(file) != 0) throwIoError("cannot close", errno);
+}
+
+void MetricsWriter::throwIoError(const char* what, int error) const {
+  throw std::runtime_error(std::string(what) + " metrics file " + m_path.string() + ": " +
+                           std::strerror(error));
+}
+
+// --- MetricsFollower -----------------------------------------------------------------------
+
+MetricsFollower::MetricsFollower(std::filesystem::path path)
+    : m_path(std::move(path)), m_splitter(kMaxMetricsLineBytes) {}
+
+void MetricsFollower::restart() {
+  m_splitter = EventLineSplitter(kMaxMetricsLineBytes);
+  m_offset = 0;
+  m_head.clear();
+  ++m_resets;
+}
+
+std::vector<MetricsRow> MetricsFollower::poll() {
+  std::vector<MetricsRow> rows;
+  try {
+    // Open first and fstat the descriptor: stat() on the path could describe a different file
+    // than the one read if it is replaced in between.
+    FileDescriptor fd(::open(m_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return rows;  // absent (yet) or unreadable: nothing new this time
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return rows;
+    const auto device = static_cast<std::uint64_t>(st.st_dev);
+    const auto inode = static_cast<std::uint64_t>(st.st_ino);
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+
+    if (m_haveIdentity && (device != m_device || inode != m_inode)) {
+      restart();
+    } else if (size < m_offset) {
+      restart();
+    } else if (!m_head.empty()) {
+      std::string head(m_head.size(), '\0');
+      if (readAt(fd.get(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()) ||
+          head != m_head) {
+        restart();
+      }
+    }
+    m_haveIdentity = true;
+    m_device = device;
+    m_inode = inode;
+
+    std::string chunk(kReadChunkBytes, '\0');
+    for (;;) {
+      const ssize_t n = readAt(fd.get(), chunk.data(), chunk.size(), m_offset);
+      if (n <= 0) break;  // end of file, or an error we will retry at the next poll
+      const std::string_view bytes(chunk.data(), static_cast<std::size_t>(n));
+      if (m_head.size() < kHeadBytes) m_head.append(bytes.substr(0, kHeadBytes - m_head.size()));
+      m_offset += static_cast<std::uint64_t>(n);
+      for (const EventLineSplitter::Line& line : m_splitter.feed(bytes)) {
+        if (line.oversized) {
+          ++m_malformedLines;
+          continue;
+        }
+        if (isBlank(line.text)) continue;
+        if (std::optional<MetricsRow> row = parseMetricsLine(line.text)) {
+          rows.push_back(std::move(*row));
+        } else {
+          ++m_malformedLines;
+        }
+      }
+    }
+  } catch (const std::exception&) {
+    // bad_alloc is the only candidate; keep what was parsed, the offset stays consistent.
+  }
+  return rows;
+}
+
+}  // namespace tb::core

@@ -1,0 +1,131 @@
+#include "core/run_directory.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace tb::core {
+namespace fs = std::filesystem;
+
+namespace {
+
+void requireNonNegative(std::int64_t step) {
+  if (step < 0) {
+    throw std::invalid_argument("checkpoint step must be >= 0, got " + std::to_string(step));
+  }
+}
+
+// "step_<N>" with N a canonical non-negative decimal (no sign, no leading zeros), so that names
+// map one to one onto checkpointDir().
+std::optional<std::int64_t> parseStepFolderName(const std::string& name) {
+  constexpr std::string_view kPrefix = "step_";
+  if (name.size() <= kPrefix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0) {
+    return std::nullopt;
+  }
+  const char* first = name.data() + kPrefix.size();
+  const char* last = name.data() + name.size();
+  if (*first < '0' || *first > '9') return std::nullopt;
+  if (*first == '0' && last - first > 1) return std::nullopt;
+  std::int64_t step = 0;
+  const auto [end, ec] = std::from_chars(first, last, step);
+  if (ec != std::errc() || end != last) return std::nullopt;
+  return step;
+}
+
+}  // namespace
+
+RunDirectory::RunDirectory(fs::path root) : m_root(std::move(root)) {}
+
+fs::path RunDirectory::configFile() const { return m_root / "config.json"; }
+fs::path RunDirectory::metricsFile() const { return m_root / "metrics.jsonl"; }
+fs::path RunDirectory::indexCacheFile() const { return m_root / "data_index.json"; }
+fs::path RunDirectory::lockFile() const { return m_root / ".lock"; }
+fs::path RunDirectory::tensorboardDir() const { return m_root / "tensorboard"; }
+fs::path RunDirectory::samplesDir() const { return m_root / "samples"; }
+fs::path RunDirectory::checkpointsDir() const { return m_root / "checkpoints"; }
+fs::path RunDirectory::logsDir() const { return m_root / "logs"; }
+
+fs::path RunDirectory::checkpointDir(std::int64_t step) const {
+  requireNonNegative(step);
+  return checkpointsDir() / ("step_" + std::to_string(step));
+}
+
+fs::path RunDirectory::checkpointTempDir(std::int64_t step) const {
+  requireNonNegative(step);
+  return checkpointsDir() / (".step_" + std::to_string(step) + ".tmp");
+}
+
+void RunDirectory::create() const {
+  for (const fs::path& dir :
+       {m_root, tensorboardDir(), samplesDir(), checkpointsDir(), logsDir()}) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    // create_directories reports success for an existing non-directory on some library
+    // versions: check what is there.
+    if (!ec && !fs::is_directory(dir, ec) && !ec) {
+      ec = std::make_error_code(std::errc::not_a_directory);
+    }
+    if (ec) {
+      throw std::runtime_error("cannot create run directory folder " + dir.string() + ": " +
+                               ec.message());
+    }
+  }
+}
+
+bool RunDirectory::contains(const fs::path& path) const {
+  try {
+    std::error_code ec;
+    const fs::path rootAbs = fs::absolute(m_root, ec);
+    if (ec) return false;
+    const fs::path root = fs::weakly_canonical(rootAbs, ec);
+    if (ec) return false;
+    const fs::path candidate = fs::weakly_canonical(path.is_absolute() ? path : rootAbs / path, ec);
+    if (ec) return false;
+
+    // Component-wise prefix test: "/runs/a" must not contain "/runs/ab". A trailing empty
+    // component (from "dir/") on either side carries no meaning.
+    auto r = root.begin();
+    auto c = candidate.begin();
+    for (; r != root.end(); ++r) {
+      if (r->empty()) continue;
+      while (c != candidate.end() && c->empty()) ++c;
+      if (c == candidate.end() || *r != *c) return false;
+      ++c;
+    }
+    return true;
+  } catch (...) {
+    // fs::absolute/weakly_canonical may still allocate and throw; the answer is "no".
+    return false;
+  }
+}
+
+std::vector<std::int64_t> RunDirectory::listCheckpointSteps() const {
+  std::vector<std::int64_t> steps;
+  try {
+    std::error_code ec;
+    fs::directory_iterator it(checkpointsDir(), ec);
+    if (ec) return steps;
+    for (const fs::directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) break;
+      const fs::directory_entry& entry = *it;
+      std::error_code entryEc;
+      if (!entry.is_directory(entryEc)) continue;
+      const std::optional<std::int64_t> step =
+          parseStepFolderName(entry.path().filename().string());
+      if (!step) continue;
+      if (!fs::is_regular_file(entry.path() / kCheckpointCompleteMarker, entryEc)) continue;
+      steps.push_back(*step);
+    }
+  } catch (...) {
+    // A folder vanishing mid-listing is normal on a live run; report what was seen.
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+}  // namespace tb::core

@@ -1,0 +1,68 @@
+#pragma once
+// The run directory: the source of truth for one training run. The event stream is only a fast
+// path; a window that opens a run later reads the same files. Layout (fixed):
+//
+//   <root>/
+//     config.json          run configuration the trainer reads (written by the front end)
+//     metrics.jsonl        one flat JSON object per line, appended by rank 0 (see MetricsLog)
+//     data_index.json      cached dataset index (may be deleted at any time)
+//     .lock                held by the trainer while it runs
+//     tensorboard/         TensorBoard event files
+//     samples/             GIF/PNG samples (written to a temporary name, then renamed)
+//     checkpoints/
+//       step_<N>/          one checkpoint, N = optimizer step, no zero padding
+//         COMPLETE         written last; a folder without it is incomplete and ignored
+//       .step_<N>.tmp/     being written; renamed to step_<N> when complete
+//     logs/                one log per rank
+//
+// RunDirectory only computes paths and inspects/creates folders; it owns no open files.
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace tb::core {
+
+class RunDirectory {
+ public:
+  /// Name of the marker file written last into a complete checkpoint folder.
+  static constexpr const char* kCheckpointCompleteMarker = "COMPLETE";
+
+  /// `root` may be relative (to the current directory) and need not exist yet.
+  explicit RunDirectory(std::filesystem::path root);
+
+  const std::filesystem::path& root() const { return m_root; }
+  std::filesystem::path configFile() const;      ///< <root>/config.json
+  std::filesystem::path metricsFile() const;     ///< <root>/metrics.jsonl
+  std::filesystem::path indexCacheFile() const;  ///< <root>/data_index.json
+  std::filesystem::path lockFile() const;        ///< <root>/.lock
+  std::filesystem::path tensorboardDir() const;  ///< <root>/tensorboard
+  std::filesystem::path samplesDir() const;      ///< <root>/samples
+  std::filesystem::path checkpointsDir() const;  ///< <root>/checkpoints
+  std::filesystem::path logsDir() const;         ///< <root>/logs
+
+  /// <root>/checkpoints/step_<step>. Throws std::invalid_argument when step < 0.
+  std::filesystem::path checkpointDir(std::int64_t step) const;
+  /// <root>/checkpoints/.step_<step>.tmp, where a checkpoint is written before the rename that
+  /// publishes it. Throws std::invalid_argument when step < 0.
+  std::filesystem::path checkpointTempDir(std::int64_t step) const;
+
+  /// Creates the root and every subfolder (existing ones are fine). Throws std::runtime_error
+  /// naming the path that could not be created.
+  void create() const;
+
+  /// True when `path` (relative paths are taken relative to root) lies inside the root, the root
+  /// itself included, after weakly_canonical resolution: rejects `..` escapes, absolute paths
+  /// elsewhere and symlinks (that exist) pointing outside. Never throws; false on any error.
+  bool contains(const std::filesystem::path& path) const;
+
+  /// Steps of complete checkpoints (folders `step_<N>` holding a COMPLETE file), ascending.
+  /// Temporary folders, incomplete folders, zero-padded or otherwise odd names are ignored.
+  /// An absent checkpoints folder gives an empty list. Never throws.
+  std::vector<std::int64_t> listCheckpointSteps() const;
+
+ private:
+  std::filesystem::path m_root;
+};
+
+}  // namespace tb::core
