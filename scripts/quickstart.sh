@@ -1,26 +1,19 @@
 #!/usr/bin/env bash
 # The README's run command: installs what is missing, builds the full configuration into
-# build/, and runs the default job on the built-in procedural data.
+# build/, then runs the default job: a short real training of the `demo` preset on the built-in
+# procedural clips, and a summary comparing the start of the run with its end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build
 
 trainer=build/bin/tokenbench-trainer
-run_dir=${TB_RUN_DIR:-runs/demo}
-mkdir -p "$run_dir"
-echo "== The default job: preset 'demo' in $run_dir"
-"$trainer" print-config --preset demo >"$run_dir/config.json"
-"$trainer" validate-config "$run_dir/config.json"
-if "$trainer" --help | grep -q '^  model-info'; then
-  echo "== Model summary (tokenbench-trainer model-info)"
-  "$trainer" model-info --config "$run_dir/config.json"
-  echo "== Initialised checkpoint (tokenbench-trainer init)"
-  "$trainer" init --config "$run_dir/config.json" --out "$run_dir/checkpoints/step_0"
-fi
-if "$trainer" --help | grep -q '^  train'; then
-  "$trainer" train --config "$run_dir/config.json" --run-dir "$run_dir"
-else
-  echo "== Training is not in this build yet: the training engine is the next piece of work."
-  echo "   What ran above is real: the demo configuration, validated, and the model built from it."
-fi
+run_dir=${TB_RUN_DIR:-runs/demo-$(date +%Y%m%d-%H%M%S)}
+echo "== Model (tokenbench-trainer model-info --preset demo)"
+"$trainer" model-info --preset demo
+echo "== Training the demo preset into $run_dir (events on stdout are kept in $run_dir.events)"
+mkdir -p "$(dirname "$run_dir")"
+"$trainer" train --preset demo --run-dir "$run_dir" >"$run_dir.events"
+echo "== Summary (tokenbench-trainer summary --run-dir $run_dir)"
+"$trainer" summary --run-dir "$run_dir"
+echo "Open it in the window: build/bin/tokenbench --run-dir $run_dir"

@@ -1,5 +1,6 @@
 #include "trainer/runtime_info.h"
 
+#include "core/version.h"
 #include "trainer/torch_compat.h"
 
 #include <link.h>
@@ -54,6 +55,22 @@ RuntimeInfo queryRuntime() {
   info.interop_threads = at::get_num_interop_threads();
   info.device = compat::cudaAvailable() ? "cuda:0" : "cpu";
   return info;
+}
+
+core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, const std::string& launcher,
+                                const std::string& run_dir) {
+  core::HelloEvent hello;
+  hello.trainer_version = core::versionString();
+  hello.torch_version = runtime.torch_version;
+  hello.protocol = core::kProtocolVersion;
+  hello.world_size = world_size;
+  hello.launcher = launcher;
+  hello.device = runtime.device;
+  hello.blas = runtime.blas;
+  hello.threads = runtime.threads;
+  hello.interop_threads = runtime.interop_threads;
+  hello.run_dir = run_dir;
+  return hello;
 }
 
 }  // namespace tb::trainer

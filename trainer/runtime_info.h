@@ -2,6 +2,8 @@
 // What the trainer runs with: LibTorch version, BLAS library, thread counts, device.
 // Reported in the `hello` event and by `--version`.
 
+#include "core/event_protocol.h"
+
 #include <string>
 
 namespace tb::trainer {
@@ -16,6 +18,10 @@ struct RuntimeInfo {
 };
 
 RuntimeInfo queryRuntime();
+
+/// The `hello` event for this process.
+core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, const std::string& launcher,
+                                const std::string& run_dir);
 
 /// The BLAS shared library this process has loaded, found by walking its loaded objects and
 /// resolving Debian's alternatives symlinks. Empty when none is loaded.

@@ -29,14 +29,17 @@ bool loadConfig(const std::string& source, const std::string& preset, core::RunC
     load = core::loadPreset(preset);
   } else if (source == "-") {
     name = "<stdin>";
-    const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    const std::string text((std::istreambuf_iterator<char>(std::cin)),
+                           std::istreambuf_iterator<char>());
     load = core::parseRunConfig(std::string_view(text));
   } else {
     load = core::loadRunConfig(source);
   }
   if (!load.ok()) {
-    for (const auto& e : load.errors) std::cerr << (e.path.empty() ? name : e.path) << ": " << e.message << "\n";
-    std::cerr << name << ": " << load.errors.size() << (load.errors.size() == 1 ? " error" : " errors") << "\n";
+    for (const auto& e : load.errors)
+      std::cerr << (e.path.empty() ? name : e.path) << ": " << e.message << "\n";
+    std::cerr << name << ": " << load.errors.size()
+              << (load.errors.size() == 1 ? " error" : " errors") << "\n";
     return false;
   }
   out = load.config;
@@ -53,14 +56,19 @@ nlohmann::ordered_json modelInfoJson(const core::RunConfig& config) {
   const std::int64_t discr_params = countParameters(*discriminator);
   const std::int64_t tokens = s.token_grid[0] * s.token_grid[1] * s.token_grid[2];
   const double bits = tokenizer->quantizer()->bitsPerToken();
-  const double input_bits = 8.0 * static_cast<double>(s.input_shape[0] * s.input_shape[1] * s.input_shape[2] * s.input_shape[3]);
+  const double input_bits = 8.0 * static_cast<double>(s.input_shape[0] * s.input_shape[1] *
+                                                      s.input_shape[2] * s.input_shape[3]);
   const double act_bytes = config.train.precision == "fp32" ? 4.0 : 2.0;
-  const double memory = 16.0 * static_cast<double>(s.tokenizerParams() + discr_params) +
-                        static_cast<double>(config.train.batch_size) * s.activation_elements * act_bytes;
+  const double memory =
+      16.0 * static_cast<double>(s.tokenizerParams() + discr_params) +
+      static_cast<double>(config.train.batch_size) * s.activation_elements * act_bytes;
   nlohmann::ordered_json j;
   j["kind"] = config.model.kind;
-  j["params"] = {{"tokenizer", s.tokenizerParams()}, {"encoder", s.encoder_params}, {"decoder", s.decoder_params},
-                 {"quantizer", s.quantizer_params}, {"discriminator", discr_params}};
+  j["params"] = {{"tokenizer", s.tokenizerParams()},
+                 {"encoder", s.encoder_params},
+                 {"decoder", s.decoder_params},
+                 {"quantizer", s.quantizer_params},
+                 {"discriminator", discr_params}};
   j["input_shape"] = s.input_shape;
   j["token_grid"] = s.token_grid;
   j["tokens_per_clip"] = tokens;
@@ -84,7 +92,8 @@ int modelInfo(const std::string& source, const std::string& preset) {
   return 0;
 }
 
-int initCheckpoint(const std::string& source, const std::string& preset, const std::filesystem::path& out) {
+int initCheckpoint(const std::string& source, const std::string& preset,
+                   const std::filesystem::path& out) {
   core::RunConfig config;
   if (!loadConfig(source, preset, config)) return 2;
   namespace fs = std::filesystem;
@@ -94,7 +103,8 @@ int initCheckpoint(const std::string& source, const std::string& preset, const s
     return 1;
   }
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  const fs::path tmp = parent / ("." + out.filename().string() + ".tmp-" + std::to_string(std::random_device{}()));
+  const fs::path tmp =
+      parent / ("." + out.filename().string() + ".tmp-" + std::to_string(std::random_device{}()));
   try {
     torch::manual_seed(static_cast<std::uint64_t>(config.train.seed));
     const auto tokenizer = makeTokenizer(config.model, config.data);

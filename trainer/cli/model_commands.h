@@ -33,6 +33,7 @@ int modelInfo(const std::string& source, const std::string& preset);
 /// {model.safetensors, discriminator.safetensors, config.json} through a temporary folder next to
 /// `out` renamed into place. `out` must not exist. Exit 0, 2 for an invalid configuration, 1 on
 /// other failures (message on stderr).
-int initCheckpoint(const std::string& source, const std::string& preset, const std::filesystem::path& out);
+int initCheckpoint(const std::string& source, const std::string& preset,
+                   const std::filesystem::path& out);
 
 }  // namespace tb::trainer::cli

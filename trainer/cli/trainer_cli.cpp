@@ -3,6 +3,8 @@
 #include "core/config_io.h"
 #include "core/version.h"
 #include "trainer/cli/config_commands.h"
+#include "trainer/cli/model_commands.h"
+#include "trainer/cli/train_command.h"
 #include "trainer/runtime_info.h"
 
 #include <CLI/CLI.hpp>
@@ -46,6 +48,32 @@ int runTrainerCli(int argc, char** argv) {
                                       "starting with its JSON path (exit 2)");
   validate->add_option("file", source, "Configuration file, or - for standard input")->required();
 
+  cli::TrainArgs train_args;
+  auto* train = app.add_subcommand("train", "Train a tokenizer into a run directory (events on stdout, log on stderr)");
+  train->add_option("--config", train_args.config, "Configuration file, or - for standard input");
+  train->add_option("--preset", train_args.preset, "Start from this preset instead of a file");
+  train->add_option("--run-dir", train_args.run_dir, "Run directory (created when missing)")->required();
+  train->add_flag("--resume", train_args.resume, "Continue from the newest complete checkpoint");
+  train->add_option("--set", train_args.sets, "Override a key: --set train.lr=1e-4 (repeatable)");
+  train->add_flag("--control-stdin", train_args.control_stdin,
+                  "Read control lines on stdin ({\"type\":\"stop\"}, {\"type\":\"checkpoint\"}); "
+                  "its end stops the run");
+  train->add_option("--time-budget", train_args.time_budget, "Stop cleanly after this long: 20m, 90s, 1h");
+
+  std::string model_config, model_preset, init_out;
+  auto* model_info = app.add_subcommand("model-info", "Print parameter counts, token grid, compression, FLOPs and "
+                                                      "memory estimates of a configuration as one JSON object");
+  model_info->add_option("--config", model_config, "Configuration file, or - for standard input");
+  model_info->add_option("--preset", model_preset, "Use this preset instead of a file");
+  auto* init = app.add_subcommand("init", "Write an initialised checkpoint folder (model.safetensors, config.json)");
+  init->add_option("--config", model_config, "Configuration file, or - for standard input");
+  init->add_option("--preset", model_preset, "Use this preset instead of a file");
+  init->add_option("--out", init_out, "Checkpoint folder to create (must not exist)")->required();
+
+  std::string summary_dir;
+  auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
+  summary->add_option("--run-dir", summary_dir, "Run directory")->required();
+
   // --version alone needs no subcommand.
   if (argc == 2 && std::string(argv[1]) == "--version") {
     std::cout << versionText() << "\n";
@@ -81,6 +109,10 @@ int runTrainerCli(int argc, char** argv) {
   if (*presets) return cli::listPresets();
   if (*print) return cli::printConfig(preset);
   if (*validate) return cli::validateConfig(source);
+  if (*train) return cli::train(train_args);
+  if (*summary) return cli::summarizeRun(summary_dir);
+  if (*model_info) return cli::modelInfo(model_config, model_preset);
+  if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
   std::cerr << app.help();
   return 2;
 }

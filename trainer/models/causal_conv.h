@@ -9,14 +9,17 @@
 
 namespace tb::trainer {
 
+/// Kernel or size triple [t, h, w].
+using Triple = std::array<std::int64_t, 3>;
+
 struct CausalConv3dOptions {
-  CausalConv3dOptions(std::int64_t in_channels, std::int64_t out_channels, std::array<std::int64_t, 3> kernel)
+  CausalConv3dOptions(std::int64_t in_channels, std::int64_t out_channels, Triple kernel)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel) {}
   TORCH_ARG(std::int64_t, in_channels);
   TORCH_ARG(std::int64_t, out_channels);
   /// [t, h, w]; h and w odd.
-  TORCH_ARG(std::array<std::int64_t, 3>, kernel);
-  TORCH_ARG(std::int64_t, stride) = 1;  ///< along time only
+  TORCH_ARG(Triple, kernel);
+  TORCH_ARG(std::int64_t, stride) = 1;    ///< along time only
   TORCH_ARG(std::int64_t, dilation) = 1;  ///< along time only
 };
 
@@ -36,11 +39,12 @@ class CausalConv3dImpl : public torch::nn::Module {
 TORCH_MODULE(CausalConv3d);
 
 /// StyleGAN2 modulated (and demodulated) causal 3-D convolution, no bias: weights are scaled per
-/// sample by (cond + 1) along input channels. `x [B, C, T, H, W]`, `cond [B, C]` -> `[B, Cout, T, H, W]`.
+/// sample by (cond + 1) along input channels. `x [B, C, T, H, W]`, `cond [B, C]` -> `[B, Cout, T,
+/// H, W]`.
 class Conv3dModImpl : public torch::nn::Module {
  public:
-  Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_t spatial_kernel, std::int64_t time_kernel,
-                bool demod = true);
+  Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_t spatial_kernel,
+                std::int64_t time_kernel, bool demod = true);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond);
   torch::Tensor weights;
 

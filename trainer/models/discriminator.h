@@ -36,7 +36,8 @@ class FrameDiscriminatorBlockImpl : public torch::nn::Module {
 TORCH_MODULE(FrameDiscriminatorBlock);
 
 struct FrameDiscriminatorOptions {
-  FrameDiscriminatorOptions(std::int64_t dim, std::int64_t image_size) : dim_(dim), image_size_(image_size) {}
+  FrameDiscriminatorOptions(std::int64_t dim, std::int64_t image_size)
+      : dim_(dim), image_size_(image_size) {}
   /// Channels are min(dim x 4 x 2^i, max_dim) for block i (as magvit2-pytorch).
   TORCH_ARG(std::int64_t, dim);
   TORCH_ARG(std::int64_t, image_size);
@@ -82,7 +83,8 @@ TORCH_MODULE(PatchGanDiscriminator);
 /// positions. `[B, C, T, S, S] -> [B]`. Not causal (it judges whole clips).
 class VideoDiscriminatorImpl : public Discriminator {
  public:
-  VideoDiscriminatorImpl(std::int64_t channels, std::int64_t dim, std::int64_t max_dim, std::int64_t image_size);
+  VideoDiscriminatorImpl(std::int64_t channels, std::int64_t dim, std::int64_t max_dim,
+                         std::int64_t image_size);
   torch::Tensor forward(const torch::Tensor& x) override;
   bool takesVideo() const override { return true; }
   torch::nn::ModuleList blocks{nullptr};
@@ -92,6 +94,7 @@ TORCH_MODULE(VideoDiscriminator);
 
 /// Builds `model.discriminator.type` for `data.image_size`; dim 0 means model.init_dim
 /// (vqgan: 64). Throws std::invalid_argument naming the field.
-std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model, const core::DataConfig& data);
+std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,
+                                                 const core::DataConfig& data);
 
 }  // namespace tb::trainer

@@ -26,11 +26,17 @@ std::int64_t log2Exact(std::int64_t v) {
 
 }  // namespace
 
-FrameDiscriminatorBlockImpl::FrameDiscriminatorBlockImpl(std::int64_t in, std::int64_t out, bool down) {
-  conv_res = register_module("conv_res", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 1).stride(down ? 2 : 1)));
-  conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1)));
-  conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(out, out, 3).padding(1)));
-  if (down) downsample = register_module("downsample", torch::nn::Conv2d(torch::nn::Conv2dOptions(out * 4, out, 1)));
+FrameDiscriminatorBlockImpl::FrameDiscriminatorBlockImpl(std::int64_t in, std::int64_t out,
+                                                         bool down) {
+  conv_res = register_module(
+      "conv_res", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 1).stride(down ? 2 : 1)));
+  conv1 =
+      register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1)));
+  conv2 =
+      register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(out, out, 3).padding(1)));
+  if (down)
+    downsample =
+        register_module("downsample", torch::nn::Conv2d(torch::nn::Conv2dOptions(out * 4, out, 1)));
 }
 
 torch::Tensor FrameDiscriminatorBlockImpl::forward(const torch::Tensor& x) {
@@ -49,14 +55,17 @@ FrameDiscriminatorImpl::FrameDiscriminatorImpl(const FrameDiscriminatorOptions& 
           "the frame discriminator needs a power of two >= 8");
   const std::int64_t num_layers = log2Exact(o.image_size()) - 2;
   std::vector<std::int64_t> dims{o.channels()};
-  for (std::int64_t i = 0; i <= num_layers; ++i) dims.push_back(std::min(o.dim() * 4 * (std::int64_t{1} << std::min<std::int64_t>(i, 20)), o.max_dim()));
+  for (std::int64_t i = 0; i <= num_layers; ++i)
+    dims.push_back(
+        std::min(o.dim() * 4 * (std::int64_t{1} << std::min<std::int64_t>(i, 20)), o.max_dim()));
   blocks = register_module("blocks", torch::nn::ModuleList());
   std::int64_t res = o.image_size();
   for (std::size_t i = 0; i + 1 < dims.size(); ++i) {
     const bool last = i + 2 == dims.size();
     blocks->push_back(FrameDiscriminatorBlock(dims[i], dims[i + 1], !last));
     SpaceAttentionBlock attn{nullptr};
-    if (std::find(o.attn_resolutions().begin(), o.attn_resolutions().end(), res) != o.attn_resolutions().end()) {
+    if (std::find(o.attn_resolutions().begin(), o.attn_resolutions().end(), res) !=
+        o.attn_resolutions().end()) {
       attn = register_module("attn_blocks_" + std::to_string(i),
                              SpaceAttentionBlock(AttentionOptions(dims[i + 1]),
                                                  LinearAttentionOptions(dims[i + 1])
@@ -69,13 +78,15 @@ FrameDiscriminatorImpl::FrameDiscriminatorImpl(const FrameDiscriminatorOptions& 
   }
   const std::int64_t last = dims.back();
   const std::int64_t fmap = o.image_size() >> num_layers;
-  to_logits_conv = register_module("to_logits_conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(last, last, 3).padding(1)));
+  to_logits_conv = register_module(
+      "to_logits_conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(last, last, 3).padding(1)));
   to_logits = register_module("to_logits", torch::nn::Linear(fmap * fmap * last, 1));
 }
 
 torch::Tensor FrameDiscriminatorImpl::forward(const torch::Tensor& input) {
-  TORCH_CHECK(input.dim() == 4 && input.size(2) == m_options.image_size(), "frame discriminator expects [B, C, ",
-              m_options.image_size(), ", ", m_options.image_size(), "], got ", input.sizes());
+  TORCH_CHECK(input.dim() == 4 && input.size(2) == m_options.image_size(),
+              "frame discriminator expects [B, C, ", m_options.image_size(), ", ",
+              m_options.image_size(), "], got ", input.sizes());
   torch::Tensor x = input;
   for (std::size_t i = 0; i < blocks->size(); ++i) {
     x = blocks->ptr<FrameDiscriminatorBlockImpl>(i)->forward(x);
@@ -85,7 +96,8 @@ torch::Tensor FrameDiscriminatorImpl::forward(const torch::Tensor& input) {
   return to_logits(x.flatten(1)).squeeze(-1);
 }
 
-PatchGanDiscriminatorImpl::PatchGanDiscriminatorImpl(std::int64_t channels, std::int64_t dim, std::int64_t layers) {
+PatchGanDiscriminatorImpl::PatchGanDiscriminatorImpl(std::int64_t channels, std::int64_t dim,
+                                                     std::int64_t layers) {
   require(dim >= 1, "model.discriminator.dim", "must be >= 1");
   require(layers >= 1, "model.discriminator.patchgan_layers", "must be >= 1");
   using torch::nn::Conv2dOptions;
@@ -97,7 +109,8 @@ PatchGanDiscriminatorImpl::PatchGanDiscriminatorImpl(std::int64_t channels, std:
     const std::int64_t prev = mult;
     mult = std::min<std::int64_t>(std::int64_t{1} << n, 8);
     const std::int64_t stride = n < layers ? 2 : 1;
-    main->push_back(torch::nn::Conv2d(Conv2dOptions(dim * prev, dim * mult, 4).stride(stride).padding(1).bias(false)));
+    main->push_back(torch::nn::Conv2d(
+        Conv2dOptions(dim * prev, dim * mult, 4).stride(stride).padding(1).bias(false)));
     main->push_back(torch::nn::BatchNorm2d(dim * mult));
     main->push_back(torch::nn::LeakyReLU(torch::nn::LeakyReLUOptions().negative_slope(0.2)));
   }
@@ -118,15 +131,16 @@ torch::Tensor PatchGanDiscriminatorImpl::forward(const torch::Tensor& x) {
   return main->forward(x);
 }
 
-VideoDiscriminatorImpl::VideoDiscriminatorImpl(std::int64_t channels, std::int64_t dim, std::int64_t max_dim,
-                                               std::int64_t image_size) {
+VideoDiscriminatorImpl::VideoDiscriminatorImpl(std::int64_t channels, std::int64_t dim,
+                                               std::int64_t max_dim, std::int64_t image_size) {
   require(dim >= 1, "model.discriminator.dim", "must be >= 1");
   require(image_size >= 8, "data.image_size", "the video discriminator needs >= 8");
   const std::int64_t num_layers = log2Exact(image_size) - 2;
   blocks = register_module("blocks", torch::nn::ModuleList());
   std::int64_t in = channels;
   for (std::int64_t i = 0; i < num_layers; ++i) {
-    const std::int64_t out = std::min(dim * (std::int64_t{2} << std::min<std::int64_t>(i, 20)), max_dim);
+    const std::int64_t out =
+        std::min(dim * (std::int64_t{2} << std::min<std::int64_t>(i, 20)), max_dim);
     auto block = torch::nn::Sequential();
     block->push_back(torch::nn::Conv3d(torch::nn::Conv3dOptions(in, out, 3).padding(1)));
     block->push_back(torch::nn::LeakyReLU(torch::nn::LeakyReLUOptions().negative_slope(0.1)));
@@ -153,7 +167,8 @@ torch::Tensor VideoDiscriminatorImpl::forward(const torch::Tensor& input) {
   return to_logits(x).mean({1, 2, 3, 4});
 }
 
-std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model, const core::DataConfig& data) {
+std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,
+                                                 const core::DataConfig& data) {
   const auto& d = model.discriminator;
   const std::int64_t dim = d.dim > 0 ? d.dim : (model.kind == "vqgan" ? 64 : model.init_dim);
   if (d.type == "frame") {
@@ -166,8 +181,10 @@ std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,
                                   .ff_mult(model.ff_mult))
         .ptr();
   }
-  if (d.type == "patchgan") return PatchGanDiscriminator(model.channels, dim, d.patchgan_layers).ptr();
-  if (d.type == "video") return VideoDiscriminator(model.channels, dim, d.max_dim, data.image_size).ptr();
+  if (d.type == "patchgan")
+    return PatchGanDiscriminator(model.channels, dim, d.patchgan_layers).ptr();
+  if (d.type == "video")
+    return VideoDiscriminator(model.channels, dim, d.max_dim, data.image_size).ptr();
   throw std::invalid_argument("model.discriminator.type: unknown discriminator \"" + d.type + "\"");
 }
 

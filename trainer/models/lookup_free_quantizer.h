@@ -57,7 +57,8 @@ struct LookupFreeQuantizerOptions {
 /// loss = entropy_loss_weight x (per_sample_entropy - diversity_gamma x codebook_entropy)
 ///        + commitment_loss_weight x commitment. Entropy terms are zero outside training.
 ///
-/// Index of a code: bit k (k = 0 first channel) has weight 2^(K-1-k); bit is 1 for a positive value.
+/// Index of a code: bit k (k = 0 first channel) has weight 2^(K-1-k); bit is 1 for a positive
+/// value.
 class LookupFreeQuantizerImpl : public Quantizer {
  public:
   explicit LookupFreeQuantizerImpl(const LookupFreeQuantizerOptions& options);
@@ -73,7 +74,8 @@ class LookupFreeQuantizerImpl : public Quantizer {
   /// {per_sample_entropy, codebook_entropy} with the configured estimate.
   std::pair<torch::Tensor, torch::Tensor> entropyTerms(const torch::Tensor& x) const;
   /// Same with an explicit estimate (Auto resolves by K), for tests and diagnostics.
-  std::pair<torch::Tensor, torch::Tensor> entropyTerms(const torch::Tensor& x, EntropyEstimate estimate) const;
+  std::pair<torch::Tensor, torch::Tensor> entropyTerms(const torch::Tensor& x,
+                                                       EntropyEstimate estimate) const;
   /// The reference formula, materialising [N, num_codebooks, 2^K] probabilities (small K only).
   std::pair<torch::Tensor, torch::Tensor> entropyTermsReference(const torch::Tensor& x) const;
 
@@ -85,7 +87,8 @@ class LookupFreeQuantizerImpl : public Quantizer {
  private:
   double codeScale() const;
   torch::Tensor bitWeights(const torch::Device& device) const;  // [K] int64, MSB first
-  torch::Tensor codebook(const torch::Tensor& like, std::int64_t bits) const;  // [2^bits, bits], +-scale
+  torch::Tensor codebook(const torch::Tensor& like,
+                         std::int64_t bits) const;  // [2^bits, bits], +-scale
 
   LookupFreeQuantizerOptions m_options;
   std::int64_t m_bits = 0;

@@ -67,8 +67,8 @@ class SpaceAttentionBlockImpl : public MagvitLayer {
  public:
   /// linear: Taylor linear attention instead of softmax attention. ff_dim_cond: condition the
   /// feed-forward too (cond_linear_attend_space), 0 otherwise.
-  SpaceAttentionBlockImpl(const AttentionOptions& attn, const LinearAttentionOptions& linear, bool use_linear,
-                          std::int64_t ff_mult, std::int64_t ff_dim_cond);
+  SpaceAttentionBlockImpl(const AttentionOptions& attn, const LinearAttentionOptions& linear,
+                          bool use_linear, std::int64_t ff_mult, std::int64_t ff_dim_cond);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   Attention attn{nullptr};
   LinearAttention linear_attn{nullptr};

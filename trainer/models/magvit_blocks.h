@@ -117,7 +117,8 @@ class GateLoopTimeImpl : public MagvitLayer {
 };
 TORCH_MODULE(GateLoopTime);
 
-/// `compress_space` (encoder): 3x3 stride-2 conv per frame. `[B, C, T, H, W] -> [B, Cout, T, H/2, W/2]`.
+/// `compress_space` (encoder): 3x3 stride-2 conv per frame. `[B, C, T, H, W] -> [B, Cout, T, H/2,
+/// W/2]`.
 class SpatialDownsample2xImpl : public MagvitLayer {
  public:
   SpatialDownsample2xImpl(std::int64_t dim, std::int64_t dim_out);
@@ -126,8 +127,14 @@ class SpatialDownsample2xImpl : public MagvitLayer {
 };
 TORCH_MODULE(SpatialDownsample2x);
 
-/// `compress_time` (encoder): kernel-3 stride-2 conv along time, 2 zero frames in front.
-/// `[B, C, T, H, W] -> [B, Cout, ceil(T/2), H, W]`.
+/// `compress_time` (encoder): kernel-3 stride-2 conv along time with two zero frames in front
+/// (as magvit2-pytorch): output frame i sees input frames 2i-2 .. 2i, and the decoder turns it
+/// into frames 2i, 2i+1, so no output frame depends on a later input frame. The price of this
+/// strict per-frame causality is a lag: with n compress_time layers and the encoder's 2^n - 1
+/// leading zero frames, latent frame j holds input frames up to 2^n (j - 1) + 1 and is decoded
+/// into frames 2^n (j - 1) + 1 .. 2^n j, i.e. those frames are predicted from earlier ones (the
+/// first frame is reconstructed without seeing it). `[B, C, T, H, W] -> [B, Cout, T/2, H, W]` (T
+/// even).
 class TimeDownsample2xImpl : public MagvitLayer {
  public:
   TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out);

@@ -19,18 +19,22 @@ void require(bool ok, const std::string& field, const std::string& message) {
 
 // [B, C, T, H, W] -> [B*T, C, H, W]
 torch::Tensor framesToBatch(const torch::Tensor& x) {
-  return x.permute({0, 2, 1, 3, 4}).reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
+  return x.permute({0, 2, 1, 3, 4})
+      .reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
 }
 // [B*T, C, H, W] -> [B, C, T, H, W]
 torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
-  return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)}).permute({0, 2, 1, 3, 4});
+  return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)})
+      .permute({0, 2, 1, 3, 4});
 }
 // [B, C, T, H, W] -> [B*H*W, C, T]
 torch::Tensor pixelsToBatch(const torch::Tensor& x) {
-  return x.permute({0, 3, 4, 1, 2}).reshape({x.size(0) * x.size(3) * x.size(4), x.size(1), x.size(2)});
+  return x.permute({0, 3, 4, 1, 2})
+      .reshape({x.size(0) * x.size(3) * x.size(4), x.size(1), x.size(2)});
 }
 // [B*H*W, C, T] -> [B, C, T, H, W]
-torch::Tensor batchToPixels(const torch::Tensor& x, std::int64_t batch, std::int64_t h, std::int64_t w) {
+torch::Tensor batchToPixels(const torch::Tensor& x, std::int64_t batch, std::int64_t h,
+                            std::int64_t w) {
   return x.reshape({batch, h, w, x.size(1), x.size(2)}).permute({0, 3, 4, 1, 2});
 }
 // Repeat cond [B, D] for packed batches [B*r, ...] (sample-major).
@@ -58,14 +62,16 @@ CausalConv3dImpl::CausalConv3dImpl(const CausalConv3dOptions& o) : m_options(o) 
   m_time_pad = o.dilation() * (k[0] - 1) + (1 - o.stride());
   require(m_time_pad >= 0, "stride", "must not exceed the time kernel");
   conv = register_module(
-      "conv", torch::nn::Conv3d(torch::nn::Conv3dOptions(o.in_channels(), o.out_channels(), {k[0], k[1], k[2]})
-                                    .stride({o.stride(), 1, 1})
-                                    .dilation({o.dilation(), 1, 1})));
+      "conv", torch::nn::Conv3d(
+                  torch::nn::Conv3dOptions(o.in_channels(), o.out_channels(), {k[0], k[1], k[2]})
+                      .stride({o.stride(), 1, 1})
+                      .dilation({o.dilation(), 1, 1})));
 }
 
 torch::Tensor CausalConv3dImpl::forward(const torch::Tensor& x) {
   const auto& k = m_options.kernel();
-  const auto padded = F::pad(x, F::PadFuncOptions({k[2] / 2, k[2] / 2, k[1] / 2, k[1] / 2, m_time_pad, 0}));
+  const auto padded =
+      F::pad(x, F::PadFuncOptions({k[2] / 2, k[2] / 2, k[1] / 2, k[1] / 2, m_time_pad, 0}));
   return conv(padded);
 }
 
@@ -73,12 +79,14 @@ Conv3dModImpl::Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_
                              std::int64_t time_kernel, bool demod)
     : m_spatial_kernel(spatial_kernel), m_time_kernel(time_kernel), m_demod(demod) {
   require(spatial_kernel % 2 == 1 && time_kernel % 2 == 1, "residual_conv_kernel", "must be odd");
-  weights = register_parameter("weights", torch::empty({dim_out, dim, time_kernel, spatial_kernel, spatial_kernel}));
+  weights = register_parameter(
+      "weights", torch::empty({dim_out, dim, time_kernel, spatial_kernel, spatial_kernel}));
   torch::nn::init::kaiming_normal_(weights, 0, torch::kFanIn, torch::kLinear);
 }
 
 torch::Tensor Conv3dModImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
-  TORCH_CHECK(cond.defined() && cond.dim() == 2 && cond.size(0) == x.size(0), "Conv3dMod needs cond [B, C]");
+  TORCH_CHECK(cond.defined() && cond.dim() == 2 && cond.size(0) == x.size(0),
+              "Conv3dMod needs cond [B, C]");
   const std::int64_t b = x.size(0);
   auto w = weights.unsqueeze(0) * (cond.view({b, 1, -1, 1, 1, 1}) + 1);  // [b, o, i, kt, kh, kw]
   if (m_demod) w = w * w.pow(2).sum({2, 3, 4, 5}, true).clamp_min(1e-8).rsqrt();
@@ -93,7 +101,8 @@ torch::Tensor Conv3dModImpl::forward(const torch::Tensor& x, const torch::Tensor
 
 RMSNormImpl::RMSNormImpl(std::int64_t dim, bool channel_first)
     : m_channel_first(channel_first), m_scale(std::sqrt(static_cast<double>(dim))) {
-  gamma = register_parameter("gamma", channel_first ? torch::ones({dim, 1, 1, 1}) : torch::ones({dim}));
+  gamma =
+      register_parameter("gamma", channel_first ? torch::ones({dim, 1, 1, 1}) : torch::ones({dim}));
 }
 
 torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
@@ -104,7 +113,8 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
   return n * m_scale * gamma.view(shape);
 }
 
-AdaptiveRMSNormImpl::AdaptiveRMSNormImpl(std::int64_t dim, std::int64_t dim_cond, bool channel_first)
+AdaptiveRMSNormImpl::AdaptiveRMSNormImpl(std::int64_t dim, std::int64_t dim_cond,
+                                         bool channel_first)
     : m_channel_first(channel_first), m_scale(std::sqrt(static_cast<double>(dim))) {
   to_gamma = register_module("to_gamma", torch::nn::Linear(dim_cond, dim));
   torch::NoGradGuard no_grad;
@@ -113,8 +123,8 @@ AdaptiveRMSNormImpl::AdaptiveRMSNormImpl(std::int64_t dim, std::int64_t dim_cond
 }
 
 torch::Tensor AdaptiveRMSNormImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
-  TORCH_CHECK(cond.defined() && cond.size(0) == x.size(0), "adaptive RMSNorm needs cond [N, dim_cond] with N = ",
-              x.size(0));
+  TORCH_CHECK(cond.defined() && cond.size(0) == x.size(0),
+              "adaptive RMSNorm needs cond [N, dim_cond] with N = ", x.size(0));
   auto gamma = to_gamma(cond);  // [N, dim]
   if (m_channel_first) {
     std::vector<std::int64_t> shape{gamma.size(0), gamma.size(1)};
@@ -129,7 +139,8 @@ torch::Tensor AdaptiveRMSNormImpl::forward(const torch::Tensor& x, const torch::
   return F::normalize(x, F::NormalizeFuncOptions().dim(m_channel_first ? 1 : -1)) * m_scale * gamma;
 }
 
-MaybeAdaptiveNormImpl::MaybeAdaptiveNormImpl(std::int64_t dim, std::int64_t dim_cond, bool channel_first) {
+MaybeAdaptiveNormImpl::MaybeAdaptiveNormImpl(std::int64_t dim, std::int64_t dim_cond,
+                                             bool channel_first) {
   if (dim_cond > 0)
     m_adaptive = register_module("norm", AdaptiveRMSNorm(dim, dim_cond, channel_first));
   else
@@ -154,16 +165,18 @@ SqueezeExciteImpl::SqueezeExciteImpl(std::int64_t dim) {
 
 torch::Tensor SqueezeExciteImpl::forward(const torch::Tensor& video) {
   const bool is_video = video.dim() == 5;
-  const auto x = is_video ? framesToBatch(video) : video;  // [N, C, H, W]
-  const auto context = torch::softmax(to_k(x).flatten(2), -1);            // [N, 1, HW]
+  const auto x = is_video ? framesToBatch(video) : video;                    // [N, C, H, W]
+  const auto context = torch::softmax(to_k(x).flatten(2), -1);               // [N, 1, HW]
   const auto pooled = torch::matmul(x.flatten(2), context.transpose(1, 2));  // [N, C, 1]
-  auto gates = torch::sigmoid(net_out(F::leaky_relu(net_in(pooled.unsqueeze(-1)), F::LeakyReLUFuncOptions().negative_slope(0.1))));
+  auto gates = torch::sigmoid(net_out(
+      F::leaky_relu(net_in(pooled.unsqueeze(-1)), F::LeakyReLUFuncOptions().negative_slope(0.1))));
   if (is_video) gates = batchToFrames(gates, video.size(0));
   return gates * video;
 }
 
 ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel) {
-  conv = register_module("conv", CausalConv3d(CausalConv3dOptions(dim, dim, {kernel, kernel, kernel})));
+  conv = register_module("conv",
+                         CausalConv3d(CausalConv3dOptions(dim, dim, {kernel, kernel, kernel})));
   conv_out = register_module("conv_out", torch::nn::Conv3d(torch::nn::Conv3dOptions(dim, dim, 1)));
   gate = register_module("gate", SqueezeExcite(dim));
 }
@@ -172,7 +185,8 @@ torch::Tensor ResidualUnitImpl::forward(const torch::Tensor& x, const torch::Ten
   return gate(F::elu(conv_out(F::elu(conv(x))))) + x;
 }
 
-ResidualUnitModImpl::ResidualUnitModImpl(std::int64_t dim, std::int64_t kernel, std::int64_t dim_cond) {
+ResidualUnitModImpl::ResidualUnitModImpl(std::int64_t dim, std::int64_t kernel,
+                                         std::int64_t dim_cond) {
   require(dim_cond > 0, "model.dim_cond", "cond_residual needs dim_cond > 0");
   to_cond = register_module("to_cond", torch::nn::Linear(dim_cond, dim));
   conv = register_module("conv", Conv3dMod(dim, dim, kernel, kernel));
@@ -186,8 +200,10 @@ torch::Tensor ResidualUnitModImpl::forward(const torch::Tensor& x, const torch::
 FeedForwardImpl::FeedForwardImpl(std::int64_t dim, std::int64_t mult, std::int64_t dim_cond) {
   const auto inner = static_cast<std::int64_t>(static_cast<double>(dim * mult) * 2.0 / 3.0);
   norm = register_module("norm", MaybeAdaptiveNorm(dim, dim_cond, true));
-  proj_in = register_module("proj_in", torch::nn::Conv3d(torch::nn::Conv3dOptions(dim, inner * 2, 1)));
-  proj_out = register_module("proj_out", torch::nn::Conv3d(torch::nn::Conv3dOptions(inner, dim, 1)));
+  proj_in =
+      register_module("proj_in", torch::nn::Conv3d(torch::nn::Conv3dOptions(dim, inner * 2, 1)));
+  proj_out =
+      register_module("proj_out", torch::nn::Conv3d(torch::nn::Conv3dOptions(inner, dim, 1)));
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& input, const torch::Tensor& cond) {
@@ -200,7 +216,8 @@ torch::Tensor FeedForwardImpl::forward(const torch::Tensor& input, const torch::
 
 GateLoopTimeImpl::GateLoopTimeImpl(std::int64_t dim) {
   norm = register_module("norm", RMSNorm(dim, false));
-  to_qkva = register_module("to_qkva", torch::nn::Linear(torch::nn::LinearOptions(dim, dim * 3).bias(false)));
+  to_qkva = register_module("to_qkva",
+                            torch::nn::Linear(torch::nn::LinearOptions(dim, dim * 3).bias(false)));
 }
 
 torch::Tensor GateLoopTimeImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
@@ -222,16 +239,21 @@ torch::Tensor GateLoopTimeImpl::forward(const torch::Tensor& x, const torch::Ten
 // ---- samplers ------------------------------------------------------------------------------
 
 SpatialDownsample2xImpl::SpatialDownsample2xImpl(std::int64_t dim, std::int64_t dim_out) {
-  conv = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(dim, dim_out, 3).stride(2).padding(1)));
+  conv = register_module(
+      "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(dim, dim_out, 3).stride(2).padding(1)));
 }
-torch::Tensor SpatialDownsample2xImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
+torch::Tensor SpatialDownsample2xImpl::forward(const torch::Tensor& x,
+                                               const torch::Tensor& /*cond*/) {
   return batchToFrames(conv(framesToBatch(x)), x.size(0));
 }
 
 TimeDownsample2xImpl::TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out) {
-  conv = register_module("conv", torch::nn::Conv1d(torch::nn::Conv1dOptions(dim, dim_out, 3).stride(2)));
+  conv = register_module("conv",
+                         torch::nn::Conv1d(torch::nn::Conv1dOptions(dim, dim_out, 3).stride(2)));
 }
 torch::Tensor TimeDownsample2xImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
+  // Two zero frames in front, as magvit2-pytorch: output i sees inputs 2i-2 .. 2i only, so the
+  // decoder's frames 2i, 2i+1 (from output i) never see a later input frame.
   const auto seq = F::pad(pixelsToBatch(x), F::PadFuncOptions({2, 0}));
   return batchToPixels(conv(seq), x.size(0), x.size(3), x.size(4));
 }
@@ -245,9 +267,10 @@ SpatialUpsample2xImpl::SpatialUpsample2xImpl(std::int64_t dim, std::int64_t dim_
   conv->weight.copy_(w.repeat_interleave(4, 0));
   conv->bias.zero_();
 }
-torch::Tensor SpatialUpsample2xImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
+torch::Tensor SpatialUpsample2xImpl::forward(const torch::Tensor& x,
+                                             const torch::Tensor& /*cond*/) {
   auto y = torch::silu(conv(framesToBatch(x)));  // [N, 4C, H, W]
-  y = F::pixel_shuffle(y, 2);                     // 'b (c p1 p2) h w -> b c (h p1) (w p2)'
+  y = F::pixel_shuffle(y, 2);                    // 'b (c p1 p2) h w -> b c (h p1) (w p2)'
   return batchToFrames(y, x.size(0));
 }
 
@@ -262,7 +285,9 @@ TimeUpsample2xImpl::TimeUpsample2xImpl(std::int64_t dim, std::int64_t dim_out) {
 torch::Tensor TimeUpsample2xImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
   auto y = torch::silu(conv(pixelsToBatch(x)));  // [N, 2C, T]
   const std::int64_t n = y.size(0), c = y.size(1) / 2, t = y.size(2);
-  y = y.view({n, c, 2, t}).permute({0, 1, 3, 2}).reshape({n, c, t * 2});  // 'b (c p) t -> b c (t p)'
+  y = y.view({n, c, 2, t})
+          .permute({0, 1, 3, 2})
+          .reshape({n, c, t * 2});  // 'b (c p) t -> b c (t p)'
   return batchToPixels(y, x.size(0), x.size(3), x.size(4));
 }
 
@@ -286,13 +311,18 @@ AttentionImpl::AttentionImpl(const AttentionOptions& o) : m_options(o) {
   require(o.num_mem_kv() >= 0, "model.attn_num_mem_kv", "must be >= 0");
   const std::int64_t inner = o.dim_head() * o.heads();
   norm = register_module("norm", MaybeAdaptiveNorm(o.dim(), o.dim_cond(), false));
-  to_qkv = register_module("to_qkv", torch::nn::Linear(torch::nn::LinearOptions(o.dim(), inner * 3).bias(false)));
-  if (o.num_mem_kv() > 0) mem_kv = register_parameter("mem_kv", torch::randn({2, o.heads(), o.num_mem_kv(), o.dim_head()}));
-  to_out = register_module("to_out", torch::nn::Linear(torch::nn::LinearOptions(inner, o.dim()).bias(false)));
+  to_qkv = register_module(
+      "to_qkv", torch::nn::Linear(torch::nn::LinearOptions(o.dim(), inner * 3).bias(false)));
+  if (o.num_mem_kv() > 0)
+    mem_kv =
+        register_parameter("mem_kv", torch::randn({2, o.heads(), o.num_mem_kv(), o.dim_head()}));
+  to_out = register_module("to_out",
+                           torch::nn::Linear(torch::nn::LinearOptions(inner, o.dim()).bias(false)));
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Tensor& cond) {
-  const std::int64_t n = input.size(0), l = input.size(1), h = m_options.heads(), d = m_options.dim_head();
+  const std::int64_t n = input.size(0), l = input.size(1), h = m_options.heads(),
+                     d = m_options.dim_head();
   const auto x = norm(input, cond);
   auto qkv = to_qkv(x).view({n, l, 3, h, d}).permute({2, 0, 3, 1, 4});  // [3, N, h, L, d]
   auto q = qkv[0], k = qkv[1], v = qkv[2];
@@ -301,10 +331,13 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Te
     k = torch::cat({mem_kv[0].unsqueeze(0).expand({n, h, m, d}), k}, 2);
     v = torch::cat({mem_kv[1].unsqueeze(0).expand({n, h, m, d}), v}, 2);
   }
-  auto scores = torch::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(d)));  // [N,h,L,m+L]
+  auto scores = torch::matmul(q, k.transpose(-1, -2)) *
+                (1.0 / std::sqrt(static_cast<double>(d)));  // [N,h,L,m+L]
   if (m_options.causal()) {
     // Query i sees the memory and keys <= i.
-    const auto mask = torch::ones({l, l + m}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(m + 1);
+    const auto mask =
+        torch::ones({l, l + m}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
+            .triu(m + 1);
     scores = scores.masked_fill(mask, -std::numeric_limits<float>::max());
   }
   const auto out = torch::matmul(torch::softmax(scores, -1), v);  // [N, h, L, d]
@@ -316,28 +349,34 @@ LinearAttentionImpl::LinearAttentionImpl(const LinearAttentionOptions& o) : m_op
   require(o.heads() >= 1, "model.linear_attn_heads", "must be >= 1");
   const std::int64_t inner = o.dim_head() * o.heads();
   norm = register_module("norm", MaybeAdaptiveNorm(o.dim(), o.dim_cond(), false));
-  to_q = register_module("to_q", torch::nn::Linear(torch::nn::LinearOptions(o.dim(), inner).bias(false)));
-  to_kv = register_module("to_kv", torch::nn::Linear(torch::nn::LinearOptions(o.dim(), inner * 2).bias(false)));
-  to_out = register_module("to_out", torch::nn::Linear(torch::nn::LinearOptions(inner, o.dim()).bias(false)));
+  to_q = register_module("to_q",
+                         torch::nn::Linear(torch::nn::LinearOptions(o.dim(), inner).bias(false)));
+  to_kv = register_module(
+      "to_kv", torch::nn::Linear(torch::nn::LinearOptions(o.dim(), inner * 2).bias(false)));
+  to_out = register_module("to_out",
+                           torch::nn::Linear(torch::nn::LinearOptions(inner, o.dim()).bias(false)));
 }
 
 torch::Tensor LinearAttentionImpl::forward(const torch::Tensor& input, const torch::Tensor& cond) {
-  const std::int64_t n = input.size(0), l = input.size(1), h = m_options.heads(), d = m_options.dim_head();
+  const std::int64_t n = input.size(0), l = input.size(1), h = m_options.heads(),
+                     d = m_options.dim_head();
   const auto x = norm(input, cond);
   auto q = to_q(x).view({n, l, h, d}).transpose(1, 2) * (1.0 / std::sqrt(static_cast<double>(d)));
   auto kv = to_kv(x).view({n, l, 2, h, d}).permute({2, 0, 3, 1, 4});
   auto k = kv[0], v = kv[1];
   q = taylorFeatures(q);
-  k = taylorFeatures(k);                                          // [N, h, L, D']
-  const auto kv_sum = torch::matmul(k.transpose(-1, -2), v);      // [N, h, D', d]
-  const auto denom = torch::matmul(q, k.sum(2, true).transpose(-1, -2)).clamp_min(1e-5);  // [N, h, L, 1]
-  const auto out = torch::matmul(q, kv_sum) / denom;              // [N, h, L, d]
+  k = taylorFeatures(k);                                      // [N, h, L, D']
+  const auto kv_sum = torch::matmul(k.transpose(-1, -2), v);  // [N, h, D', d]
+  const auto denom =
+      torch::matmul(q, k.sum(2, true).transpose(-1, -2)).clamp_min(1e-5);  // [N, h, L, 1]
+  const auto out = torch::matmul(q, kv_sum) / denom;                       // [N, h, L, d]
   return to_out(out.transpose(1, 2).reshape({n, l, h * d}));
 }
 
 SpaceAttentionBlockImpl::SpaceAttentionBlockImpl(const AttentionOptions& attn_options,
-                                                 const LinearAttentionOptions& linear, bool use_linear,
-                                                 std::int64_t ff_mult, std::int64_t ff_dim_cond) {
+                                                 const LinearAttentionOptions& linear,
+                                                 bool use_linear, std::int64_t ff_mult,
+                                                 std::int64_t ff_dim_cond) {
   if (use_linear)
     linear_attn = register_module("attn", LinearAttention(linear));
   else
@@ -345,7 +384,8 @@ SpaceAttentionBlockImpl::SpaceAttentionBlockImpl(const AttentionOptions& attn_op
   ff = register_module("ff", FeedForward(attn_options.dim(), ff_mult, ff_dim_cond));
 }
 
-torch::Tensor SpaceAttentionBlockImpl::forward(const torch::Tensor& input, const torch::Tensor& cond) {
+torch::Tensor SpaceAttentionBlockImpl::forward(const torch::Tensor& input,
+                                               const torch::Tensor& cond) {
   const bool image = input.dim() == 4;
   const auto x = image ? input.unsqueeze(2) : input;
   const std::int64_t b = x.size(0), c = x.size(1), t = x.size(2), h = x.size(3), w = x.size(4);
@@ -363,8 +403,10 @@ torch::Tensor tokenShift(const torch::Tensor& x) {
   return torch::cat({halves[0], shifted}, 1);
 }
 
-TimeAttentionBlockImpl::TimeAttentionBlockImpl(const AttentionOptions& attn_options, std::int64_t ff_mult) {
-  require(attn_options.dim() % 2 == 0, "model.layers", "attend_time needs an even channel count (token shift)");
+TimeAttentionBlockImpl::TimeAttentionBlockImpl(const AttentionOptions& attn_options,
+                                               std::int64_t ff_mult) {
+  require(attn_options.dim() % 2 == 0, "model.layers",
+          "attend_time needs an even channel count (token shift)");
   attn = register_module("attn", Attention(AttentionOptions(attn_options).causal(true)));
   ff = register_module("ff", FeedForward(attn_options.dim(), ff_mult, attn_options.dim_cond()));
 }

@@ -69,7 +69,8 @@ torch::Tensor Tokenizer::tokenize(const torch::Tensor& video, const torch::Tenso
   return indices;
 }
 
-torch::Tensor Tokenizer::decodeFromIndices(const torch::Tensor& indices, const torch::Tensor& cond) {
+torch::Tensor Tokenizer::decodeFromIndices(const torch::Tensor& indices,
+                                           const torch::Tensor& cond) {
   return decode(quantizer()->indicesToCodes(indices), cond);
 }
 
@@ -81,7 +82,9 @@ TokenizerOutput Tokenizer::forward(const torch::Tensor& video, const torch::Tens
   TokenizerOutput out;
   out.recon = recon;
   out.indices = q.indices;
-  out.losses = {{"recon_l1", F::l1_loss(recon, video)}, {"recon_mse", F::mse_loss(recon, video)}, {"quantizer", q.loss}};
+  out.losses = {{"recon_l1", F::l1_loss(recon, video)},
+                {"recon_mse", F::mse_loss(recon, video)},
+                {"quantizer", q.loss}};
   for (auto& [name, value] : q.terms) out.losses.emplace_back("quantizer/" + name, value);
   return out;
 }
@@ -94,29 +97,35 @@ std::int64_t countParameters(const torch::nn::Module& module) {
 
 // ---- MAGVIT-v2 ----------------------------------------------------------------------------
 
-MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size) : m_config(c) {
+MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
+    : m_config(c) {
   require(c.channels >= 1, "model.channels", "must be >= 1");
   require(c.init_dim >= 1, "model.init_dim", "must be >= 1");
   require(c.max_dim >= 1, "model.max_dim", "must be >= 1");
   require(c.input_conv_kernel.size() == 3, "model.input_conv_kernel", "needs 3 entries [t, h, w]");
-  require(c.output_conv_kernel.size() == 3, "model.output_conv_kernel", "needs 3 entries [t, h, w]");
-  require(c.input_conv_kernel[1] % 2 == 1 && c.input_conv_kernel[2] % 2 == 1, "model.input_conv_kernel",
-          "spatial kernels must be odd");
-  require(c.output_conv_kernel[1] % 2 == 1 && c.output_conv_kernel[2] % 2 == 1, "model.output_conv_kernel",
-          "spatial kernels must be odd");
+  require(c.output_conv_kernel.size() == 3, "model.output_conv_kernel",
+          "needs 3 entries [t, h, w]");
+  require(c.input_conv_kernel[1] % 2 == 1 && c.input_conv_kernel[2] % 2 == 1,
+          "model.input_conv_kernel", "spatial kernels must be odd");
+  require(c.output_conv_kernel[1] % 2 == 1 && c.output_conv_kernel[2] % 2 == 1,
+          "model.output_conv_kernel", "spatial kernels must be odd");
   require(c.residual_conv_kernel % 2 == 1, "model.residual_conv_kernel", "must be odd");
   const std::int64_t k = c.residual_conv_kernel;
-  const std::int64_t cond_dim = c.dim_cond * 4;  // conditioning MLP stem expands 4x (dim_cond_expansion_factor)
+  const std::int64_t cond_dim =
+      c.dim_cond * 4;  // conditioning MLP stem expands 4x (dim_cond_expansion_factor)
 
   auto kin = c.input_conv_kernel, kout = c.output_conv_kernel;
-  conv_in = register_module("conv_in", CausalConv3d(CausalConv3dOptions(c.channels, c.init_dim, {kin[0], kin[1], kin[2]})));
+  conv_in = register_module("conv_in", CausalConv3d(CausalConv3dOptions(c.channels, c.init_dim,
+                                                                        {kin[0], kin[1], kin[2]})));
   if (c.separate_first_frame_encoding) {
     conv_in_first_frame = register_module(
         "conv_in_first_frame",
-        torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, c.init_dim, {kin[1], kin[2]}).padding({kin[1] / 2, kin[2] / 2})));
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, c.init_dim, {kin[1], kin[2]})
+                              .padding({kin[1] / 2, kin[2] / 2})));
     conv_out_first_frame = register_module(
         "conv_out_first_frame",
-        torch::nn::Conv2d(torch::nn::Conv2dOptions(c.init_dim, c.channels, {kout[1], kout[2]}).padding({kout[1] / 2, kout[2] / 2})));
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(c.init_dim, c.channels, {kout[1], kout[2]})
+                              .padding({kout[1] / 2, kout[2] / 2})));
   }
 
   encoder_layers = register_module("encoder_layers", MagvitSequence());
@@ -131,15 +140,20 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
       require(c.dim_cond > 0, field, spec.name + " needs model.dim_cond > 0");
       m_has_cond = true;
     }
-    AttentionOptions attn = AttentionOptions(dim).dim_head(c.attn_dim_head).heads(c.attn_heads).num_mem_kv(c.attn_num_mem_kv);
-    LinearAttentionOptions lin = LinearAttentionOptions(dim).dim_head(c.linear_attn_dim_head).heads(c.linear_attn_heads);
+    AttentionOptions attn = AttentionOptions(dim)
+                                .dim_head(c.attn_dim_head)
+                                .heads(c.attn_heads)
+                                .num_mem_kv(c.attn_num_mem_kv);
+    LinearAttentionOptions lin =
+        LinearAttentionOptions(dim).dim_head(c.linear_attn_dim_head).heads(c.linear_attn_heads);
     std::shared_ptr<MagvitLayer> enc, dec;
     try {
       if (spec.name == "residual") {
         enc = ResidualUnit(dim, k).ptr();
         dec = ResidualUnit(dim, k).ptr();
       } else if (spec.name == "consecutive_residual") {
-        require(spec.arg.has_value() && *spec.arg >= 1, field, "consecutive_residual needs a count >= 1");
+        require(spec.arg.has_value() && *spec.arg >= 1, field,
+                "consecutive_residual needs a count >= 1");
         stage.repeat = *spec.arg;
         auto e = MagvitSequence(), d = MagvitSequence();
         for (int r = 0; r < *spec.arg; ++r) {
@@ -157,8 +171,9 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
         require(out >= 1, field, "dim_out must be >= 1");
         stage.dim_out = out;
         if (spec.name == "compress_space") {
-          require(fmap > 1 && fmap % 2 == 0, field, "compress_space needs an even feature map, got " + std::to_string(fmap) +
-                                                       " (data.image_size " + std::to_string(image_size) + ")");
+          require(fmap > 1 && fmap % 2 == 0, field,
+                  "compress_space needs an even feature map, got " + std::to_string(fmap) +
+                      " (data.image_size " + std::to_string(image_size) + ")");
           fmap /= 2;
           m_space_factor *= 2;
           enc = SpatialDownsample2x(dim, out).ptr();
@@ -197,18 +212,21 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
     dim = stage.dim_out;
   }
   m_latent_dim = dim;
-  encoder_norm = register_module("encoder_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+  encoder_norm =
+      register_module("encoder_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
   if (m_has_cond) {
     encoder_cond_in = register_module("encoder_cond_in", torch::nn::Linear(c.dim_cond, cond_dim));
     decoder_cond_in = register_module("decoder_cond_in", torch::nn::Linear(c.dim_cond, cond_dim));
   }
   m_quantizer = register_module("quantizer", makeQuantizer(c.quantizer, dim));
   decoder_layers = register_module("decoder_layers", MagvitSequence());
-  for (auto it = decoder_reversed.rbegin(); it != decoder_reversed.rend(); ++it) decoder_layers->append(*it);
-  conv_out = register_module("conv_out", CausalConv3d(CausalConv3dOptions(c.init_dim, c.channels, {kout[0], kout[1], kout[2]})));
+  for (auto it = decoder_reversed.rbegin(); it != decoder_reversed.rend(); ++it)
+    decoder_layers->append(*it);
+  conv_out = register_module("conv_out", CausalConv3d(CausalConv3dOptions(
+                                             c.init_dim, c.channels, {kout[0], kout[1], kout[2]})));
 }
 
-torch::Tensor MagvitTokenizerImpl::condIn(const torch::nn::Linear& stem, const torch::Tensor& cond) const {
+torch::Tensor MagvitTokenizerImpl::condIn(torch::nn::Linear stem, const torch::Tensor& cond) {
   if (!m_has_cond) return {};
   TORCH_CHECK(cond.defined() && cond.dim() == 2 && cond.size(1) == m_config.dim_cond,
               "this tokenizer has cond_* layers: pass cond [B, ", m_config.dim_cond, "]");
@@ -217,10 +235,10 @@ torch::Tensor MagvitTokenizerImpl::condIn(const torch::nn::Linear& stem, const t
 
 torch::Tensor MagvitTokenizerImpl::encode(const torch::Tensor& input, const torch::Tensor& cond) {
   const auto video = input.dim() == 4 ? input.unsqueeze(2) : input;
-  TORCH_CHECK(video.dim() == 5 && video.size(1) == m_config.channels, "expected [B, ", m_config.channels,
-              ", T, H, W], got ", input.sizes());
-  TORCH_CHECK((video.size(2) - 1) % m_time_factor == 0, "frames - 1 must be divisible by ", m_time_factor, ", got ",
-              video.size(2), " frames");
+  TORCH_CHECK(video.dim() == 5 && video.size(1) == m_config.channels, "expected [B, ",
+              m_config.channels, ", T, H, W], got ", input.sizes());
+  TORCH_CHECK((video.size(2) - 1) % m_time_factor == 0, "frames - 1 must be divisible by ",
+              m_time_factor, ", got ", video.size(2), " frames");
   TORCH_CHECK(video.size(3) % m_space_factor == 0 && video.size(4) % m_space_factor == 0,
               "height and width must be multiples of ", m_space_factor);
   const std::int64_t pad = m_time_factor - 1;
@@ -237,9 +255,10 @@ torch::Tensor MagvitTokenizerImpl::encode(const torch::Tensor& input, const torc
   return encoder_norm(x.movedim(1, -1)).movedim(-1, 1);
 }
 
-torch::Tensor MagvitTokenizerImpl::decode(const torch::Tensor& quantized, const torch::Tensor& cond) {
-  TORCH_CHECK(quantized.dim() == 5 && quantized.size(1) == m_latent_dim, "expected latent [B, ", m_latent_dim,
-              ", t, h, w], got ", quantized.sizes());
+torch::Tensor MagvitTokenizerImpl::decode(const torch::Tensor& quantized,
+                                          const torch::Tensor& cond) {
+  TORCH_CHECK(quantized.dim() == 5 && quantized.size(1) == m_latent_dim, "expected latent [B, ",
+              m_latent_dim, ", t, h, w], got ", quantized.sizes());
   const std::int64_t pad = m_time_factor - 1;
   auto x = decoder_layers(quantized, condIn(decoder_cond_in, cond));
   if (conv_out_first_frame) {
@@ -250,13 +269,16 @@ torch::Tensor MagvitTokenizerImpl::decode(const torch::Tensor& quantized, const 
   return conv_out(x).slice(2, pad);
 }
 
-std::array<std::int64_t, 3> MagvitTokenizerImpl::tokenGrid(std::int64_t frames, std::int64_t image_size) const {
-  return {(frames + m_time_factor - 1) / m_time_factor, image_size / m_space_factor, image_size / m_space_factor};
+std::array<std::int64_t, 3> MagvitTokenizerImpl::tokenGrid(std::int64_t frames,
+                                                           std::int64_t image_size) const {
+  return {(frames + m_time_factor - 1) / m_time_factor, image_size / m_space_factor,
+          image_size / m_space_factor};
 }
 
 TokenizerStats MagvitTokenizerImpl::stats(std::int64_t frames, std::int64_t image_size) const {
   TokenizerStats s;
-  s.encoder_params = countParameters(*conv_in) + countParameters(*encoder_layers) + countParameters(*encoder_norm);
+  s.encoder_params =
+      countParameters(*conv_in) + countParameters(*encoder_layers) + countParameters(*encoder_norm);
   if (conv_in_first_frame) s.encoder_params += countParameters(*conv_in_first_frame);
   if (encoder_cond_in) s.encoder_params += countParameters(*encoder_cond_in);
   s.decoder_params = countParameters(*conv_out) + countParameters(*decoder_layers);
@@ -269,11 +291,14 @@ TokenizerStats MagvitTokenizerImpl::stats(std::int64_t frames, std::int64_t imag
   const auto& c = m_config;
   const double kin = c.input_conv_kernel[0] * c.input_conv_kernel[1] * c.input_conv_kernel[2];
   const double kout = c.output_conv_kernel[0] * c.output_conv_kernel[1] * c.output_conv_kernel[2];
-  Shape shape{static_cast<double>(frames + m_time_factor - 1), static_cast<double>(image_size), static_cast<double>(image_size)};
+  Shape shape{static_cast<double>(frames + m_time_factor - 1), static_cast<double>(image_size),
+              static_cast<double>(image_size)};
   Cost total;
   const double ch = c.channels, init = c.init_dim;
-  total = total + Cost{ch * init * kin * shape.positions(), (ch + init) * shape.positions()};  // conv_in
-  total = total + Cost{init * ch * kout * shape.positions(), (ch + init) * shape.positions()};  // conv_out
+  total = total +
+          Cost{ch * init * kin * shape.positions(), (ch + init) * shape.positions()};  // conv_in
+  total = total +
+          Cost{init * ch * kout * shape.positions(), (ch + init) * shape.positions()};  // conv_out
   const double rk = c.residual_conv_kernel;
   for (const auto& st : m_stages) {
     const double d = st.dim, dout = st.dim_out, p = shape.positions();
@@ -295,12 +320,15 @@ TokenizerStats MagvitTokenizerImpl::stats(std::int64_t frames, std::int64_t imag
       dec = {dout * 2 * d * po, 2 * 2 * d * po + d * p};
       shape.t = std::ceil(shape.t / 2);
     } else if (st.type == "attend_space" || st.type == "cond_attend_space") {
-      enc = dec = attentionCost(d, c.attn_dim_head, c.attn_heads, c.attn_num_mem_kv, shape.h * shape.w, shape.t) +
+      enc = dec = attentionCost(d, c.attn_dim_head, c.attn_heads, c.attn_num_mem_kv,
+                                shape.h * shape.w, shape.t) +
                   feedForwardCost(d, c.ff_mult, p);
     } else if (st.type == "linear_attend_space" || st.type == "cond_linear_attend_space") {
-      enc = dec = linearAttentionCost(d, c.linear_attn_dim_head, c.linear_attn_heads, p) + feedForwardCost(d, c.ff_mult, p);
+      enc = dec = linearAttentionCost(d, c.linear_attn_dim_head, c.linear_attn_heads, p) +
+                  feedForwardCost(d, c.ff_mult, p);
     } else if (st.type == "attend_time" || st.type == "cond_attend_time") {
-      enc = dec = attentionCost(d, c.attn_dim_head, c.attn_heads, c.attn_num_mem_kv, shape.t, shape.h * shape.w) +
+      enc = dec = attentionCost(d, c.attn_dim_head, c.attn_heads, c.attn_num_mem_kv, shape.t,
+                                shape.h * shape.w) +
                   feedForwardCost(d, c.ff_mult, p) + Cost{0, 2 * d * p};
     } else if (st.type == "gateloop_time") {
       enc = dec = Cost{3 * d * d * p, 8 * d * p};
@@ -317,7 +345,8 @@ TokenizerStats MagvitTokenizerImpl::stats(std::int64_t frames, std::int64_t imag
 
 // ---- factory -------------------------------------------------------------------------------
 
-std::shared_ptr<Tokenizer> makeTokenizer(const core::ModelConfig& model, const core::DataConfig& data) {
+std::shared_ptr<Tokenizer> makeTokenizer(const core::ModelConfig& model,
+                                         const core::DataConfig& data) {
   require(data.image_size >= 1, "data.image_size", "must be >= 1");
   if (model.kind == "magvit2") return MagvitTokenizer(model, data.image_size).ptr();
   if (model.kind == "vqgan") return VqganTokenizer(model, data.image_size).ptr();

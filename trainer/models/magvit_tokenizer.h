@@ -19,15 +19,15 @@ namespace tb::trainer {
 
 /// One resolved entry of the layer list: what it is and its channels in and out (encoder view).
 struct MagvitStage {
-  std::string type;       ///< vocabulary name ("residual", "compress_space", ...)
-  std::int64_t dim = 0;   ///< channels in
+  std::string type;      ///< vocabulary name ("residual", "compress_space", ...)
+  std::int64_t dim = 0;  ///< channels in
   std::int64_t dim_out = 0;
   std::int64_t repeat = 1;  ///< consecutive_residual count
 };
 
 /// MAGVIT-v2 tokenizer. Input `[B, C, T, H, W]` with T = 1 + k x 2^(compress_time layers) and H, W
-/// multiples of 2^(compress_space layers); the encoder pads 2^n - 1 zero frames in front so the first
-/// frame gets a latent frame of its own: 1 + 4k frames -> 1 + k latent frames with two
+/// multiples of 2^(compress_space layers); the encoder pads 2^n - 1 zero frames in front so the
+/// first frame gets a latent frame of its own: 1 + 4k frames -> 1 + k latent frames with two
 /// compress_time layers. Latent `[B, D, t, h, w]`, D = channels after the last layer.
 ///
 /// Parameter names: conv_in.conv.*, conv_in_first_frame.* (separate_first_frame_encoding),
@@ -44,7 +44,8 @@ class MagvitTokenizerImpl : public Tokenizer {
   std::shared_ptr<Quantizer> quantizer() const override { return m_quantizer; }
   torch::Tensor lastDecoderWeight() const override { return conv_out->conv->weight; }
   TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const override;
-  std::array<std::int64_t, 3> tokenGrid(std::int64_t frames, std::int64_t image_size) const override;
+  std::array<std::int64_t, 3> tokenGrid(std::int64_t frames,
+                                        std::int64_t image_size) const override;
 
   /// Frame compression factor 2^(compress_time layers) and space factor 2^(compress_space layers).
   std::int64_t timeFactor() const { return m_time_factor; }
@@ -59,7 +60,7 @@ class MagvitTokenizerImpl : public Tokenizer {
   torch::nn::Linear encoder_cond_in{nullptr}, decoder_cond_in{nullptr};
 
  private:
-  torch::Tensor condIn(const torch::nn::Linear& stem, const torch::Tensor& cond) const;
+  torch::Tensor condIn(torch::nn::Linear stem, const torch::Tensor& cond);
 
   core::ModelConfig m_config;
   std::vector<MagvitStage> m_stages;

@@ -53,7 +53,8 @@ EntropyEstimate parseEntropyEstimate(const std::string& name) {
   if (name == "auto") return EntropyEstimate::Auto;
   if (name == "exact") return EntropyEstimate::Exact;
   if (name == "factorized") return EntropyEstimate::Factorized;
-  throw std::invalid_argument("entropy_estimate: expected auto, exact or factorized, got \"" + name + "\"");
+  throw std::invalid_argument("entropy_estimate: expected auto, exact or factorized, got \"" +
+                              name + "\"");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -65,10 +66,12 @@ LookupFreeQuantizerImpl::LookupFreeQuantizerImpl(const LookupFreeQuantizerOption
   require(isPowerOfTwo(options.codebook_size()) && options.codebook_size() >= 2, "codebook_size",
           "must be a power of two >= 2 for lfq, got " + std::to_string(options.codebook_size()));
   require(options.num_codebooks() >= 1, "num_codebooks", "must be >= 1");
-  require(options.max_group_bits() >= 1 && options.max_group_bits() <= 20, "max_group_bits", "must be in [1, 20]");
+  require(options.max_group_bits() >= 1 && options.max_group_bits() <= 20, "max_group_bits",
+          "must be in [1, 20]");
   require(options.soft_clamp() >= 0, "soft_clamp", "must be >= 0");
   require(options.inv_temperature() > 0, "inv_temperature", "must be > 0");
-  m_bits = static_cast<std::int64_t>(std::llround(std::log2(static_cast<double>(options.codebook_size()))));
+  m_bits = static_cast<std::int64_t>(
+      std::llround(std::log2(static_cast<double>(options.codebook_size()))));
   require(m_bits <= 30, "codebook_size", "at most 2^30 codes");
   const std::int64_t code_dims = m_bits * options.num_codebooks();
   if (options.dim() != code_dims) {
@@ -82,10 +85,12 @@ double LookupFreeQuantizerImpl::codeScale() const {
 }
 
 torch::Tensor LookupFreeQuantizerImpl::bitWeights(const torch::Device& device) const {
-  return torch::pow(2, torch::arange(m_bits - 1, -1, -1, torch::TensorOptions().dtype(torch::kLong).device(device)));
+  return torch::pow(2, torch::arange(m_bits - 1, -1, -1,
+                                     torch::TensorOptions().dtype(torch::kLong).device(device)));
 }
 
-torch::Tensor LookupFreeQuantizerImpl::codebook(const torch::Tensor& like, std::int64_t bits) const {
+torch::Tensor LookupFreeQuantizerImpl::codebook(const torch::Tensor& like,
+                                                std::int64_t bits) const {
   auto opts = torch::TensorOptions().dtype(torch::kLong).device(like.device());
   const auto all = torch::arange(std::int64_t{1} << bits, opts).unsqueeze(-1);
   const auto mask = torch::pow(2, torch::arange(bits - 1, -1, -1, opts));
@@ -93,15 +98,18 @@ torch::Tensor LookupFreeQuantizerImpl::codebook(const torch::Tensor& like, std::
   return (b * 2 - 1) * codeScale();
 }
 
-std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTerms(const torch::Tensor& x) const {
+std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTerms(
+    const torch::Tensor& x) const {
   return entropyTerms(x, m_options.entropy_estimate());
 }
 
-std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTerms(const torch::Tensor& x,
-                                                                              EntropyEstimate estimate) const {
-  TORCH_CHECK(x.dim() == 3 && x.size(2) == m_bits, "entropyTerms expects [N, C, K], got ", x.sizes());
+std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTerms(
+    const torch::Tensor& x, EntropyEstimate estimate) const {
+  TORCH_CHECK(x.dim() == 3 && x.size(2) == m_bits, "entropyTerms expects [N, C, K], got ",
+              x.sizes());
   if (estimate == EntropyEstimate::Auto)
-    estimate = m_bits <= m_options.max_group_bits() ? EntropyEstimate::Exact : EntropyEstimate::Factorized;
+    estimate =
+        m_bits <= m_options.max_group_bits() ? EntropyEstimate::Exact : EntropyEstimate::Factorized;
   const double s = codeScale();
   const double tau = m_options.inv_temperature();
   // logit(code) = 2 tau <x, code>: per bit, p(+) = sigmoid(4 tau s x).
@@ -126,17 +134,19 @@ std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTerms(co
   torch::Tensor codebook_entropy = torch::zeros({}, z.options());
   const auto xf = x.to(torch::kFloat);
   for (const auto& [b, e] : groups) {
-    const auto part = xf.slice(2, b, e);                          // [N, C, g]
-    const auto cb = codebook(part, e - b);                       // [2^g, g]
+    const auto part = xf.slice(2, b, e);                            // [N, C, g]
+    const auto cb = codebook(part, e - b);                          // [2^g, g]
     const auto logits = torch::matmul(part, cb.t()) * (2.0 * tau);  // [N, C, 2^g]
-    const auto avg = torch::softmax(logits, -1).mean(0);          // [C, 2^g]
+    const auto avg = torch::softmax(logits, -1).mean(0);            // [C, 2^g]
     codebook_entropy = codebook_entropy + entropyOf(avg).mean();
   }
   return {per_sample, codebook_entropy};
 }
 
-std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTermsReference(const torch::Tensor& x) const {
-  TORCH_CHECK(m_bits <= 16, "entropyTermsReference materialises 2^K probabilities; K must be <= 16");
+std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTermsReference(
+    const torch::Tensor& x) const {
+  TORCH_CHECK(m_bits <= 16,
+              "entropyTermsReference materialises 2^K probabilities; K must be <= 16");
   const auto xf = x.to(torch::kFloat);
   const auto cb = codebook(xf, m_bits);
   const auto distance = -2 * torch::matmul(xf, cb.t());
@@ -146,11 +156,13 @@ std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTermsRef
 
 QuantizerOutput LookupFreeQuantizerImpl::quantize(const torch::Tensor& latent) {
   std::vector<std::int64_t> spatial;
-  TORCH_CHECK(latent.size(1) == m_options.dim(), "LFQ expects ", m_options.dim(), " channels, got ", latent.size(1));
+  TORCH_CHECK(latent.size(1) == m_options.dim(), "LFQ expects ", m_options.dim(), " channels, got ",
+              latent.size(1));
   auto x = toTokens(latent, spatial);  // [B, N, D]
   const std::int64_t batch = x.size(0), tokens = x.size(1), cbs = m_options.num_codebooks();
   if (project_in) x = project_in(x);
-  if (m_options.soft_clamp() > 0) x = torch::tanh(x / m_options.soft_clamp()) * m_options.soft_clamp();
+  if (m_options.soft_clamp() > 0)
+    x = torch::tanh(x / m_options.soft_clamp()) * m_options.soft_clamp();
   x = x.reshape({batch, tokens, cbs, m_bits});
   if (m_options.spherical()) x = F::normalize(x, F::NormalizeFuncOptions().dim(-1));
   const auto original = x;
@@ -159,10 +171,12 @@ QuantizerOutput LookupFreeQuantizerImpl::quantize(const torch::Tensor& latent) {
   const auto out = is_training() ? x + (quantized - x).detach() : quantized;
   const auto indices = ((x > 0).to(torch::kLong) * bitWeights(x.device())).sum(-1);  // [B, N, C]
 
-  torch::Tensor per_sample = torch::zeros({}, x.options()), cb_entropy = torch::zeros({}, x.options());
+  torch::Tensor per_sample = torch::zeros({}, x.options()),
+                cb_entropy = torch::zeros({}, x.options());
   torch::Tensor commitment = torch::zeros({}, x.options());
   if (is_training()) {
-    std::tie(per_sample, cb_entropy) = entropyTerms(original.reshape({batch * tokens, cbs, m_bits}));
+    std::tie(per_sample, cb_entropy) =
+        entropyTerms(original.reshape({batch * tokens, cbs, m_bits}));
     commitment = F::mse_loss(original, quantized.detach());
   }
   auto q = out.reshape({batch, tokens, cbs * m_bits});
@@ -170,19 +184,25 @@ QuantizerOutput LookupFreeQuantizerImpl::quantize(const torch::Tensor& latent) {
   QuantizerOutput result;
   result.quantized = fromTokens(q, spatial);
   result.indices = indicesFromTokens(indices, batch, spatial, cbs);
-  result.terms = {{"per_sample_entropy", per_sample}, {"codebook_entropy", cb_entropy}, {"commitment", commitment}};
-  result.loss = (per_sample - m_options.diversity_gamma() * cb_entropy) * m_options.entropy_loss_weight() +
-                commitment * m_options.commitment_loss_weight();
+  result.terms = {{"per_sample_entropy", per_sample},
+                  {"codebook_entropy", cb_entropy},
+                  {"commitment", commitment}};
+  result.loss =
+      (per_sample - m_options.diversity_gamma() * cb_entropy) * m_options.entropy_loss_weight() +
+      commitment * m_options.commitment_loss_weight();
   return result;
 }
 
 torch::Tensor LookupFreeQuantizerImpl::indicesToCodes(const torch::Tensor& indices) {
   const std::int64_t cbs = m_options.num_codebooks();
   auto idx = cbs == 1 ? indices.unsqueeze(-1) : indices;  // [B, *S, C]
-  TORCH_CHECK(idx.size(-1) == cbs, "indices must end with ", cbs, " codebooks, got ", indices.sizes());
-  const auto bits = torch::bitwise_and(idx.to(torch::kLong).unsqueeze(-1), bitWeights(idx.device())).ne(0);
+  TORCH_CHECK(idx.size(-1) == cbs, "indices must end with ", cbs, " codebooks, got ",
+              indices.sizes());
+  const auto bits =
+      torch::bitwise_and(idx.to(torch::kLong).unsqueeze(-1), bitWeights(idx.device())).ne(0);
   const double s = codeScale();
-  const auto options = project_out ? project_out->weight.options() : torch::TensorOptions().device(idx.device());
+  const auto options =
+      project_out ? project_out->weight.options() : torch::TensorOptions().device(idx.device());
   auto codes = (bits.to(options.dtype()) * 2 - 1) * s;  // [B, *S, C, K]
   codes = codes.flatten(-2);
   if (project_out) codes = project_out(codes);
@@ -209,7 +229,8 @@ FiniteScalarQuantizerImpl::FiniteScalarQuantizerImpl(const FiniteScalarQuantizer
   }
   m_levels = torch::tensor(options.levels(), torch::kLong).to(torch::kFloat);
   m_basis = torch::tensor(basis, torch::kLong);
-  const std::int64_t eff = static_cast<std::int64_t>(options.levels().size()) * options.num_codebooks();
+  const std::int64_t eff =
+      static_cast<std::int64_t>(options.levels().size()) * options.num_codebooks();
   if (options.dim() != eff) {
     project_in = register_module("project_in", torch::nn::Linear(options.dim(), eff));
     project_out = register_module("project_out", torch::nn::Linear(eff, options.dim()));
@@ -220,14 +241,16 @@ torch::Tensor FiniteScalarQuantizerImpl::bound(const torch::Tensor& z) const {
   const double eps = 1e-3;
   const auto levels = m_levels.to(z.device());
   const auto half_l = (levels - 1) * (1 + eps) / 2;
-  const auto offset = torch::where(torch::fmod(levels, 2) == 0, torch::full_like(levels, 0.5), torch::zeros_like(levels));
+  const auto offset = torch::where(torch::fmod(levels, 2) == 0, torch::full_like(levels, 0.5),
+                                   torch::zeros_like(levels));
   const auto shift = torch::atanh(offset / half_l);
   return torch::tanh(z + shift) * half_l - offset;
 }
 
 QuantizerOutput FiniteScalarQuantizerImpl::quantize(const torch::Tensor& latent) {
   std::vector<std::int64_t> spatial;
-  TORCH_CHECK(latent.size(1) == m_options.dim(), "FSQ expects ", m_options.dim(), " channels, got ", latent.size(1));
+  TORCH_CHECK(latent.size(1) == m_options.dim(), "FSQ expects ", m_options.dim(), " channels, got ",
+              latent.size(1));
   auto x = toTokens(latent, spatial);
   const std::int64_t batch = x.size(0), tokens = x.size(1), cbs = m_options.num_codebooks();
   const std::int64_t d = static_cast<std::int64_t>(m_options.levels().size());
@@ -237,15 +260,16 @@ QuantizerOutput FiniteScalarQuantizerImpl::quantize(const torch::Tensor& latent)
   const auto rounded = torch::round(bounded);
   const auto st = bounded + (rounded - bounded).detach();
   const auto half_width = torch::floor(m_levels.to(x.device()) / 2);
-  const auto codes = st / half_width;                                    // [-1, 1]
-  const auto digits = (rounded + half_width).to(torch::kLong);           // [0, L)
-  const auto indices = (digits * m_basis.to(x.device())).sum(-1);        // [B, N, C]
+  const auto codes = st / half_width;                              // [-1, 1]
+  const auto digits = (rounded + half_width).to(torch::kLong);     // [0, L)
+  const auto indices = (digits * m_basis.to(x.device())).sum(-1);  // [B, N, C]
   auto q = codes.reshape({batch, tokens, cbs * d});
   if (project_out) q = project_out(q);
   QuantizerOutput result;
   result.quantized = fromTokens(q, spatial);
   result.indices = indicesFromTokens(indices, batch, spatial, cbs);
-  const auto commitment = is_training() ? F::mse_loss(bounded, rounded.detach()) : torch::zeros({}, x.options());
+  const auto commitment =
+      is_training() ? F::mse_loss(bounded, rounded.detach()) : torch::zeros({}, x.options());
   result.terms = {{"commitment", commitment}};
   result.loss = commitment * m_options.commitment_loss_weight();
   return result;
@@ -253,11 +277,14 @@ QuantizerOutput FiniteScalarQuantizerImpl::quantize(const torch::Tensor& latent)
 
 torch::Tensor FiniteScalarQuantizerImpl::indicesToCodes(const torch::Tensor& indices) {
   const std::int64_t cbs = m_options.num_codebooks();
-  auto idx = (cbs == 1 ? indices.unsqueeze(-1) : indices).to(torch::kLong).unsqueeze(-1);  // [B,*S,C,1]
+  auto idx =
+      (cbs == 1 ? indices.unsqueeze(-1) : indices).to(torch::kLong).unsqueeze(-1);  // [B,*S,C,1]
   const auto levels = m_levels.to(idx.device());
-  const auto digits = torch::remainder(torch::div(idx, m_basis.to(idx.device()), "floor"), levels.to(torch::kLong));
+  const auto digits =
+      torch::remainder(torch::div(idx, m_basis.to(idx.device()), "floor"), levels.to(torch::kLong));
   const auto half_width = torch::floor(levels / 2);
-  const auto options = project_out ? project_out->weight.options() : torch::TensorOptions().device(idx.device());
+  const auto options =
+      project_out ? project_out->weight.options() : torch::TensorOptions().device(idx.device());
   auto codes = ((digits.to(options.dtype()) - half_width) / half_width).flatten(-2);
   if (project_out) codes = project_out(codes);
   std::vector<std::int64_t> perm{0, codes.dim() - 1};
@@ -268,19 +295,22 @@ torch::Tensor FiniteScalarQuantizerImpl::indicesToCodes(const torch::Tensor& ind
 // ---------------------------------------------------------------------------------------------
 // VQ
 
-VectorQuantizerImpl::VectorQuantizerImpl(const VectorQuantizerOptions& options) : m_options(options) {
+VectorQuantizerImpl::VectorQuantizerImpl(const VectorQuantizerOptions& options)
+    : m_options(options) {
   require(options.dim() >= 1, "dim", "must be >= 1");
   require(options.codebook_size() >= 2, "codebook_size", "must be >= 2");
   require(options.codebook_dim() >= 1, "codebook_dim", "must be >= 1");
   require(options.beta() >= 0, "vq_beta", "must be >= 0");
-  require(options.ema_decay() >= 0 && options.ema_decay() <= 1, "vq_ema_decay", "must be in [0, 1]");
+  require(options.ema_decay() >= 0 && options.ema_decay() <= 1, "vq_ema_decay",
+          "must be in [0, 1]");
   require(options.dead_code_threshold() >= 0, "vq_dead_code_threshold", "must be >= 0");
   require(options.restart_window() >= 1, "restart_window", "must be >= 1");
   const std::int64_t k = options.codebook_size(), d = options.codebook_dim();
   embedding = register_module("embedding", torch::nn::Embedding(k, d));
   {
     torch::NoGradGuard no_grad;
-    embedding->weight.uniform_(-1.0 / static_cast<double>(k), 1.0 / static_cast<double>(k));  // taming's init
+    embedding->weight.uniform_(-1.0 / static_cast<double>(k),
+                               1.0 / static_cast<double>(k));  // taming's init
   }
   if (options.ema()) embedding->weight.set_requires_grad(false);
   if (options.dim() != d) {
@@ -313,17 +343,20 @@ void VectorQuantizerImpl::emaUpdate(const torch::Tensor& flat, const torch::Tens
   embedding->weight.copy_(updated);
 }
 
-void VectorQuantizerImpl::trackUsageAndRestart(const torch::Tensor& flat, const torch::Tensor& idx) {
+void VectorQuantizerImpl::trackUsageAndRestart(const torch::Tensor& flat,
+                                               const torch::Tensor& idx) {
   if (m_options.dead_code_threshold() <= 0) return;
   torch::NoGradGuard no_grad;
   const std::int64_t k = m_options.codebook_size();
   m_usage.add_(torch::bincount(idx, {}, k).to(m_usage.scalar_type()));
   m_window_step.add_(1);
   if (m_window_step.item<std::int64_t>() < m_options.restart_window()) return;
-  const auto dead = torch::nonzero(m_usage < static_cast<double>(m_options.dead_code_threshold())).flatten();
+  const auto dead =
+      torch::nonzero(m_usage < static_cast<double>(m_options.dead_code_threshold())).flatten();
   const std::int64_t n_dead = dead.numel();
   if (n_dead > 0 && flat.size(0) > 0) {
-    const auto pick = torch::randint(flat.size(0), {n_dead}, torch::TensorOptions().dtype(torch::kLong).device(flat.device()));
+    const auto pick = torch::randint(
+        flat.size(0), {n_dead}, torch::TensorOptions().dtype(torch::kLong).device(flat.device()));
     auto fresh = flat.index_select(0, pick).to(embedding->weight.scalar_type());
     if (m_options.l2_normalize()) fresh = F::normalize(fresh, F::NormalizeFuncOptions().dim(-1));
     embedding->weight.index_copy_(0, dead, fresh);
@@ -339,18 +372,21 @@ void VectorQuantizerImpl::trackUsageAndRestart(const torch::Tensor& flat, const 
 
 QuantizerOutput VectorQuantizerImpl::quantize(const torch::Tensor& latent) {
   std::vector<std::int64_t> spatial;
-  TORCH_CHECK(latent.size(1) == m_options.dim(), "VQ expects ", m_options.dim(), " channels, got ", latent.size(1));
+  TORCH_CHECK(latent.size(1) == m_options.dim(), "VQ expects ", m_options.dim(), " channels, got ",
+              latent.size(1));
   auto x = toTokens(latent, spatial);
   const std::int64_t batch = x.size(0), tokens = x.size(1), d = m_options.codebook_dim();
   if (project_in) x = project_in(x);
   auto flat = x.reshape({batch * tokens, d});
   if (m_options.l2_normalize()) flat = F::normalize(flat, F::NormalizeFuncOptions().dim(-1));
   const auto e = codes();
-  const auto dist = flat.pow(2).sum(1, true) + e.pow(2).sum(1).unsqueeze(0) - 2 * torch::matmul(flat, e.t());
+  const auto dist =
+      flat.pow(2).sum(1, true) + e.pow(2).sum(1).unsqueeze(0) - 2 * torch::matmul(flat, e.t());
   const auto idx = dist.argmin(1);
   const auto zq = e.index_select(0, idx);
   const auto commitment = F::mse_loss(flat, zq.detach());
-  const auto codebook_term = m_options.ema() ? torch::zeros({}, flat.options()) : F::mse_loss(zq, flat.detach());
+  const auto codebook_term =
+      m_options.ema() ? torch::zeros({}, flat.options()) : F::mse_loss(zq, flat.detach());
   if (is_training()) {
     if (m_options.ema()) emaUpdate(flat.detach(), idx);
     trackUsageAndRestart(flat.detach(), idx);

@@ -40,7 +40,9 @@ struct TokenizerStats {
   /// outputs of every convolution, linear layer, norm, activation and attention matrix.
   double activation_elements = 0;
 
-  std::int64_t tokenizerParams() const { return encoder_params + decoder_params + quantizer_params; }
+  std::int64_t tokenizerParams() const {
+    return encoder_params + decoder_params + quantizer_params;
+  }
 };
 
 /// Base of every tokenizer. Videos are `[B, C, T, H, W]` in [-1, 1]; images `[B, C, H, W]` are
@@ -67,12 +69,14 @@ class Tokenizer : public torch::nn::Module {
   /// Figures for clips of `frames` x `image_size`^2.
   virtual TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const = 0;
   /// Token grid [t, h, w] for clips of `frames` x `image_size`^2.
-  virtual std::array<std::int64_t, 3> tokenGrid(std::int64_t frames, std::int64_t image_size) const = 0;
+  virtual std::array<std::int64_t, 3> tokenGrid(std::int64_t frames,
+                                                std::int64_t image_size) const = 0;
 };
 
 /// Builds the tokenizer of `model.kind` for `data.image_size` (and num_frames). Throws
 /// std::invalid_argument naming the offending field ("model.layers[3]: ...").
-std::shared_ptr<Tokenizer> makeTokenizer(const core::ModelConfig& model, const core::DataConfig& data);
+std::shared_ptr<Tokenizer> makeTokenizer(const core::ModelConfig& model,
+                                         const core::DataConfig& data);
 
 /// Number of elements of all parameters of `module` (recursively).
 std::int64_t countParameters(const torch::nn::Module& module);

@@ -16,32 +16,40 @@ void require(bool ok, const std::string& field, const std::string& message) {
 }
 
 torch::nn::GroupNorm groupNorm(std::int64_t channels) {
-  return torch::nn::GroupNorm(torch::nn::GroupNormOptions(std::gcd<std::int64_t>(32, channels), channels).eps(1e-6));
+  return torch::nn::GroupNorm(
+      torch::nn::GroupNormOptions(std::gcd<std::int64_t>(32, channels), channels).eps(1e-6));
 }
 
 torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride = 1) {
-  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, k).stride(stride).padding(stride == 1 ? k / 2 : 0));
+  return torch::nn::Conv2d(
+      torch::nn::Conv2dOptions(in, out, k).stride(stride).padding(stride == 1 ? k / 2 : 0));
 }
 
-bool contains(const std::vector<int>& v, std::int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<int>& v, std::int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 torch::Tensor framesToBatch(const torch::Tensor& x) {
-  return x.permute({0, 2, 1, 3, 4}).reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
+  return x.permute({0, 2, 1, 3, 4})
+      .reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
 }
 torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
-  return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)}).permute({0, 2, 1, 3, 4});
+  return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)})
+      .permute({0, 2, 1, 3, 4});
 }
 
 void validate(const core::VqganConfig& c, std::int64_t resolution) {
   require(c.base_channels >= 1, "model.vqgan.base_channels", "must be >= 1");
   require(!c.channel_mult.empty(), "model.vqgan.channel_mult", "must not be empty");
   for (std::size_t i = 0; i < c.channel_mult.size(); ++i)
-    require(c.channel_mult[i] >= 1, "model.vqgan.channel_mult[" + std::to_string(i) + "]", "must be >= 1");
+    require(c.channel_mult[i] >= 1, "model.vqgan.channel_mult[" + std::to_string(i) + "]",
+            "must be >= 1");
   require(c.num_res_blocks >= 1, "model.vqgan.num_res_blocks", "must be >= 1");
   require(c.z_channels >= 1, "model.vqgan.z_channels", "must be >= 1");
   const std::int64_t f = std::int64_t{1} << (c.channel_mult.size() - 1);
-  require(resolution % f == 0, "data.image_size",
-          "must be a multiple of " + std::to_string(f) + " (2^(len(model.vqgan.channel_mult) - 1))");
+  require(
+      resolution % f == 0, "data.image_size",
+      "must be a multiple of " + std::to_string(f) + " (2^(len(model.vqgan.channel_mult) - 1))");
 }
 
 }  // namespace
@@ -79,7 +87,8 @@ torch::Tensor VqganAttnBlockImpl::forward(const torch::Tensor& x) {
   return x + proj_out(out);
 }
 
-VqganLevelImpl::VqganLevelImpl(std::int64_t in, std::int64_t out, std::int64_t blocks, bool attention, int resample)
+VqganLevelImpl::VqganLevelImpl(std::int64_t in, std::int64_t out, std::int64_t blocks,
+                               bool attention, int resample)
     : m_resample(resample) {
   block = register_module("block", torch::nn::ModuleList());
   attn = register_module("attn", torch::nn::ModuleList());
@@ -99,11 +108,14 @@ torch::Tensor VqganLevelImpl::forward(const torch::Tensor& input) {
   }
   if (m_resample < 0) x = resample_conv(F::pad(x, F::PadFuncOptions({0, 1, 0, 1})));
   if (m_resample > 0)
-    x = resample_conv(F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(torch::kNearest)));
+    x = resample_conv(F::interpolate(x, F::InterpolateFuncOptions()
+                                            .scale_factor(std::vector<double>{2.0, 2.0})
+                                            .mode(torch::kNearest)));
   return x;
 }
 
-VqganEncoderImpl::VqganEncoderImpl(const core::VqganConfig& c, std::int64_t in_channels, std::int64_t resolution) {
+VqganEncoderImpl::VqganEncoderImpl(const core::VqganConfig& c, std::int64_t in_channels,
+                                   std::int64_t resolution) {
   validate(c, resolution);
   const std::int64_t ch = c.base_channels;
   conv_in = register_module("conv_in", conv(in_channels, ch, 3));
@@ -112,7 +124,8 @@ VqganEncoderImpl::VqganEncoderImpl(const core::VqganConfig& c, std::int64_t in_c
   for (std::size_t i = 0; i < c.channel_mult.size(); ++i) {
     const std::int64_t block_out = ch * c.channel_mult[i];
     const bool last = i + 1 == c.channel_mult.size();
-    down->push_back(VqganLevel(block_in, block_out, c.num_res_blocks, contains(c.attn_resolutions, res), last ? 0 : -1));
+    down->push_back(VqganLevel(block_in, block_out, c.num_res_blocks,
+                               contains(c.attn_resolutions, res), last ? 0 : -1));
     block_in = block_out;
     if (!last) res /= 2;
   }
@@ -130,9 +143,11 @@ torch::Tensor VqganEncoderImpl::forward(const torch::Tensor& input) {
   return conv_out(torch::silu(norm_out(x)));
 }
 
-VqganDecoderImpl::VqganDecoderImpl(const core::VqganConfig& c, std::int64_t out_channels, std::int64_t resolution) {
+VqganDecoderImpl::VqganDecoderImpl(const core::VqganConfig& c, std::int64_t out_channels,
+                                   std::int64_t resolution) {
   validate(c, resolution);
-  const std::int64_t ch = c.base_channels, levels = static_cast<std::int64_t>(c.channel_mult.size());
+  const std::int64_t ch = c.base_channels,
+                     levels = static_cast<std::int64_t>(c.channel_mult.size());
   std::int64_t block_in = ch * c.channel_mult.back();
   std::int64_t res = resolution >> (levels - 1);
   conv_in = register_module("conv_in", conv(c.z_channels, block_in, 3));
@@ -142,7 +157,8 @@ VqganDecoderImpl::VqganDecoderImpl(const core::VqganConfig& c, std::int64_t out_
   up = register_module("up", torch::nn::ModuleList());
   for (std::int64_t i = levels - 1; i >= 0; --i) {
     const std::int64_t block_out = ch * c.channel_mult[static_cast<std::size_t>(i)];
-    up->push_back(VqganLevel(block_in, block_out, c.num_res_blocks + 1, contains(c.attn_resolutions, res), i == 0 ? 0 : 1));
+    up->push_back(VqganLevel(block_in, block_out, c.num_res_blocks + 1,
+                             contains(c.attn_resolutions, res), i == 0 ? 0 : 1));
     block_in = block_out;
     if (i != 0) res *= 2;
   }
@@ -156,7 +172,8 @@ torch::Tensor VqganDecoderImpl::forward(const torch::Tensor& z) {
   return conv_out(torch::silu(norm_out(x)));
 }
 
-VqganTokenizerImpl::VqganTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size) : m_config(c) {
+VqganTokenizerImpl::VqganTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
+    : m_config(c) {
   require(c.channels >= 1, "model.channels", "must be >= 1");
   const std::int64_t code_dim = c.quantizer.codebook_dim;
   require(code_dim >= 1, "model.quantizer.codebook_dim", "must be >= 1");
@@ -168,19 +185,22 @@ VqganTokenizerImpl::VqganTokenizerImpl(const core::ModelConfig& c, std::int64_t 
   m_factor = std::int64_t{1} << (c.vqgan.channel_mult.size() - 1);
 }
 
-torch::Tensor VqganTokenizerImpl::encode(const torch::Tensor& input, const torch::Tensor& /*cond*/) {
+torch::Tensor VqganTokenizerImpl::encode(const torch::Tensor& input,
+                                         const torch::Tensor& /*cond*/) {
   const auto video = input.dim() == 4 ? input.unsqueeze(2) : input;
-  TORCH_CHECK(video.dim() == 5 && video.size(1) == m_config.channels, "expected [B, ", m_config.channels,
-              ", T, H, W], got ", input.sizes());
+  TORCH_CHECK(video.dim() == 5 && video.size(1) == m_config.channels, "expected [B, ",
+              m_config.channels, ", T, H, W], got ", input.sizes());
   return batchToFrames(quant_conv(encoder(framesToBatch(video))), video.size(0));
 }
 
-torch::Tensor VqganTokenizerImpl::decode(const torch::Tensor& quantized, const torch::Tensor& /*cond*/) {
+torch::Tensor VqganTokenizerImpl::decode(const torch::Tensor& quantized,
+                                         const torch::Tensor& /*cond*/) {
   TORCH_CHECK(quantized.dim() == 5, "expected latent [B, D, T, h, w], got ", quantized.sizes());
   return batchToFrames(decoder(post_quant_conv(framesToBatch(quantized))), quantized.size(0));
 }
 
-std::array<std::int64_t, 3> VqganTokenizerImpl::tokenGrid(std::int64_t frames, std::int64_t image_size) const {
+std::array<std::int64_t, 3> VqganTokenizerImpl::tokenGrid(std::int64_t frames,
+                                                          std::int64_t image_size) const {
   return {frames, image_size / m_factor, image_size / m_factor};
 }
 
@@ -197,7 +217,8 @@ TokenizerStats VqganTokenizerImpl::stats(std::int64_t frames, std::int64_t image
   auto convCost = [&](const torch::nn::Module& m, double positions) {
     for (const auto& p : m.named_parameters(true)) {
       if (p.value().dim() == 4) macs += static_cast<double>(p.value().numel()) * positions;
-      if (p.value().dim() == 4) acts += 3.0 * static_cast<double>(p.value().size(0)) * positions;  // conv + norm + act
+      if (p.value().dim() == 4)
+        acts += 3.0 * static_cast<double>(p.value().size(0)) * positions;  // conv + norm + act
     }
   };
   std::int64_t res = image_size;

@@ -39,8 +39,8 @@ TORCH_MODULE(VqganAttnBlock);
 /// attn_resolutions), then a resampler (stride-2 conv down, or nearest x2 + conv3x3 up).
 class VqganLevelImpl : public torch::nn::Module {
  public:
-  VqganLevelImpl(std::int64_t in_channels, std::int64_t out_channels, std::int64_t blocks, bool attention,
-                 int resample /* -1 down, 0 none, +1 up */);
+  VqganLevelImpl(std::int64_t in_channels, std::int64_t out_channels, std::int64_t blocks,
+                 bool attention, int resample /* -1 down, 0 none, +1 up */);
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::ModuleList block{nullptr}, attn{nullptr};
   torch::nn::Conv2d resample_conv{nullptr};
@@ -53,7 +53,8 @@ TORCH_MODULE(VqganLevel);
 /// Encoder `[N, C, H, W] -> [N, z_channels, H/f, W/f]`, f = 2^(len(channel_mult) - 1).
 class VqganEncoderImpl : public torch::nn::Module {
  public:
-  VqganEncoderImpl(const core::VqganConfig& config, std::int64_t in_channels, std::int64_t resolution);
+  VqganEncoderImpl(const core::VqganConfig& config, std::int64_t in_channels,
+                   std::int64_t resolution);
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::Conv2d conv_in{nullptr}, conv_out{nullptr};
   torch::nn::ModuleList down{nullptr};
@@ -66,7 +67,8 @@ TORCH_MODULE(VqganEncoder);
 /// Decoder `[N, z_channels, h, w] -> [N, C, h x f, w x f]`.
 class VqganDecoderImpl : public torch::nn::Module {
  public:
-  VqganDecoderImpl(const core::VqganConfig& config, std::int64_t out_channels, std::int64_t resolution);
+  VqganDecoderImpl(const core::VqganConfig& config, std::int64_t out_channels,
+                   std::int64_t resolution);
   torch::Tensor forward(const torch::Tensor& z);
   torch::nn::Conv2d conv_in{nullptr}, conv_out{nullptr};
   torch::nn::ModuleList up{nullptr};  ///< in execution order (lowest resolution first)
@@ -88,7 +90,8 @@ class VqganTokenizerImpl : public Tokenizer {
   std::shared_ptr<Quantizer> quantizer() const override { return m_quantizer; }
   torch::Tensor lastDecoderWeight() const override { return decoder->conv_out->weight; }
   TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const override;
-  std::array<std::int64_t, 3> tokenGrid(std::int64_t frames, std::int64_t image_size) const override;
+  std::array<std::int64_t, 3> tokenGrid(std::int64_t frames,
+                                        std::int64_t image_size) const override;
 
   VqganEncoder encoder{nullptr};
   VqganDecoder decoder{nullptr};

@@ -19,36 +19,59 @@ std::string shapeText(c10::IntArrayRef shape) {
 
 core::DType toSafetensorsDType(torch::ScalarType type) {
   switch (type) {
-    case torch::kFloat64: return core::DType::F64;
-    case torch::kFloat32: return core::DType::F32;
-    case torch::kFloat16: return core::DType::F16;
-    case torch::kBFloat16: return core::DType::BF16;
-    case torch::kInt64: return core::DType::I64;
-    case torch::kInt32: return core::DType::I32;
-    case torch::kInt16: return core::DType::I16;
-    case torch::kInt8: return core::DType::I8;
-    case torch::kUInt8: return core::DType::U8;
-    case torch::kBool: return core::DType::Bool;
-    default: break;
+    case torch::kFloat64:
+      return core::DType::F64;
+    case torch::kFloat32:
+      return core::DType::F32;
+    case torch::kFloat16:
+      return core::DType::F16;
+    case torch::kBFloat16:
+      return core::DType::BF16;
+    case torch::kInt64:
+      return core::DType::I64;
+    case torch::kInt32:
+      return core::DType::I32;
+    case torch::kInt16:
+      return core::DType::I16;
+    case torch::kInt8:
+      return core::DType::I8;
+    case torch::kUInt8:
+      return core::DType::U8;
+    case torch::kBool:
+      return core::DType::Bool;
+    default:
+      break;
   }
   throw WeightsError(std::string("no safetensors dtype for torch dtype ") + c10::toString(type));
 }
 
 torch::ScalarType toTorchDType(core::DType type) {
   switch (type) {
-    case core::DType::F64: return torch::kFloat64;
-    case core::DType::F32: return torch::kFloat32;
-    case core::DType::F16: return torch::kFloat16;
-    case core::DType::BF16: return torch::kBFloat16;
-    case core::DType::I64: return torch::kInt64;
-    case core::DType::I32: return torch::kInt32;
-    case core::DType::I16: return torch::kInt16;
-    case core::DType::I8: return torch::kInt8;
-    case core::DType::U8: return torch::kUInt8;
-    case core::DType::Bool: return torch::kBool;
-    default: break;
+    case core::DType::F64:
+      return torch::kFloat64;
+    case core::DType::F32:
+      return torch::kFloat32;
+    case core::DType::F16:
+      return torch::kFloat16;
+    case core::DType::BF16:
+      return torch::kBFloat16;
+    case core::DType::I64:
+      return torch::kInt64;
+    case core::DType::I32:
+      return torch::kInt32;
+    case core::DType::I16:
+      return torch::kInt16;
+    case core::DType::I8:
+      return torch::kInt8;
+    case core::DType::U8:
+      return torch::kUInt8;
+    case core::DType::Bool:
+      return torch::kBool;
+    default:
+      break;
   }
-  throw WeightsError("safetensors dtype " + std::string(core::dtypeName(type)) + " has no LibTorch 1.13 equivalent");
+  throw WeightsError("safetensors dtype " + std::string(core::dtypeName(type)) +
+                     " has no LibTorch 1.13 equivalent");
 }
 
 NamedTensors stateDict(const torch::nn::Module& module) {
@@ -58,7 +81,8 @@ NamedTensors stateDict(const torch::nn::Module& module) {
   return out;
 }
 
-void addTensor(core::SafetensorsWriter& writer, const std::string& name, const torch::Tensor& tensor) {
+void addTensor(core::SafetensorsWriter& writer, const std::string& name,
+               const torch::Tensor& tensor) {
   TORCH_CHECK(tensor.defined(), "tensor '", name, "' is undefined");
   const auto cpu = tensor.detach().to(torch::kCPU).contiguous();
   const std::vector<std::int64_t> shape(cpu.sizes().begin(), cpu.sizes().end());
@@ -73,7 +97,8 @@ void addTensor(core::SafetensorsWriter& writer, const std::string& name, const t
 torch::Tensor readTensor(const core::SafetensorsFile& file, const core::TensorInfo& info) {
   auto t = torch::empty(info.shape, torch::TensorOptions().dtype(toTorchDType(info.dtype)));
   const auto bytes = file.data(info);
-  TORCH_CHECK(bytes.size() == static_cast<std::size_t>(t.numel()) * t.element_size(), "size mismatch for ", info.name);
+  TORCH_CHECK(bytes.size() == static_cast<std::size_t>(t.numel()) * t.element_size(),
+              "size mismatch for ", info.name);
   if (!bytes.empty()) std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
   return t;
 }
@@ -104,7 +129,8 @@ void saveStateDict(const torch::nn::Module& module, const std::filesystem::path&
   saveTensors(stateDict(module), path, metadata);
 }
 
-LoadReport loadStateDict(torch::nn::Module& module, const std::filesystem::path& path, bool strict) {
+LoadReport loadStateDict(torch::nn::Module& module, const std::filesystem::path& path,
+                         bool strict) {
   const auto file = core::SafetensorsFile::read(path);
   LoadReport report;
   auto targets = stateDict(module);
@@ -123,11 +149,13 @@ LoadReport loadStateDict(torch::nn::Module& module, const std::filesystem::path&
       throw WeightsError(path.string() + ": tensor '" + name + "': " + e.what());
     }
     if (c10::IntArrayRef(info->shape) != target.sizes())
-      throw WeightsError(path.string() + ": tensor '" + name + "': shape " + shapeText(info->shape) +
-                         " in the file, " + shapeText(target.sizes()) + " in the model");
+      throw WeightsError(path.string() + ": tensor '" + name + "': shape " +
+                         shapeText(info->shape) + " in the file, " + shapeText(target.sizes()) +
+                         " in the model");
     if (type != target.scalar_type())
-      throw WeightsError(path.string() + ": tensor '" + name + "': dtype " + std::string(core::dtypeName(info->dtype)) +
-                         " in the file, " + c10::toString(target.scalar_type()) + " in the model");
+      throw WeightsError(path.string() + ": tensor '" + name + "': dtype " +
+                         std::string(core::dtypeName(info->dtype)) + " in the file, " +
+                         c10::toString(target.scalar_type()) + " in the model");
   }
   for (const auto& info : file.tensors())
     if (!known.count(info.name)) report.unexpected.push_back(info.name);

@@ -31,14 +31,16 @@ using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 /// torch dtype -> safetensors dtype (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL); throws
 /// WeightsError for others (complex, quantized).
 core::DType toSafetensorsDType(torch::ScalarType type);
-/// safetensors dtype -> torch dtype; throws WeightsError for F8_*, U16, U32, U64 (no LibTorch 1.13 type).
+/// safetensors dtype -> torch dtype; throws WeightsError for F8_*, U16, U32, U64 (no LibTorch 1.13
+/// type).
 torch::ScalarType toTorchDType(core::DType type);
 
 /// Parameters then buffers of `module`, recursively, with their dotted names.
 NamedTensors stateDict(const torch::nn::Module& module);
 
 /// Adds one tensor (copied to a contiguous CPU tensor first).
-void addTensor(core::SafetensorsWriter& writer, const std::string& name, const torch::Tensor& tensor);
+void addTensor(core::SafetensorsWriter& writer, const std::string& name,
+               const torch::Tensor& tensor);
 /// A CPU tensor owning a copy of `info`'s bytes.
 torch::Tensor readTensor(const core::SafetensorsFile& file, const core::TensorInfo& info);
 
@@ -59,8 +61,9 @@ struct LoadReport {
 };
 
 /// Copies the file's tensors into the module's parameters and buffers (on their devices), without
-/// recording gradients. A shape or dtype mismatch always throws WeightsError naming the tensor, both
-/// shapes/dtypes and the file; with `strict`, so do missing and unexpected names (all listed).
-LoadReport loadStateDict(torch::nn::Module& module, const std::filesystem::path& path, bool strict = true);
+/// recording gradients. A shape or dtype mismatch always throws WeightsError naming the tensor,
+/// both shapes/dtypes and the file; with `strict`, so do missing and unexpected names (all listed).
+LoadReport loadStateDict(torch::nn::Module& module, const std::filesystem::path& path,
+                         bool strict = true);
 
 }  // namespace tb::trainer::weights

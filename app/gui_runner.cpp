@@ -1,0 +1,86 @@
+#include "app/gui_runner.h"
+
+#include "app/exit_code.h"
+#include "app/main_window.h"
+#include "app/trainer_location.h"
+
+#include <QApplication>
+#include <QFileInfo>
+#include <QPixmap>
+#include <QString>
+#include <QTimer>
+
+#include <iostream>
+#include <utility>
+
+namespace tb::app {
+namespace {
+
+// Time the shown window gets to lay itself out and run queued replots before it is grabbed.
+constexpr int kScreenshotSettleMs = 150;
+
+}  // namespace
+
+GuiRunner::GuiRunner(CommandLineOptions options) : m_options(std::move(options)) {}
+
+std::string GuiRunner::checkPaths() const {
+  if (!m_options.configPath.empty() &&
+      !QFileInfo(QString::fromStdString(m_options.configPath)).isFile()) {
+    return "--config: no such file: " + m_options.configPath;
+  }
+  if (!m_options.runDir.empty() && !QFileInfo(QString::fromStdString(m_options.runDir)).isDir()) {
+    return "--run-dir: no such directory: " + m_options.runDir;
+  }
+  return {};
+}
+
+int GuiRunner::run(int& argc, char** argv) {
+  if (const std::string problem = checkPaths(); !problem.empty()) {
+    std::cerr << "tokenbench: " << problem << '\n';
+    return toInt(ExitCode::Usage);
+  }
+  QApplication app(argc, argv);
+  const TrainerLocation trainer = TrainerLocation::findFromEnvironment(
+      QString::fromStdString(m_options.trainerPath), QCoreApplication::applicationDirPath());
+  if (trainer.explicitChoiceInvalid) {
+    std::cerr << "tokenbench: " << trainer.problem.toStdString() << '\n';
+    return toInt(ExitCode::Usage);
+  }
+
+  MainWindow window;
+  const bool screenshot = !m_options.screenshotPath.empty();
+  // A screenshot shows the default window, and leaves the user's remembered one alone.
+  window.setRemembersWindowState(!screenshot);
+  if (!screenshot) {
+    window.restoreWindowState();
+  }
+  window.setTrainerLocation(trainer);
+  if (!m_options.configPath.empty()) {
+    window.setConfigPath(QString::fromStdString(m_options.configPath));
+  }
+  if (!m_options.runDir.empty()) {
+    window.openRunDirectory(QString::fromStdString(m_options.runDir));
+  }
+  if (m_options.page) {
+    window.setCurrentPage(*m_options.page);
+  }
+  window.show();
+
+  if (screenshot) {
+    QTimer::singleShot(kScreenshotSettleMs, &window,
+                       [this, &window] { QCoreApplication::exit(saveScreenshot(window)); });
+  }
+  return app.exec();
+}
+
+int GuiRunner::saveScreenshot(MainWindow& window) const {
+  const QString path = QString::fromStdString(m_options.screenshotPath);
+  const QPixmap image = window.grab();
+  if (image.isNull() || !image.save(path, "PNG")) {
+    std::cerr << "tokenbench: --screenshot: cannot write " << m_options.screenshotPath << '\n';
+    return toInt(ExitCode::Usage);
+  }
+  return toInt(ExitCode::Ok);
+}
+
+}  // namespace tb::app

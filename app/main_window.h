@@ -1,0 +1,92 @@
+#pragma once
+
+#include "app/page_id.h"
+
+#include <QMainWindow>
+#include <QString>
+
+class QLabel;
+class QListWidget;
+class QStackedWidget;
+
+namespace tb::app {
+
+class ComparePage;
+class MonitorPage;
+class RunsPage;
+class SamplesPage;
+class SetupPage;
+struct TrainerLocation;
+
+/// The Tokenbench window: a navigation list of pages (Setup, Monitor, Samples, Compare,
+/// Runs) on the left, the current page on the right, a File and a Help menu, and a status bar
+/// that shows the trainer in use. Opens at 1280x800 unless restoreWindowState() finds a
+/// remembered geometry.
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  /// Default size of a window with no remembered geometry, in device-independent pixels.
+  static constexpr int kDefaultWidth = 1280;
+  static constexpr int kDefaultHeight = 800;
+
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Shows `page`.
+  void setCurrentPage(PageId page);
+  PageId currentPage() const;
+  /// The widget of `page`. Owned by this window.
+  QWidget* pageWidget(PageId page) const;
+
+  SetupPage* setupPage() const { return m_setupPage; }
+  MonitorPage* monitorPage() const { return m_monitorPage; }
+  SamplesPage* samplesPage() const { return m_samplesPage; }
+  ComparePage* comparePage() const { return m_comparePage; }
+  RunsPage* runsPage() const { return m_runsPage; }
+
+  /// Tells the window which trainer a run would use (shown on Setup and in the status bar).
+  void setTrainerLocation(const TrainerLocation& trainer);
+  /// Shows the configuration file named with --config on the Setup page.
+  void setConfigPath(const QString& path);
+  /// Opens the run directory `path` in every page. Returns false, and says why in the
+  /// status bar, when `path` is not a directory.
+  bool openRunDirectory(const QString& path);
+
+  /// Restores geometry, bar state and last page from WindowSettings. Returns false when no
+  /// geometry was remembered (the window keeps its default size).
+  bool restoreWindowState();
+  /// Writes geometry, bar state and current page to WindowSettings.
+  void saveWindowState() const;
+  /// Whether closing the window saves its state (true by default; off for screenshots).
+  void setRemembersWindowState(bool remember);
+
+  /// The text of Help > About: version, protocol and schema versions, licence.
+  static QString aboutText();
+
+ Q_SIGNALS:
+  /// Emitted after openRunDirectory() opened `path` (absolute, cleaned).
+  void runDirectoryOpened(const QString& path);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void createPages();
+  void createMenus();
+  void createStatusBar();
+  void chooseRunDirectory();
+  void showAbout();
+
+  QListWidget* m_navigation = nullptr;
+  QStackedWidget* m_pages = nullptr;
+  SetupPage* m_setupPage = nullptr;
+  MonitorPage* m_monitorPage = nullptr;
+  SamplesPage* m_samplesPage = nullptr;
+  ComparePage* m_comparePage = nullptr;
+  RunsPage* m_runsPage = nullptr;
+  QLabel* m_trainerStatus = nullptr;
+  bool m_remembersWindowState = true;
+};
+
+}  // namespace tb::app

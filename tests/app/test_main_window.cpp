@@ -1,0 +1,233 @@
+// MainWindow smoke test, offscreen: size, pages by name, real pixels, remembered geometry,
+// clean close. Settings go to a temporary directory, never the user's configuration.
+#include "app/main_window.h"
+
+#include "app/page_id.h"
+#include "app/pages/compare_page.h"
+#include "app/pages/monitor_page.h"
+#include "app/pages/runs_page.h"
+#include "app/pages/samples_page.h"
+#include "app/pages/setup_page.h"
+#include "app/trainer_location.h"
+#include "app/window_settings.h"
+#include "core/version.h"
+#include "widgets/curve_plot.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QImage>
+#include <QLabel>
+#include <QListWidget>
+#include <QObject>
+#include <QSet>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStackedWidget>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+using tb::app::MainWindow;
+using tb::app::PageId;
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(m_settingsDir.isValid());
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+  }
+
+  void init() {
+    QSettings settings(QString::fromLatin1(tb::app::WindowSettings::kOrganization),
+                       QString::fromLatin1(tb::app::WindowSettings::kApplication));
+    settings.clear();
+    settings.sync();
+    QVERIFY2(settings.fileName().startsWith(m_settingsDir.path()),
+             qPrintable("settings escaped to " + settings.fileName()));
+  }
+
+  void opensAtLeast1280x800() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY2(window.width() >= 1280 && window.height() >= 800,
+             qPrintable(QStringLiteral("%1x%2").arg(window.width()).arg(window.height())));
+    QVERIFY(!window.restoreWindowState());  // nothing remembered yet
+  }
+
+  void everyPageIsSelectableByName() {
+    MainWindow window;
+    auto* navigation = window.findChild<QListWidget*>(QStringLiteral("navigation"));
+    auto* pages = window.findChild<QStackedWidget*>(QStringLiteral("pages"));
+    QVERIFY(navigation && pages);
+    QCOMPARE(navigation->count(), 5);
+    QCOMPARE(window.currentPage(), PageId::Setup);
+    for (PageId page : tb::app::kAllPages) {
+      const std::optional<PageId> byName = tb::app::pageFromName(tb::app::pageName(page));
+      QVERIFY(byName.has_value());
+      window.setCurrentPage(*byName);
+      QCOMPARE(window.currentPage(), page);
+      QCOMPARE(pages->currentWidget(), window.pageWidget(page));
+      QCOMPARE(navigation->currentItem()->text(),
+               QString::fromUtf8(tb::app::pageTitle(page).data()));
+    }
+    // Clicking in the navigation list switches pages too.
+    navigation->setCurrentRow(1);
+    QCOMPARE(window.currentPage(), PageId::Monitor);
+    QCOMPARE(pages->currentWidget(), static_cast<QWidget*>(window.monitorPage()));
+  }
+
+  void grabRendersARealWindow() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    for (PageId page : tb::app::kAllPages) {
+      window.setCurrentPage(page);
+      const QImage image = window.grab().toImage();
+      QVERIFY(!image.isNull());
+      QCOMPARE(image.size(), window.size() * image.devicePixelRatio());
+      QSet<QRgb> colors;
+      for (int y = 0; y < image.height(); y += 3) {
+        for (int x = 0; x < image.width(); x += 3) {
+          colors.insert(image.pixel(x, y));
+        }
+      }
+      QVERIFY2(colors.size() > 8,
+               qPrintable(QStringLiteral("page %1: only %2 colours")
+                              .arg(QString::fromUtf8(tb::app::pageName(page).data()))
+                              .arg(colors.size())));
+    }
+  }
+
+  void emptyPagesSayNothingIsOpen() {
+    MainWindow window;
+    QCOMPARE(window.monitorPage()->emptyHeadline(), QStringLiteral("No run open"));
+    QVERIFY(!window.monitorPage()->isShowingPlot());
+    QCOMPARE(window.samplesPage()->emptyHeadline(), QStringLiteral("No run open"));
+    QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("Nothing to compare"));
+    QVERIFY(window.runsPage()->runDirectories().isEmpty());
+
+    // The plot appears once it has data, and not before.
+    window.monitorPage()->curvePlot()->appendPoint(QStringLiteral("loss"), 0, 1);
+    QTRY_VERIFY(window.monitorPage()->isShowingPlot());
+    window.monitorPage()->curvePlot()->clear();
+    QTRY_VERIFY(!window.monitorPage()->isShowingPlot());
+  }
+
+  void opensRunDirectories() {
+    QTemporaryDir runs;
+    QVERIFY(runs.isValid());
+    const QString run = runs.filePath(QStringLiteral("run-042"));
+    QVERIFY(QDir().mkpath(run));
+    MainWindow window;
+    QSignalSpy opened(&window, &MainWindow::runDirectoryOpened);
+
+    QVERIFY(window.openRunDirectory(run));
+    QCOMPARE(opened.count(), 1);
+    QCOMPARE(window.runsPage()->runDirectories(), QStringList{run});
+    QVERIFY(window.monitorPage()->emptyHeadline().contains(QLatin1String("run-042")));
+    QCOMPARE(window.setupPage()->runDirectoryText(), run);
+    QVERIFY(window.windowTitle().contains(QLatin1String("run-042")));
+
+    QVERIFY(window.openRunDirectory(run));  // again: listed once
+    QCOMPARE(window.runsPage()->runDirectories().size(), 1);
+
+    const QString missing = runs.filePath(QStringLiteral("missing"));
+    QVERIFY(!window.openRunDirectory(missing));
+    QVERIFY(window.statusBar()->currentMessage().contains(missing));
+    QCOMPARE(window.runsPage()->runDirectories().size(), 1);
+
+    const QString second = runs.filePath(QStringLiteral("run-043"));
+    QVERIFY(QDir().mkpath(second));
+    QVERIFY(window.openRunDirectory(second));
+    QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("2 runs open"));
+  }
+
+  void showsTheTrainer() {
+    MainWindow window;
+    auto* status = window.findChild<QLabel*>(QStringLiteral("trainerStatus"));
+    QVERIFY(status != nullptr);
+    tb::app::TrainerLocation missing;
+    missing.problem = QStringLiteral("tokenbench-trainer not found in /nowhere");
+    window.setTrainerLocation(missing);
+    QCOMPARE(status->text(), QStringLiteral("Trainer: not found"));
+    QVERIFY(window.setupPage()->trainerText().contains(QLatin1String("/nowhere")));
+
+    tb::app::TrainerLocation found;
+    found.path = QStringLiteral("/opt/tb/tokenbench-trainer");
+    found.origin = QStringLiteral("--trainer");
+    window.setTrainerLocation(found);
+    QCOMPARE(status->text(), QStringLiteral("Trainer: tokenbench-trainer"));
+    QVERIFY(window.setupPage()->trainerText().contains(found.path));
+  }
+
+  void remembersGeometryAndPage() {
+    {
+      MainWindow window;
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      window.resize(1400, 900);
+      window.setCurrentPage(PageId::Compare);
+      QTRY_COMPARE(window.size(), QSize(1400, 900));
+      QVERIFY(window.close());
+    }
+    QVERIFY(!tb::app::WindowSettings().geometry().isEmpty());
+    QCOMPARE(tb::app::WindowSettings().lastPage(), std::optional<PageId>(PageId::Compare));
+
+    MainWindow restored;
+    QVERIFY(restored.restoreWindowState());
+    QCOMPARE(restored.size(), QSize(1400, 900));
+    QCOMPARE(restored.currentPage(), PageId::Compare);
+  }
+
+  void screenshotWindowsLeaveSettingsAlone() {
+    MainWindow window;
+    window.setRemembersWindowState(false);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.close());
+    QVERIFY(tb::app::WindowSettings().geometry().isEmpty());
+  }
+
+  void menusAndAbout() {
+    MainWindow window;
+    for (const char* name : {"openRunDirectoryAction", "quitAction", "aboutAction"}) {
+      QVERIFY2(window.findChild<QAction*>(QString::fromLatin1(name)) != nullptr, name);
+    }
+    const QString about = MainWindow::aboutText();
+    QVERIFY(about.contains(QString::fromStdString(tb::core::versionString())));
+    QVERIFY(about.contains(QLatin1String("GNU General Public License")));
+  }
+
+  // Last, since it runs the application's event loop to its end, as File > Quit does.
+  void quitEndsTheEventLoopWithStatusZero() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* quit = window.findChild<QAction*>(QStringLiteral("quitAction"));
+    QVERIFY(quit != nullptr);
+    QVERIFY(QGuiApplication::quitOnLastWindowClosed());
+    QTimer watchdog;  // a window that fails to close must not hang the test
+    watchdog.setSingleShot(true);
+    connect(&watchdog, &QTimer::timeout, [] { QCoreApplication::exit(3); });
+    watchdog.start(10000);
+    QTimer::singleShot(0, quit, &QAction::trigger);
+    QCOMPARE(QApplication::exec(), 0);
+    QVERIFY(watchdog.isActive());
+    QVERIFY(!window.isVisible());
+    QVERIFY(!tb::app::WindowSettings().geometry().isEmpty());  // closing saved the state
+  }
+
+ private:
+  QTemporaryDir m_settingsDir;
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# End to end through the real binary: train, refuse, resume, stop by signal, stop by stdin,
+# time budget, summary. Usage: train_end_to_end.sh TRAINER WORKDIR
+set -uo pipefail
+trainer=$1
+work=$2
+rm -rf "$work"; mkdir -p "$work"
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+tiny=(--preset demo --set data.image_size=16 --set model.init_dim=8 --set model.max_dim=16
+      --set train.log_every=1 --set train.valid_every=0 --set train.threads=1)
+
+# 1. A short run: stdout carries only protocol events, ending in done/completed.
+"$trainer" train "${tiny[@]}" --set train.max_steps=3 --run-dir "$work/a" >"$work/a.out" 2>"$work/a.err"
+code=$?
+check "short run exits 0" "[ $code -eq 0 ]"
+check "stdout holds only events" "[ \$(grep -vc '^{\"v\":1,\"type\":' '$work/a.out') -eq 0 ]"
+check "first event is hello" "head -1 '$work/a.out' | grep -q '\"type\":\"hello\"'"
+check "last event is done completed at step 3" "tail -1 '$work/a.out' | grep -q '\"type\":\"done\",\"status\":\"completed\",\"step\":3'"
+check "checkpoint event names a path inside the run" "grep -q '\"type\":\"checkpoint\",\"step\":3,\"path\":\"checkpoints/step_3\"' '$work/a.out'"
+check "checkpoint is complete" "[ -f '$work/a/checkpoints/step_3/COMPLETE' ] && [ -f '$work/a/checkpoints/step_3/model.safetensors' ]"
+check "metrics.jsonl has 3 training rows" "[ \$(grep -c 'train/recon_loss' '$work/a/metrics.jsonl') -eq 3 ]"
+
+# 2. The same directory without --resume is refused.
+"$trainer" train "${tiny[@]}" --run-dir "$work/a" >"$work/b.out" 2>"$work/b.err"
+code=$?
+check "existing run without --resume exits 2" "[ $code -eq 2 ] && grep -q 'already holds a run' '$work/b.err'"
+
+# 3. Resume with a changed model is refused, naming the key.
+"$trainer" train --resume --run-dir "$work/a" --set model.init_dim=4 >"$work/c.out" 2>"$work/c.err"
+code=$?
+check "resume with a changed model exits 2 naming model.init_dim" "[ $code -eq 2 ] && grep -q 'model.init_dim' '$work/c.err'"
+
+# 4. Resume with a longer run (a safe change) continues from step 3 to 5.
+"$trainer" train --resume --run-dir "$work/a" --set train.max_steps=5 >"$work/d.out" 2>"$work/d.err"
+code=$?
+check "resume exits 0 and ends at step 5" "[ $code -eq 0 ] && tail -1 '$work/d.out' | grep -q '\"status\":\"completed\",\"step\":5'"
+check "resumed run logs from step 4" "[ \$(grep -c 'train/recon_loss' '$work/a/metrics.jsonl') -eq 5 ]"
+"$trainer" summary --run-dir "$work/a" >"$work/s.out"
+check "summary reports step 5 and both checkpoints" "grep -q '\"step\": 5' '$work/s.out' && tr -d ' \n' <'$work/s.out' | grep -q '\"checkpoints\":\[3,5\]'"
+
+# 5. SIGTERM: checkpoint, done stopped, exit 0.
+"$trainer" train "${tiny[@]}" --set train.max_steps=100000 --run-dir "$work/e" >"$work/e.out" 2>"$work/e.err" &
+pid=$!
+for _ in $(seq 1 600); do grep -q '"type":"progress"' "$work/e.out" 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+check "SIGTERM exits 0 with done stopped" "[ $code -eq 0 ] && tail -1 '$work/e.out' | grep -q '\"status\":\"stopped\"'"
+check "SIGTERM left a complete checkpoint" "ls '$work/e/checkpoints'/step_*/COMPLETE >/dev/null 2>&1"
+
+# 6. --control-stdin: the end of stdin (the parent is gone) stops the run cleanly.
+"$trainer" train "${tiny[@]}" --set train.max_steps=100000 --control-stdin --run-dir "$work/f" \
+  </dev/null >"$work/f.out" 2>"$work/f.err"
+code=$?
+check "closed control stdin stops with exit 0" "[ $code -eq 0 ] && tail -1 '$work/f.out' | grep -q '\"status\":\"stopped\"'"
+
+# 7. A stop line on stdin.
+{ sleep 3; echo '{"type":"stop"}'; sleep 30; } | "$trainer" train "${tiny[@]}" --set train.max_steps=100000 \
+  --control-stdin --run-dir "$work/g" >"$work/g.out" 2>"$work/g.err"
+check "stop control line stops the run" "tail -1 '$work/g.out' | grep -q '\"status\":\"stopped\"'"
+
+# 8. --time-budget ends the run cleanly well before max_steps.
+"$trainer" train "${tiny[@]}" --set train.max_steps=100000 --time-budget 3s --run-dir "$work/h" >"$work/h.out" 2>"$work/h.err"
+code=$?
+check "time budget exits 0 with done completed" "[ $code -eq 0 ] && tail -1 '$work/h.out' | grep -q '\"status\":\"completed\"'"
+check "time budget wrote a final checkpoint" "ls '$work/h/checkpoints'/step_*/COMPLETE >/dev/null 2>&1"
+"$trainer" train "${tiny[@]}" --time-budget soon --run-dir "$work/i" >/dev/null 2>"$work/i.err"
+code=$?
+check "bad --time-budget exits 2" "[ $code -eq 2 ] && grep -q 'time-budget' '$work/i.err'"
+
+if [ $fail -ne 0 ]; then
+  for f in "$work"/*.err; do echo "--- $f"; tail -5 "$f"; done
+  exit 1
+fi
+rm -rf "$work"
+echo "all train end-to-end checks passed"

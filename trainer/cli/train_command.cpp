@@ -1,0 +1,202 @@
+#include "trainer/cli/train_command.h"
+
+#include "core/config_io.h"
+#include "core/event_protocol.h"
+#include "core/metrics_log.h"
+#include "core/presets.h"
+#include "core/run_directory.h"
+#include "trainer/event_sink.h"
+#include "trainer/training/training_run.h"
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+namespace tb::trainer::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+RunControl* g_control = nullptr;
+
+void onStopSignal(int) {
+  if (g_control != nullptr) g_control->stop.store(true);
+}
+
+// Control lines from the front end; the end of stdin means the parent is gone.
+void readControlLines(RunControl* control) {
+  for (std::string line; std::getline(std::cin, line);) {
+    Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const std::string type = msg.is_object() ? msg.value("type", std::string()) : std::string();
+    if (type == "stop") {
+      control->stop.store(true);
+    } else if (type == "checkpoint") {
+      control->checkpoint.store(true);
+    } else {
+      std::cerr << "tokenbench-trainer: ignoring control line: " << line.substr(0, 200) << "\n";
+    }
+  }
+  control->stop.store(true);
+}
+
+int usageError(const std::string& message) {
+  std::cerr << "tokenbench-trainer train: " << message << "\n";
+  return 2;
+}
+
+bool readDocument(const std::string& source, Json& doc, std::string& error) {
+  std::string text;
+  if (source == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(source, std::ios::binary);
+    if (!in) {
+      error = "cannot read " + source;
+      return false;
+    }
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  doc = Json::parse(text, nullptr, false);
+  if (doc.is_discarded()) {
+    // Let the parser produce its precise message.
+    error = source + ": " + core::parseRunConfig(std::string_view(text)).errors.front().message;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<double> parseDuration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  double scale = 1;
+  std::string number = text;
+  switch (text.back()) {
+    case 's': number.pop_back(); break;
+    case 'm': scale = 60; number.pop_back(); break;
+    case 'h': scale = 3600; number.pop_back(); break;
+    default: break;
+  }
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(number, &used);
+    if (used != number.size() || !(v >= 0)) return std::nullopt;
+    return v * scale;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+int train(const TrainArgs& args) {
+  if (args.run_dir.empty()) return usageError("--run-dir is required");
+  if (!args.config.empty() && !args.preset.empty()) return usageError("give --config or --preset, not both");
+  const core::RunDirectory run(args.run_dir);
+  const bool has_run = fs::exists(run.configFile());
+
+  TrainOptions options;
+  options.resume = args.resume;
+  if (!args.time_budget.empty()) {
+    const auto budget = parseDuration(args.time_budget);
+    if (!budget) return usageError("--time-budget: expected a duration such as 20m, 90s or 1h, got \"" + args.time_budget + "\"");
+    options.time_budget_s = *budget;
+  }
+
+  // The document to train: the given file or preset, else (when resuming) the run's own.
+  Json doc;
+  std::string error;
+  if (!args.config.empty()) {
+    if (!readDocument(args.config, doc, error)) return usageError(error);
+  } else if (!args.preset.empty()) {
+    doc = core::presetOverrides(args.preset);
+    if (doc.is_null()) return usageError(core::loadPreset(args.preset).errors.front().toString());
+  } else if (args.resume && has_run) {
+    if (!readDocument(run.configFile().string(), doc, error)) return usageError(error);
+  } else {
+    return usageError(args.resume ? "nothing to resume in " + args.run_dir + " (no config.json); give --config"
+                                  : "--config FILE (or --preset NAME) is required");
+  }
+  for (const auto& assignment : args.sets) {
+    if (auto e = core::applyOverride(doc, assignment)) return usageError("--set " + e->toString());
+  }
+  core::ConfigLoad load = core::parseRunConfig(doc);
+  if (!load.ok()) {
+    for (const auto& e : load.errors) std::cerr << e.toString() << "\n";
+    return 2;
+  }
+
+  if (has_run && !args.resume) {
+    return usageError(args.run_dir + " already holds a run (config.json); pass --resume to continue it, "
+                                     "or choose another --run-dir");
+  }
+  if (args.resume && has_run) {
+    const core::ConfigLoad stored = core::loadRunConfig(run.configFile());
+    if (!stored.ok()) {
+      for (const auto& e : stored.errors) std::cerr << run.configFile().string() << ": " << e.toString() << "\n";
+      return 2;
+    }
+    std::vector<std::string> refused;
+    const auto& safe = core::resumeSafeKeys();
+    for (const auto& key : core::changedKeys(stored.config, load.config)) {
+      if (std::find(safe.begin(), safe.end(), key) == safe.end()) refused.push_back(key);
+    }
+    if (!refused.empty()) {
+      std::string list;
+      for (const auto& k : refused) list += (list.empty() ? "" : ", ") + k;
+      return usageError("cannot resume with a changed configuration: " + list +
+                        " differ from the run's config.json (only train.max_steps, intervals and limits may change)");
+    }
+  }
+
+  // Events own the real stdout from here; anything else printed there goes to stderr.
+  EventSink events = EventSink::claimStdout();
+  RunControl control;
+  g_control = &control;
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  if (args.control_stdin) std::thread(readControlLines, &control).detach();
+  const int code = runTraining(load.config, run, options, events, control);
+  g_control = nullptr;
+  return code;
+}
+
+int summarizeRun(const std::string& run_dir) {
+  const core::RunDirectory run(run_dir);
+  if (!fs::exists(run.metricsFile())) {
+    std::cerr << "tokenbench-trainer summary: no metrics.jsonl in " << run_dir << "\n";
+    return 2;
+  }
+  core::MetricsFollower follower(run.metricsFile());
+  Json out = Json::object();
+  Json valid = Json::object();
+  std::optional<double> first_loss, last_loss;
+  std::int64_t last_step = 0;
+  for (const auto& row : follower.poll()) {
+    last_step = std::max(last_step, row.step);
+    for (const auto& [name, value] : row.values) {
+      if (name == "train/recon_loss") {
+        if (!first_loss) first_loss = value;
+        last_loss = value;
+      } else if (name.rfind("valid/", 0) == 0) {
+        valid[name] = value;
+      }
+    }
+  }
+  out["run_dir"] = run_dir;
+  out["step"] = last_step;
+  out["first_recon_loss"] = first_loss ? Json(*first_loss) : Json();
+  out["last_recon_loss"] = last_loss ? Json(*last_loss) : Json();
+  out["valid"] = valid;
+  out["checkpoints"] = run.listCheckpointSteps();
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace tb::trainer::cli

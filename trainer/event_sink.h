@@ -1,0 +1,32 @@
+#pragma once
+// Where rank 0 writes protocol events: one NDJSON line per event (core/event_protocol.h).
+
+#include "core/event_protocol.h"
+
+#include <mutex>
+
+namespace tb::trainer {
+
+class EventSink {
+ public:
+  /// Events go to file descriptor `fd`; a disabled sink (ranks other than 0) drops them.
+  explicit EventSink(int fd, bool enabled = true);
+
+  /// Takes stdout for events: the events keep a private duplicate of file descriptor 1, and
+  /// descriptor 1 itself is pointed at stderr, so anything a library prints on stdout ends up
+  /// in the human log instead of corrupting the event stream.
+  static EventSink claimStdout(bool enabled = true);
+
+  /// Writes the event and its '\n' in one write, from any thread. Returns false when the
+  /// stream is gone (the reader closed the pipe); the trainer keeps going on its files.
+  bool emit(const core::Event& event);
+
+  bool enabled() const { return m_enabled; }
+
+ private:
+  int m_fd;
+  bool m_enabled;
+  std::mutex m_mutex;
+};
+
+}  // namespace tb::trainer

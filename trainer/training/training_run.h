@@ -1,0 +1,45 @@
+#pragma once
+// One training run on one process: the tokenizer, its optimiser and schedule, the data, and
+// everything written to the run directory (config.json, metrics.jsonl, checkpoints/, events).
+
+#include "core/run_config.h"
+#include "core/run_directory.h"
+#include "trainer/event_sink.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace tb::trainer {
+
+/// Requests that reach a running loop from signal handlers and the control thread.
+struct RunControl {
+  std::atomic<bool> stop{false};        ///< checkpoint, `done` "stopped", return
+  std::atomic<bool> checkpoint{false};  ///< checkpoint now, keep training
+};
+
+struct TrainOptions {
+  bool resume = false;
+  double time_budget_s = 0;  ///< overrides train.time_budget_s when > 0
+  std::string launcher = "single";
+};
+
+/// A failure the user can act on, reported as an `error` event with this code.
+class TrainingError : public std::runtime_error {
+ public:
+  TrainingError(std::string code, const std::string& message, std::string hint = {})
+      : std::runtime_error(message), m_code(std::move(code)), m_hint(std::move(hint)) {}
+  const std::string& code() const { return m_code; }
+  const std::string& hint() const { return m_hint; }
+
+ private:
+  std::string m_code;
+  std::string m_hint;
+};
+
+/// Trains until max_steps, the time budget or a stop request; returns the process exit code
+/// (0 also after a stop: the run is resumable). Emits hello ... done on `events`.
+int runTraining(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
+                EventSink& events, RunControl& control);
+
+}  // namespace tb::trainer
