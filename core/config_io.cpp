@@ -167,7 +167,7 @@ ConfigLoad parseRunConfig(std::string_view json_text) {
   Json doc;
   try {
     doc = Json::parse(json_text.begin(), json_text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     ConfigLoad result;
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line..."
     std::string what = e.what();
@@ -211,8 +211,8 @@ std::optional<ConfigError> applyOverride(Json& doc, std::string_view assignment)
   Json value;
   try {
     value = Json::parse(text);
-  } catch (const Json::parse_error&) {
-    value = text;  // bare words are strings: --set data.path=/clips
+  } catch (const Json::exception&) {
+    value = text;  // bare words (and numbers past double) are strings: --set data.path=/clips
   }
   if (!doc.is_object()) doc = Json::object();
   Json* node = &doc;

@@ -106,6 +106,16 @@ TEST(ConfigValidationSyntax, InvalidJsonIsOneDocumentError) {
   EXPECT_EQ(load.errors[0].message.rfind("invalid JSON: ", 0), 0u) << load.errors[0].message;
 }
 
+TEST(ConfigValidationSyntax, NumberPastDoubleIsAnErrorNotACrash) {
+  // nlohmann reports 1e999 as out_of_range, not parse_error; found by fuzz_run_config.
+  const auto load = parseRunConfig(std::string_view(R"({"train": {"lr": 1e999}})"));
+  ASSERT_EQ(load.errors.size(), 1u);
+  EXPECT_NE(load.errors[0].message.find("number overflow"), std::string::npos) << load.errors[0].message;
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  EXPECT_FALSE(applyOverride(doc, "train.lr=1e999"));
+  EXPECT_EQ(doc["train"]["lr"], "1e999");  // kept as text, then rejected by the typed reader
+}
+
 TEST(ConfigValidationSeveral, EveryErrorIsReportedReadingFirstThenRules) {
   const auto lines = errorLines(R"({"train": {"batch_size": -1, "lr": "x", "warmup_step": 3}})");
   EXPECT_EQ(lines, (std::vector<std::string>{"train.lr: expected a number, got string \"x\"",
