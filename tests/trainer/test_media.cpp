@@ -1,6 +1,7 @@
 // Tests of trainer/media: video decode/encode round trips, probing, range decoding, damaged
 // input, image reading and folder scanning. Every video is generated here, tiny (32x24).
 
+#include "tests/trainer/test_support.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
@@ -34,48 +35,10 @@
 
 namespace fs = std::filesystem;
 using namespace tb::trainer::media;
+using tb::trainer::testing::makeClip;
+using tb::trainer::testing::TempFolder;
 
 namespace {
-
-/// A fresh folder per test, removed afterwards.
-class TempFolder {
- public:
-  TempFolder() {
-    static std::atomic<int> counter{0};
-    m_path = fs::temp_directory_path() / ("tb_media_" + std::to_string(::getpid()) + "_" +
-                                          std::to_string(counter.fetch_add(1)));
-    fs::remove_all(m_path);
-    fs::create_directories(m_path);
-  }
-  ~TempFolder() {
-    std::error_code ec;
-    fs::remove_all(m_path, ec);
-  }
-  std::string file(const std::string& name) const { return (m_path / name).string(); }
-  const fs::path& path() const { return m_path; }
-
- private:
-  fs::path m_path;
-};
-
-/// Smooth, moving content: every frame differs from the others, nothing aliases at 32x24.
-VideoFrames makeClip(int width, int height, int count, double fps) {
-  VideoFrames clip;
-  clip.width = width;
-  clip.height = height;
-  clip.count = count;
-  clip.fps = fps;
-  clip.rgb.resize(clip.frameBytes() * count);
-  for (int t = 0; t < count; ++t)
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x) {
-        uint8_t* p = clip.frame(t) + (static_cast<std::size_t>(y) * width + x) * 3;
-        p[0] = static_cast<uint8_t>(30 + 4 * x + 3 * t);
-        p[1] = static_cast<uint8_t>(30 + 6 * y + 2 * t);
-        p[2] = static_cast<uint8_t>(128 + 60 * std::sin((x + y + 2.0 * t) / 6.0));
-      }
-  return clip;
-}
 
 /// Four flat colour quadrants that swap every frame: few colours, sharp edges.
 VideoFrames makeFlatClip(int width, int height, int count, double fps) {

@@ -4,6 +4,7 @@
 #include "core/version.h"
 #include "trainer/cli/config_commands.h"
 #include "trainer/cli/model_commands.h"
+#include "trainer/cli/token_commands.h"
 #include "trainer/cli/train_command.h"
 #include "trainer/runtime_info.h"
 
@@ -70,6 +71,24 @@ int runTrainerCli(int argc, char** argv) {
   init->add_option("--preset", model_preset, "Use this preset instead of a file");
   init->add_option("--out", init_out, "Checkpoint folder to create (must not exist)")->required();
 
+  cli::TokenizeArgs tok;
+  auto* tokenize = app.add_subcommand("tokenize", "Write the tokens of every clip of a video/image file or folder as "
+                                                  "OUT/<clip>.safetensors (int32 [t, h, w])");
+  tokenize->add_option("--checkpoint", tok.checkpoint, "Checkpoint folder, or a run directory (its newest checkpoint)")
+      ->required();
+  tokenize->add_option("--input", tok.input, "Video or image file, or a folder scanned recursively")->required();
+  tokenize->add_option("--out", tok.out, "Folder for the token files and manifest.json (created)")->required();
+  tokenize->add_option("--max-clips", tok.max_clips_per_file, "At most this many clips per video (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  tokenize->add_flag("--raw-weights", tok.raw_weights, "Use model.safetensors even when EMA weights exist");
+  cli::DetokenizeArgs detok;
+  auto* detokenize = app.add_subcommand("detokenize", "Decode a token file written by tokenize into a video");
+  detokenize->add_option("--checkpoint", detok.checkpoint, "Checkpoint folder, or a run directory")->required();
+  detokenize->add_option("--tokens", detok.tokens, "Token file (.safetensors with a \"tokens\" tensor)")->required();
+  detokenize->add_option("--out", detok.out, "Video to write: .gif, .mp4, .mkv, .webm, .avi")->required();
+  detokenize->add_option("--fps", detok.fps, "Frame rate (default: the source's, else 8)")->check(CLI::PositiveNumber);
+  detokenize->add_flag("--raw-weights", detok.raw_weights, "Use model.safetensors even when EMA weights exist");
+
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
   summary->add_option("--run-dir", summary_dir, "Run directory")->required();
@@ -112,6 +131,8 @@ int runTrainerCli(int argc, char** argv) {
   if (*train) return cli::train(train_args);
   if (*summary) return cli::summarizeRun(summary_dir);
   if (*model_info) return cli::modelInfo(model_config, model_preset);
+  if (*tokenize) return cli::tokenize(tok);
+  if (*detokenize) return cli::detokenize(detok);
   if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
   std::cerr << app.help();
   return 2;

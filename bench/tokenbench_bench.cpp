@@ -1,0 +1,156 @@
+// tokenbench-bench: times one piece of a tokenizer training step and prints one JSON line.
+//
+// One measurement per process, so that the peak resident set size (getrusage ru_maxrss) belongs
+// to that measurement alone; bench/run_model_bench.sh runs the cases and prints the table.
+//
+//   --what gen-step-recon  tokenizer forward + backward of reconstruction (L1) + quantizer losses
+//          encode          video -> indices, no gradient
+//          decode          indices -> video, no gradient
+//          lfq             LFQ entropy + commitment terms on random latents, forward + backward
+//                          (--bits K, --tokens N, --estimate exact|factorized)
+
+#include "core/config_io.h"
+#include "core/presets.h"
+#include "trainer/models/lookup_free_quantizer.h"
+#include "trainer/models/tokenizer.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <vector>
+
+#include <sys/resource.h>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t peakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+struct Timing {
+  std::vector<double> seconds;
+  double median() const {
+    auto s = seconds;
+    std::sort(s.begin(), s.end());
+    const std::size_t n = s.size();
+    return n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  }
+};
+
+Timing measure(int warmup, int repeats, const std::function<void()>& body) {
+  for (int i = 0; i < warmup; ++i) body();
+  Timing t;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = Clock::now();
+    body();
+    t.seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tokenbench-bench: time one piece of a training step (one JSON line on stdout)"};
+  std::string what = "gen-step-recon", preset = "bench-small", config_file, estimate = "factorized";
+  int batch = 0, threads = 2, warmup = 1, repeats = 3;
+  std::int64_t bits = 10, tokens = 1280;
+  app.add_option("--what", what, "gen-step-recon, encode, decode or lfq")
+      ->check(CLI::IsMember({"gen-step-recon", "encode", "decode", "lfq"}));
+  app.add_option("--preset", preset, "Model preset (ignored with --config)");
+  app.add_option("--config", config_file, "Configuration file instead of a preset");
+  app.add_option("--batch", batch, "Clips per step (0: the configuration's train.batch_size)");
+  app.add_option("--threads", threads, "Intra-op threads")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "Untimed runs first")->check(CLI::NonNegativeNumber);
+  app.add_option("--repeats", repeats, "Timed runs (the median is reported)")->check(CLI::PositiveNumber);
+  app.add_option("--bits", bits, "lfq: bits per code K (codebook 2^K)")->check(CLI::Range(1, 24));
+  app.add_option("--tokens", tokens, "lfq: tokens per step")->check(CLI::PositiveNumber);
+  app.add_option("--estimate", estimate, "lfq: codebook entropy estimate")
+      ->check(CLI::IsMember({"exact", "factorized"}));
+  CLI11_PARSE(app, argc, argv);
+
+  torch::set_num_threads(threads);
+  torch::manual_seed(0);
+  nlohmann::ordered_json out;
+  out["what"] = what;
+  out["threads"] = threads;
+  out["repeats"] = repeats;
+  Timing timing;
+  std::int64_t baseline = 0;
+  try {
+    if (what == "lfq") {
+      using namespace tb::trainer;
+      LookupFreeQuantizer lfq(LookupFreeQuantizerOptions(bits, std::int64_t{1} << bits)
+                                  .entropy_estimate(parseEntropyEstimate(estimate)));
+      lfq->train();
+      // Latents as the encoder gives them: [B, K, t, h, w], here one row of `tokens` positions.
+      const torch::Tensor latent = torch::randn({1, bits, tokens, 1, 1}).requires_grad_(true);
+      out["bits"] = bits;
+      out["tokens"] = tokens;
+      out["estimate"] = estimate;
+      baseline = peakRssBytes();
+      timing = measure(warmup, repeats, [&] {
+        latent.mutable_grad() = torch::Tensor();
+        lfq->quantize(latent).loss.backward();
+      });
+    } else {
+      const tb::core::ConfigLoad load =
+          config_file.empty() ? tb::core::loadPreset(preset) : tb::core::loadRunConfig(config_file);
+      if (!load.ok()) {
+        for (const auto& e : load.errors) std::cerr << e.toString() << "\n";
+        return 2;
+      }
+      const auto& config = load.config;
+      if (batch <= 0) batch = config.train.batch_size;
+      auto tokenizer = tb::trainer::makeTokenizer(config.model, config.data);
+      const auto& d = config.data;
+      const torch::Tensor video = torch::rand({batch, 3, d.num_frames, d.image_size, d.image_size}) * 2 - 1;
+      out["config"] = config_file.empty() ? preset : config_file;
+      out["batch"] = batch;
+      out["input_shape"] = video.sizes().vec();
+      out["tokenizer_params"] = tb::trainer::countParameters(*tokenizer);
+      if (what == "gen-step-recon") {
+        tokenizer->train();
+        baseline = peakRssBytes();
+        timing = measure(warmup, repeats, [&] {
+          tokenizer->zero_grad();
+          const auto result = tokenizer->forward(video);
+          torch::Tensor loss;
+          for (const auto& [name, term] : result.losses) {
+            if (name == "recon_l1" || name == "quantizer") loss = loss.defined() ? loss + term : term;
+          }
+          loss.backward();
+        });
+      } else {
+        tokenizer->eval();
+        torch::NoGradGuard no_grad;
+        const torch::Tensor indices = tokenizer->tokenize(video);
+        baseline = peakRssBytes();
+        if (what == "encode") {
+          timing = measure(warmup, repeats, [&] { (void)tokenizer->tokenize(video); });
+        } else {
+          timing = measure(warmup, repeats, [&] { (void)tokenizer->decodeFromIndices(indices); });
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "tokenbench-bench: " << e.what() << "\n";
+    return 1;
+  }
+  out["median_s"] = timing.median();
+  out["min_s"] = *std::min_element(timing.seconds.begin(), timing.seconds.end());
+  out["seconds"] = timing.seconds;
+  out["peak_rss_bytes"] = peakRssBytes();
+  out["rss_before_bytes"] = baseline;
+  std::cout << out.dump() << "\n";
+  return 0;
+}

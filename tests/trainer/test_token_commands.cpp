@@ -1,0 +1,164 @@
+// tokenize / detokenize on real files: videos encoded here with FFmpeg, a PNG, checkpoints
+// written by `init`, token files read back with the safetensors parser.
+
+#include "tests/trainer/test_support.h"
+#include "core/config_io.h"
+#include "core/safetensors.h"
+#include "trainer/cli/model_commands.h"
+#include "trainer/cli/token_commands.h"
+#include "trainer/media/frame_tensors.h"
+#include "trainer/weights/state_dict_io.h"
+#if TB_WITH_FFMPEG && TB_WITH_OPENCV
+#include "trainer/media/image_reader.h"
+#include "trainer/media/video_decoder.h"
+#include "trainer/media/video_encoder.h"
+#endif
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace tb::trainer::cli {
+namespace {
+#if TB_WITH_FFMPEG && TB_WITH_OPENCV
+
+namespace fs = std::filesystem;
+using testing::TempFolder;
+
+core::RunConfig tinyConfig() {
+  core::RunConfig c;
+  c.data.image_size = 16;
+  c.data.num_frames = 5;
+  c.model.init_dim = 8;
+  c.model.max_dim = 16;
+  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
+  c.model.input_conv_kernel = {3, 3, 3};
+  c.model.quantizer.codebook_size = 64;
+  return c;
+}
+
+/// A checkpoint folder written by `init`, a folder with a 12-frame lossless video (two 5-frame
+/// clips and a dropped 2-frame tail) in a subfolder, a PNG and a broken "video".
+struct Fixture {
+  TempFolder dir;
+  fs::path ckpt = dir.path() / "ckpt";
+  fs::path input = dir.path() / "input";
+  fs::path out = dir.path() / "tokens";
+
+  Fixture() {
+    const fs::path config = dir.path() / "config.json";
+    std::ofstream(config) << core::toJsonText(tinyConfig());
+    EXPECT_EQ(initCheckpoint(config.string(), "", ckpt), 0);
+    fs::create_directories(input / "sub");
+    media::writeVideo((input / "sub" / "walk.mkv").string(), testing::makeClip(40, 24, 12, 10.0));
+    const auto still = testing::makeClip(20, 30, 1, 0.0);
+    media::writePng((input / "still.png").string(), still.width, still.height, still.rgb.data());
+    std::ofstream(input / "broken.mp4") << "not a video";
+  }
+
+  TokenizeArgs tokenizeArgs() const { return {ckpt.string(), input.string(), out.string(), 0, false}; }
+};
+
+torch::Tensor readTokens(const fs::path& file, std::map<std::string, std::string>* meta = nullptr) {
+  const auto f = core::SafetensorsFile::read(file);
+  const core::TensorInfo* info = f.find("tokens");
+  EXPECT_NE(info, nullptr) << file;
+  EXPECT_EQ(info->dtype, core::DType::I32);
+  if (meta != nullptr) *meta = f.metadata();
+  return weights::readTensor(f, *info);
+}
+
+TEST(TokenCommands, TokenizeWritesOneFileOfModelTokensPerClip) {
+  Fixture fx;
+  ASSERT_EQ(tokenize(fx.tokenizeArgs()), 0);
+  const auto ckpt = loadCheckpoint(fx.ckpt);
+  torch::NoGradGuard no_grad;
+
+  std::map<std::string, std::string> meta;
+  const torch::Tensor second = readTokens(fx.out / "sub__walk_clip0001.safetensors", &meta);
+  EXPECT_EQ(meta["frame_start"], "5");
+  EXPECT_EQ(meta["frame_count"], "5");
+  EXPECT_EQ(meta["codebook_size"], "64");
+  EXPECT_EQ(meta["source"], (fx.input / "sub" / "walk.mkv").string());
+  const auto grid = ckpt.tokenizer->tokenGrid(5, 16);
+  EXPECT_EQ(second.sizes().vec(), std::vector<std::int64_t>(grid.begin(), grid.end()));
+
+  // The same frames tokenized directly give the same tokens.
+  media::VideoDecoder decoder((fx.input / "sub" / "walk.mkv").string());
+  media::ClipRequest request;
+  request.start = 5;
+  request.count = 5;
+  request.resizeShortSide = 16;
+  request.cropSize = 16;
+  const torch::Tensor clip = media::framesToTensor(decoder.decode(request)).unsqueeze(0);
+  EXPECT_TRUE(torch::equal(second.to(torch::kInt64), ckpt.tokenizer->tokenize(clip).squeeze(0)));
+
+  // Two whole clips of the video (the 2-frame tail dropped), one of the image, none of the broken file.
+  EXPECT_FALSE(fs::exists(fx.out / "sub__walk_clip0002.safetensors"));
+  EXPECT_EQ(readTokens(fx.out / "still.safetensors").size(0), 1);
+  nlohmann::json manifest;
+  std::ifstream(fx.out / "manifest.json") >> manifest;
+  ASSERT_EQ(manifest.size(), 3u);
+  EXPECT_EQ(manifest[0]["clip"], "still");
+  EXPECT_EQ(manifest[2]["clip"], "sub__walk_clip0001");
+}
+
+TEST(TokenCommands, DetokenizeDecodesExactlyWhatTheModelDecodes) {
+  Fixture fx;
+  ASSERT_EQ(tokenize(fx.tokenizeArgs()), 0);
+  const fs::path tokens = fx.out / "sub__walk_clip0000.safetensors";
+  const fs::path video = fx.dir.path() / "decoded.mkv";  // FFV1: lossless, so exact
+  ASSERT_EQ(detokenize({fx.ckpt.string(), tokens.string(), video.string(), 0, false}), 0);
+
+  media::VideoDecoder decoder(video.string());
+  EXPECT_EQ(decoder.info().frameCount, 5);
+  EXPECT_NEAR(decoder.info().fps, 10.0, 1e-6);  // the source's rate, from the metadata
+  const media::VideoFrames frames = decoder.decodeAvailable().frames;
+  torch::NoGradGuard no_grad;
+  const auto ckpt = loadCheckpoint(fx.ckpt);
+  const torch::Tensor expected =
+      ckpt.tokenizer->decodeFromIndices(readTokens(tokens).to(torch::kInt64).unsqueeze(0)).squeeze(0);
+  EXPECT_EQ(frames.rgb, media::tensorToFrames(expected).rgb);
+}
+
+TEST(TokenCommands, BadTokenFilesAndCheckpointsExitTwo) {
+  Fixture fx;
+  const std::string gif = (fx.dir.path() / "x.gif").string();
+  const fs::path out_of_range = fx.dir.path() / "range.safetensors";
+  weights::saveTensors({{"tokens", torch::full({2, 8, 8}, 64, torch::kInt32)}}, out_of_range);
+  EXPECT_EQ(detokenize({fx.ckpt.string(), out_of_range.string(), gif, 0, false}), 2);
+  const fs::path other_codebook = fx.dir.path() / "codebook.safetensors";
+  weights::saveTensors({{"tokens", torch::zeros({2, 8, 8}, torch::kInt32)}}, other_codebook,
+                       {{"codebook_size", "1024"}});
+  EXPECT_EQ(detokenize({fx.ckpt.string(), other_codebook.string(), gif, 0, false}), 2);
+  const fs::path wrong_name = fx.dir.path() / "name.safetensors";
+  weights::saveTensors({{"codes", torch::zeros({2, 8, 8}, torch::kInt32)}}, wrong_name);
+  EXPECT_EQ(detokenize({fx.ckpt.string(), wrong_name.string(), gif, 0, false}), 2);
+  EXPECT_EQ(detokenize({fx.ckpt.string(), (fx.input / "broken.mp4").string(), gif, 0, false}), 2);
+  EXPECT_FALSE(fs::exists(gif));
+
+  TokenizeArgs args = fx.tokenizeArgs();
+  args.input = (fx.input / "broken.mp4").string();  // nothing usable
+  EXPECT_EQ(tokenize(args), 2);
+  args = fx.tokenizeArgs();
+  args.checkpoint = (fx.dir.path() / "missing").string();
+  EXPECT_EQ(tokenize(args), 2);
+  EXPECT_THROW(loadCheckpoint(fx.input), std::runtime_error);  // no checkpoint inside
+}
+
+TEST(TokenCommands, RunDirectoryMeansItsNewestCompleteCheckpoint) {
+  Fixture fx;
+  const fs::path run = fx.dir.path() / "run";
+  for (const char* step : {"step_3", "step_12", ".step_20.tmp"}) {
+    fs::create_directories(run / "checkpoints");
+    fs::copy(fx.ckpt, run / "checkpoints" / step, fs::copy_options::recursive);
+    if (std::string(step).rfind("step_", 0) == 0) std::ofstream(run / "checkpoints" / step / "COMPLETE");
+  }
+  EXPECT_EQ(loadCheckpoint(run).folder, run / "checkpoints" / "step_12");
+  EXPECT_EQ(loadCheckpoint(run).weights, "model.safetensors");  // init writes no EMA weights
+}
+
+#endif
+}  // namespace
+}  // namespace tb::trainer::cli

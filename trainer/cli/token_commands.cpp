@@ -1,0 +1,325 @@
+#include "trainer/cli/token_commands.h"
+
+#include "core/config_io.h"
+#include "core/run_directory.h"
+#include "core/safetensors.h"
+#include "core/version.h"
+#include "trainer/media/frame_tensors.h"
+#include "trainer/media/media_error.h"
+#include "trainer/media/media_folder.h"
+#include "trainer/weights/state_dict_io.h"
+#if TB_WITH_FFMPEG
+#include "trainer/media/video_decoder.h"
+#include "trainer/media/video_encoder.h"
+#endif
+#if TB_WITH_OPENCV
+#include "trainer/media/image_reader.h"
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace tb::trainer::cli {
+namespace fs = std::filesystem;
+namespace F = torch::nn::functional;
+
+namespace {
+
+/// A failure the user can fix (exit 2), as opposed to a write failure (exit 1).
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+fs::path newestCheckpoint(const fs::path& run_dir) {
+  const auto steps = core::RunDirectory(run_dir).listCheckpointSteps();
+  if (steps.empty()) {
+    throw std::runtime_error(run_dir.string() + ": run directory without a complete checkpoint");
+  }
+  return core::RunDirectory(run_dir).checkpointDir(steps.back());
+}
+
+/// `[3, T, H, W]` -> short side `size` (bicubic, antialiased when shrinking), centre square.
+torch::Tensor resizeAndCenterCrop(const torch::Tensor& clip, std::int64_t size) {
+  const std::int64_t h = clip.size(2), w = clip.size(3);
+  torch::Tensor x = clip;
+  if (std::min(h, w) != size) {
+    const double scale = static_cast<double>(size) / static_cast<double>(std::min(h, w));
+    const std::int64_t nh = std::max<std::int64_t>(size, std::llround(h * scale));
+    const std::int64_t nw = std::max<std::int64_t>(size, std::llround(w * scale));
+    x = F::interpolate(clip.permute({1, 0, 2, 3}),  // frames as the batch
+                       F::InterpolateFuncOptions()
+                           .size(std::vector<std::int64_t>{nh, nw})
+                           .mode(torch::kBicubic)
+                           .align_corners(false)
+                           .antialias(nh < h))
+            .permute({1, 0, 2, 3})
+            .clamp(-1, 1);
+  }
+  const std::int64_t top = (x.size(2) - size) / 2, left = (x.size(3) - size) / 2;
+  return x.slice(2, top, top + size).slice(3, left, left + size).contiguous();
+}
+
+struct Clip {
+  std::string name;
+  int frame_start = 0;
+  int frame_count = 0;
+  double fps = 0;
+  torch::Tensor pixels;  // [3, T, S, S]
+};
+
+std::string clipBaseName(const fs::path& file, const fs::path& root) {
+  fs::path rel = root.empty() ? file.filename() : file.lexically_relative(root);
+  rel.replace_extension();
+  std::string name = rel.generic_string();
+  for (std::size_t pos = 0; (pos = name.find('/', pos)) != std::string::npos; pos += 2) {
+    name.replace(pos, 1, "__");
+  }
+  return name;
+}
+
+/// Every whole clip of one video (at most `max_clips` when > 0), or the image as one clip.
+/// Throws media::MediaError naming the file.
+std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const core::DataConfig& d,
+                            int max_clips) {
+  const std::string base = clipBaseName(file, root);
+  std::vector<Clip> clips;
+  if (media::hasMediaExtension(file.string(), media::MediaKind::Image)) {
+#if TB_WITH_OPENCV
+    const media::VideoFrames frames = media::ImageReader::read(file.string());
+    clips.push_back({base, 0, 1, 0.0, resizeAndCenterCrop(media::framesToTensor(frames), d.image_size)});
+    return clips;
+#else
+    throw media::MediaError(file.string(), "images need a build with OpenCV (TB_WITH_OPENCV)");
+#endif
+  }
+#if TB_WITH_FFMPEG
+  media::VideoDecoder decoder(file.string());
+  const auto& info = decoder.info();
+  const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
+  const int step = d.num_frames * d.frame_stride;            // consecutive clips do not overlap
+  if (info.frameCount < span) {
+    throw media::MediaError(file.string(), "too short: " + std::to_string(info.frameCount) +
+                                               " frames, a clip of data.num_frames " +
+                                               std::to_string(d.num_frames) + " x data.frame_stride " +
+                                               std::to_string(d.frame_stride) + " needs " +
+                                               std::to_string(span));
+  }
+  for (int start = 0, k = 0; start + span <= info.frameCount; start += step, ++k) {
+    if (max_clips > 0 && k >= max_clips) break;
+    media::ClipRequest request;
+    request.start = start;
+    request.count = d.num_frames;
+    request.stride = d.frame_stride;
+    request.resizeShortSide = d.image_size;
+    request.cropSize = d.image_size;
+    const media::VideoFrames frames = decoder.decode(request);
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "_clip%04d", k);
+    clips.push_back({base + suffix, start, d.num_frames, info.fps, media::framesToTensor(frames)});
+  }
+  return clips;
+#else
+  throw media::MediaError(file.string(), "videos need a build with FFmpeg (TB_WITH_FFMPEG)");
+#endif
+}
+
+std::vector<fs::path> inputFiles(const fs::path& input, fs::path& root) {
+  std::error_code ec;
+  if (fs::is_directory(input, ec)) {
+    root = input;
+    std::vector<fs::path> files;
+    for (auto kind : {media::MediaKind::Video, media::MediaKind::Image}) {
+      for (const auto& f : media::scanMediaFolder(input.string(), kind)) files.emplace_back(f);
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw UsageError(input.string() + ": no video or image files in this folder");
+    return files;
+  }
+  if (!fs::exists(input, ec)) throw UsageError(input.string() + ": no such file or folder");
+  root.clear();
+  return {input};
+}
+
+std::string metadataValue(const std::map<std::string, std::string>& meta, const std::string& key) {
+  const auto it = meta.find(key);
+  return it == meta.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    throw std::runtime_error(path.string() + ": not a checkpoint folder or run directory");
+  }
+  LoadedCheckpoint out;
+  out.folder = fs::exists(path / "model.safetensors", ec) ? path : newestCheckpoint(path);
+  const fs::path config_file = out.folder / "config.json";
+  const core::ConfigLoad load = core::loadRunConfig(config_file);
+  if (!load.ok()) {
+    std::string message = config_file.string() + ": invalid configuration";
+    for (const auto& e : load.errors) message += "\n  " + e.toString();
+    throw std::runtime_error(message);
+  }
+  out.config = load.config;
+  out.weights = prefer_ema && fs::exists(out.folder / "ema.safetensors", ec) ? "ema.safetensors"
+                                                                              : "model.safetensors";
+  try {
+    out.tokenizer = makeTokenizer(out.config.model, out.config.data);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(config_file.string() + ": " + e.what());
+  }
+  // EMA files hold parameters only; buffers keep the values model.safetensors has.
+  if (out.weights == "ema.safetensors") {
+    weights::loadStateDict(*out.tokenizer, out.folder / "model.safetensors", true);
+  }
+  const auto report = weights::loadStateDict(*out.tokenizer, out.folder / out.weights, out.weights == "model.safetensors");
+  if (!report.unexpected.empty()) {
+    throw std::runtime_error((out.folder / out.weights).string() + ": unexpected tensor \"" +
+                             report.unexpected.front() + "\"");
+  }
+  out.tokenizer->eval();
+  return out;
+}
+
+int tokenize(const TokenizeArgs& args) {
+  torch::NoGradGuard no_grad;
+  LoadedCheckpoint ckpt;
+  std::vector<fs::path> files;
+  fs::path root;
+  try {
+    ckpt = loadCheckpoint(args.checkpoint, !args.raw_weights);
+    files = inputFiles(args.input, root);
+  } catch (const std::exception& e) {
+    std::cerr << "tokenbench-trainer tokenize: " << e.what() << "\n";
+    return 2;
+  }
+  const core::DataConfig& d = ckpt.config.data;
+  const auto quantizer = ckpt.tokenizer->quantizer();
+  const fs::path out(args.out);
+  nlohmann::ordered_json manifest = nlohmann::ordered_json::array();
+  int skipped = 0;
+  try {
+    fs::create_directories(out);
+    for (const auto& file : files) {
+      std::vector<Clip> clips;
+      try {
+        clips = readClips(file, root, d, args.max_clips_per_file);
+      } catch (const media::MediaError& e) {
+        std::cerr << "tokenbench-trainer tokenize: skipped " << e.what() << "\n";
+        ++skipped;
+        continue;
+      }
+      for (const auto& clip : clips) {
+        torch::Tensor tokens = ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0)).squeeze(0);
+        tokens = tokens.to(torch::kInt32).contiguous();
+        const std::vector<std::int64_t> grid(tokens.sizes().begin(), tokens.sizes().end());
+        const std::map<std::string, std::string> meta{
+            {"format", "tokenbench-tokens"},
+            {"source", file.string()},
+            {"frame_start", std::to_string(clip.frame_start)},
+            {"frame_count", std::to_string(clip.frame_count)},
+            {"frame_stride", std::to_string(d.frame_stride)},
+            {"fps", std::to_string(clip.fps)},
+            {"image_size", std::to_string(d.image_size)},
+            {"model_kind", ckpt.config.model.kind},
+            {"codebook_size", std::to_string(quantizer->codebookSize())},
+            {"num_codebooks", std::to_string(quantizer->numCodebooks())},
+            {"checkpoint", (ckpt.folder / ckpt.weights).string()},
+            {"tokenbench_version", core::versionString()}};
+        const fs::path target = out / (clip.name + ".safetensors");
+        weights::saveTensors({{"tokens", tokens}}, target, meta);
+        manifest.push_back({{"clip", clip.name},
+                            {"file", target.filename().string()},
+                            {"source", file.string()},
+                            {"frame_start", clip.frame_start},
+                            {"frame_count", clip.frame_count},
+                            {"grid", grid}});
+        std::cout << target.string() << "\n" << std::flush;
+      }
+    }
+    if (manifest.empty()) {
+      std::cerr << "tokenbench-trainer tokenize: " << args.input << ": no usable clip ("
+                << skipped << (skipped == 1 ? " file" : " files") << " skipped)\n";
+      return 2;
+    }
+    const fs::path tmp = out / ".manifest.json.tmp";
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      f << manifest.dump(2) << "\n";
+      if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    fs::rename(tmp, out / "manifest.json");
+  } catch (const std::exception& e) {
+    std::cerr << "tokenbench-trainer tokenize: " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << "tokenbench-trainer tokenize: " << manifest.size() << " clips from "
+            << files.size() - static_cast<std::size_t>(skipped) << " files into " << out.string();
+  if (skipped > 0) std::cerr << " (" << skipped << " skipped)";
+  std::cerr << "\n";
+  return 0;
+}
+
+int detokenize(const DetokenizeArgs& args) {
+  torch::NoGradGuard no_grad;
+  LoadedCheckpoint ckpt;
+  torch::Tensor tokens;
+  double fps = args.fps;
+  try {
+    ckpt = loadCheckpoint(args.checkpoint, !args.raw_weights);
+    const core::SafetensorsFile file = core::SafetensorsFile::read(args.tokens);
+    const core::TensorInfo* info = file.find("tokens");
+    if (info == nullptr) throw UsageError(args.tokens + ": no tensor named \"tokens\"");
+    if (info->dtype != core::DType::I32 && info->dtype != core::DType::I64) {
+      throw UsageError(args.tokens + ": tensor \"tokens\" must be I32 or I64");
+    }
+    const auto quantizer = ckpt.tokenizer->quantizer();
+    const std::size_t rank = quantizer->numCodebooks() > 1 ? 4 : 3;
+    if (info->shape.size() != rank) {
+      throw UsageError(args.tokens + ": tensor \"tokens\" must have " + std::to_string(rank) +
+                       " dimensions ([t, h, w" + (rank == 4 ? ", codebooks]" : "]") + ") for this checkpoint");
+    }
+    const auto& meta = file.metadata();
+    const std::string made_with = metadataValue(meta, "codebook_size");
+    if (!made_with.empty() && made_with != std::to_string(quantizer->codebookSize())) {
+      throw UsageError(args.tokens + ": made with codebook_size " + made_with + ", but " +
+                       ckpt.folder.string() + " has " + std::to_string(quantizer->codebookSize()));
+    }
+    tokens = weights::readTensor(file, *info).to(torch::kInt64);
+    const std::int64_t lo = tokens.min().item<std::int64_t>(), hi = tokens.max().item<std::int64_t>();
+    if (lo < 0 || hi >= quantizer->codebookSize()) {
+      throw UsageError(args.tokens + ": token values span [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                       "], outside the codebook [0, " + std::to_string(quantizer->codebookSize()) + ")");
+    }
+    if (fps <= 0) {
+      const std::string text = metadataValue(meta, "fps");
+      fps = text.empty() ? 0.0 : std::atof(text.c_str());
+      if (!(fps > 0)) fps = 8.0;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "tokenbench-trainer detokenize: " << e.what() << "\n";
+    return 2;
+  }
+#if TB_WITH_FFMPEG
+  try {
+    const torch::Tensor video = ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0)).squeeze(0);
+    media::writeVideo(args.out, media::tensorToFrames(video, fps));
+  } catch (const std::exception& e) {
+    std::cerr << "tokenbench-trainer detokenize: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << args.out << "\n";
+  return 0;
+#else
+  std::cerr << "tokenbench-trainer detokenize: writing videos needs a build with FFmpeg\n";
+  return 2;
+#endif
+}
+
+}  // namespace tb::trainer::cli

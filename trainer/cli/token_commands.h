@@ -1,0 +1,64 @@
+#pragma once
+// Subcommands that run a trained tokenizer: tokenize (videos/images -> token files) and
+// detokenize (a token file -> video). Also the checkpoint loader they share with compare.
+
+#include "core/run_config.h"
+#include "trainer/models/tokenizer.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace tb::trainer::cli {
+
+/// A tokenizer with the weights of one checkpoint, in eval mode, on the CPU.
+struct LoadedCheckpoint {
+  std::filesystem::path folder;  ///< the checkpoint folder the weights came from
+  std::string weights;           ///< "ema.safetensors" or "model.safetensors"
+  core::RunConfig config;        ///< the folder's config.json
+  std::shared_ptr<Tokenizer> tokenizer;
+};
+
+/// Opens `path`, which is either a checkpoint folder (model.safetensors + config.json, as
+/// written by training or `init`) or a run directory (its newest complete checkpoint). Uses
+/// ema.safetensors when the folder has one and `prefer_ema`, else model.safetensors. Throws
+/// std::runtime_error naming the file and what is wrong (missing, invalid config, weights that
+/// do not fit the configured model).
+LoadedCheckpoint loadCheckpoint(const std::filesystem::path& path, bool prefer_ema = true);
+
+struct TokenizeArgs {
+  std::string checkpoint;
+  std::string input;  ///< a video or image file, or a folder scanned recursively
+  std::string out;    ///< folder for <clip name>.safetensors files (created)
+  int max_clips_per_file = 0;  ///< 0: every whole clip of each video
+  bool raw_weights = false;    ///< use model.safetensors even when EMA weights exist
+};
+
+/// `tokenize`: cuts every video into consecutive clips of data.num_frames frames (every
+/// data.frame_stride-th frame; a tail shorter than a clip is dropped), images into 1-frame
+/// clips, resizes the short side to data.image_size and centre-crops, and writes
+/// `out/<clip name>.safetensors` holding one int32 tensor `tokens` of shape [t, h, w] (a
+/// trailing codebook axis when model.quantizer.num_codebooks > 1) with string metadata:
+/// source (path as given), frame_start, frame_count, frame_stride, fps, image_size, model_kind,
+/// codebook_size, checkpoint, tokenbench_version. Clip names are the file's path relative to
+/// the input folder with '/' replaced by "__", without extension, plus "_clip<k>" (4 digits)
+/// for videos. Also writes out/manifest.json (clip name, source, frame range, grid).
+/// Prints each written token file on stdout; warnings for unreadable or too short files go to
+/// stderr and the file is skipped. Exit 0 when at least one clip was written, 2 for bad
+/// arguments, a bad checkpoint, or when nothing usable was found, 1 on write failures.
+int tokenize(const TokenizeArgs& args);
+
+struct DetokenizeArgs {
+  std::string checkpoint;
+  std::string tokens;  ///< a file written by tokenize
+  std::string out;     ///< .gif, .mp4, .mkv, .webm, .avi, .mov (anything writeVideo takes)
+  double fps = 0;      ///< 0: the token file's fps metadata, else 8
+  bool raw_weights = false;
+};
+
+/// `detokenize`: decodes a token file back into a video. Exit 0; 2 for a missing or malformed
+/// token file (no `tokens` tensor, wrong dtype or rank, indices outside the codebook, a
+/// codebook size that differs from the checkpoint's) or a bad checkpoint; 1 on write failures.
+int detokenize(const DetokenizeArgs& args);
+
+}  // namespace tb::trainer::cli
