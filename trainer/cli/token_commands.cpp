@@ -4,6 +4,7 @@
 #include "core/run_directory.h"
 #include "core/safetensors.h"
 #include "core/version.h"
+#include "trainer/data/clip_loader.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
@@ -25,7 +26,6 @@
 
 namespace tb::trainer::cli {
 namespace fs = std::filesystem;
-namespace F = torch::nn::functional;
 
 namespace {
 
@@ -41,27 +41,6 @@ fs::path newestCheckpoint(const fs::path& run_dir) {
     throw std::runtime_error(run_dir.string() + ": run directory without a complete checkpoint");
   }
   return core::RunDirectory(run_dir).checkpointDir(steps.back());
-}
-
-/// `[3, T, H, W]` -> short side `size` (bicubic, antialiased when shrinking), centre square.
-torch::Tensor resizeAndCenterCrop(const torch::Tensor& clip, std::int64_t size) {
-  const std::int64_t h = clip.size(2), w = clip.size(3);
-  torch::Tensor x = clip;
-  if (std::min(h, w) != size) {
-    const double scale = static_cast<double>(size) / static_cast<double>(std::min(h, w));
-    const std::int64_t nh = std::max<std::int64_t>(size, std::llround(h * scale));
-    const std::int64_t nw = std::max<std::int64_t>(size, std::llround(w * scale));
-    x = F::interpolate(clip.permute({1, 0, 2, 3}),  // frames as the batch
-                       F::InterpolateFuncOptions()
-                           .size(std::vector<std::int64_t>{nh, nw})
-                           .mode(torch::kBicubic)
-                           .align_corners(false)
-                           .antialias(nh < h))
-            .permute({1, 0, 2, 3})
-            .clamp(-1, 1);
-  }
-  const std::int64_t top = (x.size(2) - size) / 2, left = (x.size(3) - size) / 2;
-  return x.slice(2, top, top + size).slice(3, left, left + size).contiguous();
 }
 
 struct Clip {
@@ -91,7 +70,7 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const co
   if (media::hasMediaExtension(file.string(), media::MediaKind::Image)) {
 #if TB_WITH_OPENCV
     const media::VideoFrames frames = media::ImageReader::read(file.string());
-    clips.push_back({base, 0, 1, 0.0, resizeAndCenterCrop(media::framesToTensor(frames), d.image_size)});
+    clips.push_back({base, 0, 1, 0.0, data::resizeAndCrop(media::framesToTensor(frames), d.image_size)});
     return clips;
 #else
     throw media::MediaError(file.string(), "images need a build with OpenCV (TB_WITH_OPENCV)");

@@ -2,7 +2,7 @@
 
 #include "core/config_io.h"
 #include "core/metrics_log.h"
-#include "trainer/data/synthetic_clips.h"
+#include "trainer/data/clip_loader.h"
 #include "trainer/models/tokenizer.h"
 #include "trainer/runtime_info.h"
 #include "trainer/torch_compat.h"
@@ -86,30 +86,6 @@ class HumanLog {
   std::ofstream m_file;
 };
 
-// Which training clip each global sample position gets: a seeded permutation per epoch, so
-// the order depends only on (seed, position) and a resumed run sees the same clips.
-class ClipOrder {
- public:
-  ClipOrder(std::int64_t count, std::uint64_t seed) : m_count(count), m_seed(seed) {}
-  std::int64_t at(std::int64_t position) {
-    const std::int64_t epoch = position / m_count;
-    if (epoch != m_epoch) {
-      m_perm.resize(static_cast<std::size_t>(m_count));
-      std::iota(m_perm.begin(), m_perm.end(), 0);
-      std::mt19937_64 rng(m_seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
-      std::shuffle(m_perm.begin(), m_perm.end(), rng);
-      m_epoch = epoch;
-    }
-    return m_perm[static_cast<std::size_t>(position % m_count)];
-  }
-
- private:
-  std::int64_t m_count;
-  std::uint64_t m_seed;
-  std::int64_t m_epoch = -1;
-  std::vector<std::int64_t> m_perm;
-};
-
 torch::Tensor lossTerm(const TokenizerOutput& out, const std::string& name) {
   for (const auto& [n, t] : out.losses) {
     if (n == name) return t;
@@ -136,7 +112,7 @@ class TrainingLoop {
   void setUp();
   void checkUnsupported();
   void buildOptimizer();
-  torch::Tensor trainBatch(std::int64_t micro_index);
+  void reportDataSkips(const std::vector<data::SkippedFile>& skips);
   void setRate(double rate);
   void updateEma();
   void validate();
@@ -165,10 +141,8 @@ class TrainingLoop {
   std::shared_ptr<Tokenizer> m_tokenizer;
   std::unique_ptr<torch::optim::AdamW> m_optimizer;
   std::vector<std::pair<std::string, torch::Tensor>> m_ema;  // parameter name -> average
-  std::unique_ptr<data::SyntheticClips> m_clips;
-  std::unique_ptr<ClipOrder> m_order;
-  std::int64_t m_train_count = 0;
-  std::int64_t m_valid_count = 0;
+  std::unique_ptr<data::ClipDataset> m_dataset;
+  std::unique_ptr<data::ClipLoader> m_loader;
   std::unique_ptr<core::MetricsWriter> m_metrics;
 
   std::int64_t m_step = 0;  // optimizer steps done
@@ -178,12 +152,6 @@ class TrainingLoop {
 };
 
 void TrainingLoop::checkUnsupported() {
-  if (m_config.data.type != "synthetic") {
-    throw TrainingError("data_type_unsupported",
-                        "data.type \"" + m_config.data.type +
-                            "\" is not trained by this build yet: only the procedural dataset (synthetic) is",
-                        "set data.type to \"synthetic\"");
-  }
   if (m_train.precision == "fp16") {
     throw TrainingError("precision_unsupported", "train.precision \"fp16\" needs a CUDA build (loss scaling on GPU)",
                         "use \"bf16\" or \"fp32\" on the CPU");
@@ -215,15 +183,31 @@ void TrainingLoop::setUp() {
   m_tokenizer->train();
   buildOptimizer();
 
-  const auto& d = m_config.data;
-  m_clips = std::make_unique<data::SyntheticClips>(d.synthetic_clips, d.num_frames, d.image_size,
-                                                   static_cast<std::uint64_t>(m_train.seed));
-  m_valid_count = d.valid_fraction > 0
-                      ? std::max<std::int64_t>(1, std::llround(d.synthetic_clips * d.valid_fraction))
-                      : 0;
-  m_train_count = d.synthetic_clips - m_valid_count;
-  if (m_train_count < 1) throw TrainingError("dataset_empty", "no training clips left after the validation split");
-  m_order = std::make_unique<ClipOrder>(m_train_count, static_cast<std::uint64_t>(m_train.seed));
+  try {
+    m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
+                                                    m_run.root() / "data_index.json",
+                                                    std::max(1, m_config.data.workers));
+  } catch (const data::DataError& e) {
+    throw TrainingError(e.code(), e.what(), e.hint());
+  }
+  m_log("data: " + m_dataset->describe());
+  reportDataSkips(m_dataset->indexSkips());
+  m_loader = std::make_unique<data::ClipLoader>(*m_dataset, m_train.batch_size, m_config.data.workers,
+                                                m_config.data.prefetch);
+}
+
+// One warning per skipped file (the first 20; then one that counts the rest), each naming the
+// file and the reason.
+void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) {
+  constexpr std::size_t kNamed = 20;
+  for (std::size_t i = 0; i < skips.size() && i < kNamed; ++i) {
+    emitWarning("data_skipped", "skipping " + (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
+                                    skips[i].reason);
+  }
+  if (skips.size() > kNamed) {
+    emitWarning("data_skipped", std::to_string(skips.size() - kNamed) + " more files skipped (see " +
+                                    (m_run.root() / "data_index.json").string() + ")");
+  }
 }
 
 void TrainingLoop::buildOptimizer() {
@@ -249,21 +233,6 @@ void TrainingLoop::setRate(double rate) {
   }
 }
 
-torch::Tensor TrainingLoop::trainBatch(std::int64_t micro_index) {
-  const std::int64_t b = m_train.batch_size;
-  std::vector<torch::Tensor> clips;
-  for (std::int64_t i = 0; i < b; ++i) {
-    const std::int64_t position = micro_index * b + i;
-    torch::Tensor clip = m_clips->clip(m_order->at(position));
-    // Flip decided by the sample position, so a resumed run flips the same clips.
-    if (m_config.data.hflip && (std::hash<std::int64_t>{}(position * 2654435761LL + m_train.seed) & 1)) {
-      clip = clip.flip({3});
-    }
-    clips.push_back(clip);
-  }
-  return torch::stack(clips);
-}
-
 void TrainingLoop::updateEma() {
   if (!m_train.ema || m_step < m_train.ema_start_step) return;
   torch::NoGradGuard no_grad;
@@ -278,7 +247,7 @@ void TrainingLoop::updateEma() {
 }
 
 void TrainingLoop::validate() {
-  if (m_valid_count == 0) return;
+  if (m_dataset->validSize() == 0) return;
   torch::NoGradGuard no_grad;
   // Validation uses the EMA weights when there are any: swap them in, then back.
   std::vector<torch::Tensor> backup;
@@ -291,12 +260,12 @@ void TrainingLoop::validate() {
     }
   }
   m_tokenizer->eval();
-  const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_valid_count);
+  const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_dataset->validSize());
   double recon = 0, mse255 = 0;
   std::vector<std::int64_t> counts(static_cast<std::size_t>(m_tokenizer->quantizer()->codebookSize()), 0);
   std::int64_t tokens = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    const torch::Tensor x = m_clips->clip(m_train_count + i).unsqueeze(0);
+    const torch::Tensor x = m_dataset->validSample(i).unsqueeze(0);
     const TokenizerOutput out = m_tokenizer->forward(x);
     const torch::Tensor diff = (out.recon.clamp(-1, 1) - x) * 127.5;
     mse255 += diff.pow(2).mean().item<double>();
@@ -415,6 +384,7 @@ int TrainingLoop::run() {
     }
   }
   truncateMetricsAfter(m_step);
+  m_loader->restart(m_step * m_train.grad_accum);
   writeFileSynced(m_run.configFile(), core::toJsonText(m_config));
   m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
 
@@ -446,9 +416,14 @@ int TrainingLoop::run() {
     TokenizerOutput out;
     double loss_value = 0;
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-      const auto data_start = Clock::now();
-      const torch::Tensor x = trainBatch(m_step * m_train.grad_accum + micro);
-      data_wait += secondsSince(data_start);
+      data::LoadedBatch batch;
+      try {
+        batch = m_loader->next();
+      } catch (const data::DataError& e) {
+        throw TrainingError(e.code(), e.what(), e.hint());
+      }
+      data_wait += batch.wait_s;
+      const torch::Tensor& x = batch.clips;
       out = m_tokenizer->forward(x);
       const torch::Tensor loss = m_config.loss.recon_weight * lossTerm(out, recon_name) +
                                  m_config.loss.quantizer_weight * lossTerm(out, "quantizer");
@@ -476,6 +451,7 @@ int TrainingLoop::run() {
         }
         const double scale = m_lr_scale * m_train.nan_lr_scale;
         loadCheckpoint(*latest);
+        m_loader->restart(m_step * m_train.grad_accum);
         m_lr_scale = scale;
         emitWarning("rollback", "rolled back to checkpoints/step_" + std::to_string(*latest) +
                                     " with the learning rate scaled by " + std::to_string(m_lr_scale));
@@ -484,6 +460,7 @@ int TrainingLoop::run() {
       continue;
     }
     consecutive_bad = 0;
+    reportDataSkips(m_dataset->takeNewSkips());
     m_optimizer->step();
     m_step = next;
     updateEma();
@@ -508,6 +485,7 @@ int TrainingLoop::run() {
       sums.emplace_back("perf/step_s", interval / summed);
       sums.emplace_back("perf/data_wait_s", data_wait / summed);
       sums.emplace_back("perf/data_wait_fraction", data_wait / std::max(interval, 1e-9));
+      sums.emplace_back("data/skipped_files", static_cast<double>(m_dataset->skippedCount()));
       const double it_per_s = summed / std::max(interval, 1e-9);
       writeMetrics(std::move(sums));
       m_events.emit(core::ProgressEvent{m_step, total, it_per_s, (total - m_step) / it_per_s});

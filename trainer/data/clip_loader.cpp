@@ -1,0 +1,319 @@
+#include "trainer/data/clip_loader.h"
+
+#include "trainer/media/frame_tensors.h"
+#include "trainer/media/media_error.h"
+#if TB_WITH_FFMPEG
+#include "trainer/media/video_decoder.h"
+#endif
+#if TB_WITH_OPENCV
+#include "trainer/media/image_reader.h"
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+namespace tb::trainer::data {
+namespace {
+
+namespace F = torch::nn::functional;
+
+// SplitMix64: independent, well-mixed draws from (seed, position).
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Picture size after scaling the short side to `size` (aspect kept), the same rounding as the
+// video decoder's scaler, so crop offsets computed here are valid there.
+std::pair<std::int64_t, std::int64_t> resizedShape(std::int64_t h, std::int64_t w, std::int64_t size) {
+  if (w <= h) return {std::max<std::int64_t>(size, std::llround(static_cast<double>(h) * size / w)), size};
+  return {size, std::max<std::int64_t>(size, std::llround(static_cast<double>(w) * size / h))};
+}
+
+std::string kindName(const std::string& type) { return type == "videos" ? "videos" : "images"; }
+
+}  // namespace
+
+torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::int64_t top, std::int64_t left) {
+  const std::int64_t h = clip.size(2), w = clip.size(3);
+  torch::Tensor x = clip;
+  if (std::min(h, w) != size) {
+    const auto [nh, nw] = resizedShape(h, w, size);
+    x = F::interpolate(clip.permute({1, 0, 2, 3}),  // frames as the batch
+                       F::InterpolateFuncOptions()
+                           .size(std::vector<std::int64_t>{nh, nw})
+                           .mode(torch::kBicubic)
+                           .align_corners(false)
+                           .antialias(nh < h))
+            .permute({1, 0, 2, 3})
+            .clamp(-1, 1);
+  }
+  if (top < 0) top = (x.size(2) - size) / 2;
+  if (left < 0) left = (x.size(3) - size) / 2;
+  TORCH_CHECK(top + size <= x.size(2) && left + size <= x.size(3), "resizeAndCrop: crop outside the picture");
+  return x.slice(2, top, top + size).slice(3, left, left + size).contiguous();
+}
+
+ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed, const std::filesystem::path& index_cache,
+                         int probe_threads)
+    : m_data(data), m_seed(seed) {
+  if (data.type == "synthetic") {
+    m_synthetic = std::make_unique<SyntheticClips>(data.synthetic_clips, data.num_frames, data.image_size, seed);
+    const std::int64_t n = data.synthetic_clips;
+    const std::int64_t n_valid =
+        data.valid_fraction > 0 ? std::clamp<std::int64_t>(std::llround(n * data.valid_fraction), 1, n - 1) : 0;
+    for (std::int64_t i = 0; i < n; ++i) (i < n - n_valid ? m_train : m_valid).push_back(i);
+    return;
+  }
+  if (data.path.empty()) {
+    throw DataError("data_config_invalid", "data.path is empty: data.type \"" + data.type + "\" needs a folder",
+                    "set data.path to the folder of " + kindName(data.type));
+  }
+  if (data.type == "images" && data.num_frames != 1) {
+    throw DataError("data_config_invalid",
+                    "data.num_frames is " + std::to_string(data.num_frames) +
+                        " but data.type \"images\" gives 1-frame clips",
+                    "set data.num_frames to 1");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(data.path, ec)) {
+    throw DataError("data_path_missing", "data.path \"" + data.path + "\" is not a folder",
+                    "point data.path at a folder of " + kindName(data.type));
+  }
+#if TB_WITH_FFMPEG
+  // Damaged files are reported once each, by name, as warnings; FFmpeg's own per-packet
+  // complaints about them would bury the log.
+  if (data.type == "videos") media::setFfmpegLogQuiet(true);
+#endif
+  IndexOptions options;
+  options.kind = data.type == "videos" ? media::MediaKind::Video : media::MediaKind::Image;
+  options.min_frames = (data.num_frames - 1) * data.frame_stride + 1;
+  options.threads = probe_threads;
+  options.cache_file = index_cache;
+  m_index = buildDatasetIndex(data.path, options);
+  m_index_skips = m_index.skipped;
+  if (m_index.files.empty()) {
+    std::string why = m_index.skipped.empty() ? "no " + kindName(data.type) + " files found"
+                                              : "all " + std::to_string(m_index.skipped.size()) +
+                                                    " files are unusable (first: " + m_index.skipped.front().path +
+                                                    ": " + m_index.skipped.front().reason + ")";
+    throw DataError("dataset_empty", "data.path \"" + data.path + "\": " + why,
+                    "check the folder, data.type and data.num_frames x data.frame_stride");
+  }
+  std::tie(m_train, m_valid) = splitFiles(static_cast<std::int64_t>(m_index.files.size()), data.valid_fraction, seed);
+}
+
+std::int64_t ClipDataset::itemAt(std::int64_t position) {
+  const std::int64_t n = trainSize();
+  const std::int64_t epoch = position / n;
+  std::lock_guard<std::mutex> guard(m_mutex);
+  if (epoch != m_epoch) {
+    m_perm.resize(static_cast<std::size_t>(n));
+    std::iota(m_perm.begin(), m_perm.end(), 0);
+    std::mt19937_64 rng(m_seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
+    std::shuffle(m_perm.begin(), m_perm.end(), rng);
+    m_epoch = epoch;
+  }
+  return m_perm[static_cast<std::size_t>(position % n)];
+}
+
+torch::Tensor ClipDataset::trainSample(std::int64_t position) {
+  const std::int64_t slot = itemAt(position);
+  const std::uint64_t draw = mix(mix(m_seed) ^ static_cast<std::uint64_t>(position));
+  const std::int64_t n = trainSize();
+  // A file that fails is replaced by the next one in the list: the same choice whichever thread
+  // or run meets the failure first, so runs stay deterministic.
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::int64_t item = m_train[static_cast<std::size_t>((slot + k) % n)];
+    {
+      std::lock_guard<std::mutex> guard(m_mutex);
+      if (m_bad_items.count(item)) continue;
+    }
+    try {
+      return load(item, draw, true);
+    } catch (const media::MediaError& e) {
+      std::lock_guard<std::mutex> guard(m_mutex);
+      if (m_bad_items.insert(item).second) {
+        m_new_skips.push_back({m_index.files[static_cast<std::size_t>(item)].path, e.reason()});
+        ++m_runtime_skips;
+      }
+    }
+  }
+  throw DataError("dataset_empty", "data.path \"" + m_data.path + "\": every training file failed to decode",
+                  "check the files named in the warnings");
+}
+
+torch::Tensor ClipDataset::validSample(std::int64_t i) {
+  TORCH_CHECK(!m_valid.empty(), "ClipDataset: no validation split");
+  const std::int64_t item = m_valid[static_cast<std::size_t>(i % validSize())];
+  return load(item, 0, false);
+}
+
+torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool train) {
+  const bool flip = train && m_data.hflip && (draw >> 63) != 0;
+  if (m_synthetic) {
+    torch::Tensor clip = m_synthetic->clip(item);
+    return flip ? clip.flip({3}) : clip;
+  }
+  const IndexedFile& file = m_index.files[static_cast<std::size_t>(item)];
+  const std::string path = m_index.absolute(file).string();
+  const std::int64_t size = m_data.image_size;
+  const auto [sh, sw] = resizedShape(file.height, file.width, size);
+  std::int64_t top = -1, left = -1;
+  if (train && m_data.crop == "random") {
+    top = static_cast<std::int64_t>((draw >> 8) % static_cast<std::uint64_t>(sh - size + 1));
+    left = static_cast<std::int64_t>((draw >> 24) % static_cast<std::uint64_t>(sw - size + 1));
+  }
+  torch::Tensor clip;
+  if (m_data.type == "videos") {
+#if TB_WITH_FFMPEG
+    const int needed = (m_data.num_frames - 1) * m_data.frame_stride + 1;
+    const int room = file.frames - needed;
+    media::ClipRequest request;
+    request.start = !train ? room / 2
+                           : (m_data.clip_start == "first"
+                                  ? 0
+                                  : static_cast<int>((draw >> 40) % static_cast<std::uint64_t>(room + 1)));
+    request.count = m_data.num_frames;
+    request.stride = m_data.frame_stride;
+    request.resizeShortSide = static_cast<int>(size);
+    request.cropSize = static_cast<int>(size);
+    request.cropX = static_cast<int>(left);
+    request.cropY = static_cast<int>(top);
+    media::VideoDecoder decoder(path);
+    clip = media::framesToTensor(decoder.decode(request));
+#else
+    throw media::MediaError(path, "this build has no FFmpeg");
+#endif
+  } else {
+#if TB_WITH_OPENCV
+    clip = resizeAndCrop(media::framesToTensor(media::ImageReader::read(path)), size, top, left);
+#else
+    throw media::MediaError(path, "this build has no OpenCV");
+#endif
+  }
+  return flip ? clip.flip({3}).contiguous() : clip;
+}
+
+std::vector<SkippedFile> ClipDataset::takeNewSkips() {
+  std::lock_guard<std::mutex> guard(m_mutex);
+  return std::exchange(m_new_skips, {});
+}
+
+std::int64_t ClipDataset::skippedCount() const {
+  std::lock_guard<std::mutex> guard(m_mutex);
+  return static_cast<std::int64_t>(m_index_skips.size()) + m_runtime_skips;
+}
+
+std::string ClipDataset::describe() const {
+  std::ostringstream s;
+  if (m_synthetic) {
+    s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize() << " for validation)";
+  } else {
+    s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files (" << validSize()
+      << " for validation), " << m_index_skips.size() << " skipped, index " << m_index.reused << " cached + "
+      << m_index.probed << " probed";
+  }
+  return s.str();
+}
+
+ClipLoader::ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank, int world_size)
+    : m_dataset(dataset),
+      m_batch_size(batch_size),
+      m_workers(workers),
+      m_prefetch(std::max(1, prefetch)),
+      m_rank(rank),
+      m_world(world_size) {
+  restart(0);
+}
+
+ClipLoader::~ClipLoader() { stopWorkers(); }
+
+void ClipLoader::stopWorkers() {
+  {
+    std::lock_guard<std::mutex> guard(m_mutex);
+    m_stop = true;
+  }
+  m_cv.notify_all();
+  for (auto& t : m_threads) t.join();
+  m_threads.clear();
+}
+
+void ClipLoader::restart(std::int64_t first) {
+  stopWorkers();
+  {
+    std::lock_guard<std::mutex> guard(m_mutex);
+    m_ready.clear();
+    m_failed.clear();
+    m_next_claim = m_next_consume = first;
+    m_stop = false;
+  }
+  for (int i = 0; i < m_workers; ++i) m_threads.emplace_back([this] { work(); });
+}
+
+torch::Tensor ClipLoader::build(std::int64_t k) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> clips;
+  clips.reserve(static_cast<std::size_t>(m_batch_size));
+  for (int i = 0; i < m_batch_size; ++i) {
+    clips.push_back(m_dataset.trainSample((k * m_world + m_rank) * m_batch_size + i));
+  }
+  return torch::stack(clips);
+}
+
+void ClipLoader::work() {
+  for (;;) {
+    std::int64_t k = 0;
+    {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      m_cv.wait(lock, [&] { return m_stop || m_next_claim < m_next_consume + m_prefetch; });
+      if (m_stop) return;
+      k = m_next_claim++;
+    }
+    torch::Tensor batch;
+    std::exception_ptr failure;
+    try {
+      batch = build(k);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> guard(m_mutex);
+      if (m_stop) return;
+      if (failure) {
+        m_failed[k] = failure;
+      } else {
+        m_ready[k] = std::move(batch);
+      }
+    }
+    m_cv.notify_all();
+  }
+}
+
+LoadedBatch ClipLoader::next() {
+  const auto start = std::chrono::steady_clock::now();
+  LoadedBatch out;
+  if (m_workers == 0) {
+    out.clips = build(m_next_consume++);
+  } else {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    const std::int64_t k = m_next_consume;
+    m_cv.wait(lock, [&] { return m_ready.count(k) || m_failed.count(k); });
+    if (auto f = m_failed.find(k); f != m_failed.end()) std::rethrow_exception(f->second);
+    out.clips = std::move(m_ready[k]);
+    m_ready.erase(k);
+    ++m_next_consume;
+    lock.unlock();
+    m_cv.notify_all();
+  }
+  out.wait_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace tb::trainer::data
