@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -162,6 +164,113 @@ TEST(Training, StopAndResumeIsBitIdenticalToAnUninterruptedRun) {
   }
   fs::remove_all(straight);
   fs::remove_all(split);
+}
+
+core::RunConfig ganConfig() {
+  core::RunConfig c = tinyConfig();
+  c.loss.adversarial_weight = 0.5;
+  c.loss.discr_start_step = 3;
+  c.loss.r1_every = 2;
+  c.loss.lecam_weight = 0.1;
+  c.model.discriminator.type = "patchgan";
+  c.model.discriminator.dim = 8;
+  c.model.discriminator.patchgan_layers = 2;
+  c.train.max_steps = 8;
+  c.train.checkpoint_every = 4;
+  return c;
+}
+
+std::vector<std::string> namesAt(const std::vector<core::MetricsRow>& rows, std::int64_t step) {
+  std::vector<std::string> names;
+  for (const auto& row : rows) {
+    if (row.step != step) continue;
+    for (const auto& [name, value] : row.values) {
+      EXPECT_TRUE(std::isfinite(value)) << name << " at step " << step;
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+TEST(Training, GanTermsStartAtTheDiscriminatorStartStepAndResumeBitIdentically) {
+  const core::RunConfig config = ganConfig();
+  const fs::path straight = freshDir("gan_straight");
+  ASSERT_EQ(train(config, straight).code, 0);
+  const auto rows = trainRows(straight);
+  ASSERT_EQ(rows.size(), 8u);
+  // Steps 1-3 train the tokenizer alone; from step 4 on (m_step >= 3) both networks train.
+  EXPECT_FALSE(has(namesAt(rows, 3), "train/discr_loss"));
+  for (const char* name : {"train/discr_loss", "train/gan_loss", "train/adaptive_weight", "train/lecam",
+                           "train/logits_real", "train/logits_fake", "train/discr_grad_norm"}) {
+    EXPECT_TRUE(has(namesAt(rows, 4), name)) << name;
+  }
+  // R1 every 2 discriminator steps: discriminator steps 0, 2, 4 are model steps 4, 6, 8.
+  EXPECT_TRUE(has(namesAt(rows, 4), "train/r1_penalty"));
+  EXPECT_FALSE(has(namesAt(rows, 5), "train/r1_penalty"));
+  EXPECT_TRUE(fs::exists(straight / "checkpoints" / "step_8" / "discriminator.safetensors"));
+  EXPECT_TRUE(fs::exists(straight / "checkpoints" / "step_8" / "discr_optimizer.pt"));
+
+  const fs::path split = freshDir("gan_split");
+  core::RunConfig first_half = config;
+  first_half.train.max_steps = 4;
+  ASSERT_EQ(train(first_half, split).code, 0);
+  ASSERT_EQ(train(config, split, /*resume=*/true).code, 0);
+  for (const char* file : {"model.safetensors", "discriminator.safetensors"}) {
+    const std::string a = fileBytes(straight / "checkpoints" / "step_8" / file);
+    ASSERT_FALSE(a.empty()) << file;
+    EXPECT_TRUE(a == fileBytes(split / "checkpoints" / "step_8" / file)) << file << " differs after resume";
+  }
+  fs::remove_all(straight);
+  fs::remove_all(split);
+}
+
+TEST(Training, BadPerceptualWeightFileIsAnErrorNamingIt) {
+  core::RunConfig config = tinyConfig();
+  config.loss.perceptual_weight = 0.1;
+  config.loss.perceptual_net = "alex";
+  config.loss.lpips_backbone = "/nonexistent/alex_backbone.pth";
+  config.loss.lpips_lin = "/nonexistent/alex_lin.pth";
+  const fs::path dir = freshDir("perceptual_missing");
+  const RunResult r = train(config, dir);
+  EXPECT_NE(r.code, 0);
+  bool named = false;
+  for (const auto& e : r.events) {
+    named |= e.find("perceptual_weights_invalid") != std::string::npos && e.find("/nonexistent/") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  fs::remove_all(dir);
+}
+
+TEST(Training, PerceptualLossWithTheFixtureWeightsIsLoggedAndValidated) {
+  const fs::path fixture = fs::path(TB_SHARED_DIR) / "fixtures" / "lpips";
+  if (!fs::exists(fixture / "alex_lin.pth")) GTEST_SKIP() << "no LPIPS fixture at " << fixture;
+  core::RunConfig config = tinyConfig();
+  config.data.image_size = 32;
+  config.loss.perceptual_weight = 0.1;
+  config.loss.perceptual_net = "alex";
+  config.loss.lpips_backbone = (fixture / "alex_backbone.pth").string();
+  config.loss.lpips_lin = (fixture / "alex_lin.pth").string();
+  config.train.max_steps = 4;
+  config.train.valid_every = 4;
+  config.train.valid_clips = 2;
+  const fs::path dir = freshDir("perceptual");
+  ASSERT_EQ(train(config, dir).code, 0);
+  std::ifstream in(dir / "metrics.jsonl");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("\"train/perceptual_loss\""), std::string::npos);
+  EXPECT_NE(text.find("\"valid/lpips\""), std::string::npos);
+  EXPECT_NE(text.find("\"valid/ssim\""), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "samples" / "step_4.gif"));
+  bool tensorboard = false;
+  for (const auto& entry : fs::directory_iterator(dir / "tensorboard")) {
+    tensorboard |= entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  }
+  EXPECT_TRUE(tensorboard);
+  fs::remove_all(dir);
 }
 
 TEST(Training, RetentionKeepsTheLimitAndProtectedSteps) {

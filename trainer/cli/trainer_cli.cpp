@@ -3,6 +3,7 @@
 #include "core/config_io.h"
 #include "core/version.h"
 #include "trainer/cli/config_commands.h"
+#include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
 #include "trainer/cli/train_command.h"
@@ -88,6 +89,16 @@ int runTrainerCli(int argc, char** argv) {
   detokenize->add_option("--out", detok.out, "Video to write: .gif, .mp4, .mkv, .webm, .avi")->required();
   detokenize->add_option("--fps", detok.fps, "Frame rate (default: the source's, else 8)")->check(CLI::PositiveNumber);
   detokenize->add_flag("--raw-weights", detok.raw_weights, "Use model.safetensors even when EMA weights exist");
+  cli::MetricsArgs met;
+  auto* metrics = app.add_subcommand("metrics", "Print {\"psnr\",\"ssim\",\"lpips\"} of image/video B against A as "
+                                                "one JSON line (means over frames)");
+  metrics->add_option("a", met.a, "Reference image or video")->required();
+  metrics->add_option("b", met.b, "Image or video to compare, same size and frame count")->required();
+  metrics->add_option("--lpips-net", met.lpips_net, "LPIPS backbone: alex (default) or vgg")
+      ->check(CLI::IsMember({"alex", "vgg"}));
+  metrics->add_option("--lpips-backbone", met.lpips_backbone,
+                      "torch.save dict of the backbone's features.* tensors (with --lpips-lin: adds \"lpips\")");
+  metrics->add_option("--lpips-lin", met.lpips_lin, "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
 
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
@@ -133,6 +144,7 @@ int runTrainerCli(int argc, char** argv) {
   if (*model_info) return cli::modelInfo(model_config, model_preset);
   if (*tokenize) return cli::tokenize(tok);
   if (*detokenize) return cli::detokenize(detok);
+  if (*metrics) return cli::computeMetrics(met);
   if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
   std::cerr << app.help();
   return 2;

@@ -3,13 +3,23 @@
 #include "core/config_io.h"
 #include "core/metrics_log.h"
 #include "trainer/data/clip_loader.h"
+#include "trainer/media/frame_tensors.h"
+#if TB_WITH_FFMPEG
+#include "trainer/media/video_encoder.h"
+#endif
+#include "trainer/metrics/image_metrics.h"
+#include "trainer/metrics/lpips.h"
+#include "trainer/models/discriminator.h"
 #include "trainer/models/tokenizer.h"
+#include "trainer/outputs/tensorboard_writer.h"
 #include "trainer/runtime_info.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/checkpoint_store.h"
+#include "trainer/training/gan_losses.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/weights/state_dict_io.h"
 
+#include <ATen/autocast_mode.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -93,6 +103,92 @@ torch::Tensor lossTerm(const TokenizerOutput& out, const std::string& name) {
   throw std::logic_error("tokenizer output has no loss term \"" + name + "\"");
 }
 
+// Interval means of named values; names may appear part-way (the GAN terms from
+// loss.discr_start_step on), so values are matched by name, each averaged over its own count.
+class IntervalMeans {
+ public:
+  void add(const std::vector<std::pair<std::string, double>>& values) {
+    for (const auto& [name, v] : values) {
+      auto it = std::find_if(m_sums.begin(), m_sums.end(), [&](const auto& e) { return e.name == name; });
+      if (it == m_sums.end()) it = m_sums.insert(m_sums.end(), {name, 0.0, 0});
+      it->sum += v;
+      ++it->count;
+    }
+  }
+  std::vector<std::pair<std::string, double>> take() {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& e : m_sums) out.emplace_back(e.name, e.sum / e.count);
+    m_sums.clear();
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::string name;
+    double sum;
+    int count;
+  };
+  std::vector<Entry> m_sums;
+};
+
+using Values = std::vector<std::pair<std::string, double>>;
+
+// Frame frame_index[b] of each clip b: `[B, C, T, H, W]` -> `[B, C, H, W]`.
+torch::Tensor framesAt(const torch::Tensor& clips, const torch::Tensor& frame_index) {
+  if (clips.dim() == 4) return clips;
+  const auto index =
+      frame_index.view({-1, 1, 1, 1, 1}).expand({clips.size(0), clips.size(1), 1, clips.size(3), clips.size(4)});
+  return clips.gather(2, index).squeeze(2);
+}
+
+// bf16 autocast on the CPU for the forward passes (train.precision "bf16"); a no-op otherwise.
+class CpuAutocast {
+ public:
+  explicit CpuAutocast(bool enabled) : m_enabled(enabled) {
+    if (!m_enabled) return;
+    m_previous = at::autocast::is_cpu_enabled();
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~CpuAutocast() {
+    if (!m_enabled) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(m_previous);
+  }
+  CpuAutocast(const CpuAutocast&) = delete;
+  CpuAutocast& operator=(const CpuAutocast&) = delete;
+
+ private:
+  bool m_enabled;
+  bool m_previous = false;
+};
+
+std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<torch::Tensor>& parameters, double lr,
+                                               const core::TrainConfig& train) {
+  // Weight decay only on weights with >= 2 dimensions (not on biases, norms, gates).
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& p : parameters) {
+    if (!p.requires_grad()) continue;
+    (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  }
+  auto options = torch::optim::AdamWOptions(lr).betas({train.adam_beta1, train.adam_beta2}).weight_decay(train.weight_decay);
+  auto no_decay_options = options;
+  no_decay_options.weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(no_decay_options));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+}
+
+void setRate(torch::optim::AdamW& optimizer, double rate) {
+  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rate);
+}
+
+double clipGradients(const std::vector<torch::Tensor>& params, double max_norm) {
+  return torch::nn::utils::clip_grad_norm_(params, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
+}
+
 class TrainingLoop {
  public:
   TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
@@ -111,11 +207,14 @@ class TrainingLoop {
  private:
   void setUp();
   void checkUnsupported();
-  void buildOptimizer();
   void reportDataSkips(const std::vector<data::SkippedFile>& skips);
-  void setRate(double rate);
+  bool ganActive() const { return m_discr && m_step >= m_config.loss.discr_start_step; }
+  torch::Tensor discriminatorInput(const torch::Tensor& clips, const torch::Tensor& frame_index) const;
+  torch::Tensor generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake, Values& values);
+  void discriminatorBackward(const torch::Tensor& real, const torch::Tensor& fake, Values& values);
   void updateEma();
   void validate();
+  void writeSample(const torch::Tensor& grid);
   void saveCheckpoint();
   void loadCheckpoint(std::int64_t step);
   void truncateMetricsAfter(std::int64_t step);
@@ -126,6 +225,7 @@ class TrainingLoop {
   void writeMetrics(std::vector<std::pair<std::string, double>> values) {
     core::MetricsRow row{m_step, unixTime(), values};
     m_metrics->append(row);
+    if (m_tensorboard) m_tensorboard->addScalars(m_step, values);
     m_events.emit(core::MetricEvent{m_step, std::move(values)});
   }
 
@@ -140,6 +240,11 @@ class TrainingLoop {
 
   std::shared_ptr<Tokenizer> m_tokenizer;
   std::unique_ptr<torch::optim::AdamW> m_optimizer;
+  std::shared_ptr<Discriminator> m_discr;  // null when loss.adversarial_weight is 0
+  std::unique_ptr<torch::optim::AdamW> m_discr_optimizer;
+  gan::LecamAnchors m_lecam;
+  metrics::Lpips m_lpips{nullptr};  // null when the perceptual loss is off
+  std::unique_ptr<outputs::TensorBoardWriter> m_tensorboard;
   std::vector<std::pair<std::string, torch::Tensor>> m_ema;  // parameter name -> average
   std::unique_ptr<data::ClipDataset> m_dataset;
   std::unique_ptr<data::ClipLoader> m_loader;
@@ -161,16 +266,6 @@ void TrainingLoop::checkUnsupported() {
                                                    "distributed.nnodes must be 1",
                         "set distributed.nproc_per_node and distributed.nnodes to 1");
   }
-  if (m_config.loss.adversarial_weight > 0) {
-    emitWarning("gan_not_trained",
-                "loss.adversarial_weight is " + std::to_string(m_config.loss.adversarial_weight) +
-                    " but this build does not train the discriminator yet: training without the GAN loss");
-  }
-  if (m_config.loss.perceptual_weight > 0) {
-    emitWarning("perceptual_not_trained", "loss.perceptual_weight is " +
-                                              std::to_string(m_config.loss.perceptual_weight) +
-                                              " but this build has no LPIPS loss yet: training without it");
-  }
 }
 
 void TrainingLoop::setUp() {
@@ -181,7 +276,31 @@ void TrainingLoop::setUp() {
     throw TrainingError("model_invalid", e.what(), "fix the model section of config.json");
   }
   m_tokenizer->train();
-  buildOptimizer();
+  m_optimizer = makeAdamW(m_tokenizer->parameters(), m_train.lr, m_train);
+  const auto& loss = m_config.loss;
+  if (loss.perceptual_weight > 0 && (loss.lpips_backbone.empty() || loss.lpips_lin.empty())) {
+    emitWarning("perceptual_off", "loss.perceptual_weight is " + std::to_string(loss.perceptual_weight) +
+                                      " but loss.lpips_backbone and loss.lpips_lin are not both set: training "
+                                      "without the perceptual loss");
+  } else if (loss.perceptual_weight > 0) {
+    try {
+      m_lpips = metrics::loadLpips(metrics::parseLpipsNet(loss.perceptual_net), loss.lpips_backbone, loss.lpips_lin);
+    } catch (const std::exception& e) {
+      throw TrainingError("perceptual_weights_invalid", e.what(),
+                          "fix loss.lpips_backbone / loss.lpips_lin, or set loss.perceptual_weight to 0");
+    }
+  }
+  if (m_config.loss.adversarial_weight > 0) {
+    try {
+      m_discr = makeDiscriminator(m_config.model, m_config.data);
+    } catch (const std::invalid_argument& e) {
+      throw TrainingError("model_invalid", e.what(), "fix model.discriminator in config.json");
+    }
+    m_discr->train();
+    m_discr_optimizer = makeAdamW(m_discr->parameters(), m_train.discr_lr, m_train);
+    m_log("discriminator (" + m_config.model.discriminator.type + "): " + std::to_string(countParameters(*m_discr)) +
+          " parameters, from step " + std::to_string(m_config.loss.discr_start_step));
+  }
 
   try {
     m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
@@ -210,27 +329,53 @@ void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) 
   }
 }
 
-void TrainingLoop::buildOptimizer() {
-  std::vector<torch::Tensor> decay, no_decay;
-  for (const auto& p : m_tokenizer->parameters()) {
-    if (!p.requires_grad()) continue;
-    (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  }
-  auto options = torch::optim::AdamWOptions(m_train.lr)
-                     .betas({m_train.adam_beta1, m_train.adam_beta2})
-                     .weight_decay(m_train.weight_decay);
-  auto no_decay_options = options;
-  no_decay_options.weight_decay(0.0);
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options));
-  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(no_decay_options));
-  m_optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+// Frame discriminators judge one frame per clip (`frame_index[b]` of clip b); the video
+// discriminator whole clips.
+torch::Tensor TrainingLoop::discriminatorInput(const torch::Tensor& clips, const torch::Tensor& frame_index) const {
+  if (m_discr->takesVideo()) return clips;
+  return framesAt(clips, frame_index);
 }
 
-void TrainingLoop::setRate(double rate) {
-  for (auto& group : m_optimizer->param_groups()) {
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rate);
+// The generator's hinge GAN term, scaled by the adaptive weight; the discriminator's own
+// parameters collect no gradient from it.
+torch::Tensor TrainingLoop::generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake, Values& values) {
+  const auto& loss = m_config.loss;
+  for (auto& p : m_discr->parameters()) p.requires_grad_(false);
+  const torch::Tensor g_loss = gan::hingeGeneratorLoss(m_discr->forward(fake));
+  for (auto& p : m_discr->parameters()) p.requires_grad_(true);
+  const double weight = loss.adaptive_weight
+                            ? gan::adaptiveWeight(nll, g_loss, m_tokenizer->lastDecoderWeight(), loss.adaptive_weight_max)
+                            : 1.0;
+  values.emplace_back("train/gan_loss", g_loss.item<double>());
+  values.emplace_back("train/adaptive_weight", weight);
+  return loss.adversarial_weight * weight * g_loss;
+}
+
+// Hinge loss on real and reconstructed inputs, plus LeCAM and, every loss.r1_every
+// discriminator steps, the R1 penalty scaled by r1_every (lazy regularisation, as StyleGAN2).
+void TrainingLoop::discriminatorBackward(const torch::Tensor& real_in, const torch::Tensor& fake_in, Values& values) {
+  const auto& loss = m_config.loss;
+  const std::int64_t discr_step = m_step - loss.discr_start_step;
+  const bool r1 = loss.r1_weight > 0 && discr_step % loss.r1_every == 0;
+  const torch::Tensor real = real_in.detach().requires_grad_(r1);
+  const torch::Tensor real_logits = m_discr->forward(real);
+  const torch::Tensor fake_logits = m_discr->forward(fake_in.detach());
+  torch::Tensor d_loss = gan::hingeDiscriminatorLoss(real_logits, fake_logits);
+  values.emplace_back("train/discr_loss", d_loss.item<double>());
+  if (loss.lecam_weight > 0) {
+    m_lecam.update(real_logits, fake_logits, loss.lecam_decay);
+    const torch::Tensor lecam = m_lecam.penalty(real_logits, fake_logits);
+    values.emplace_back("train/lecam", lecam.item<double>());
+    d_loss = d_loss + loss.lecam_weight * lecam;
   }
+  if (r1) {
+    const torch::Tensor penalty = gan::r1Penalty(real_logits, real);
+    values.emplace_back("train/r1_penalty", penalty.item<double>());
+    d_loss = d_loss + loss.r1_weight * loss.r1_every * penalty;
+  }
+  values.emplace_back("train/logits_real", real_logits.detach().mean().item<double>());
+  values.emplace_back("train/logits_fake", fake_logits.detach().mean().item<double>());
+  (d_loss / m_train.grad_accum).backward();
 }
 
 void TrainingLoop::updateEma() {
@@ -261,7 +406,8 @@ void TrainingLoop::validate() {
   }
   m_tokenizer->eval();
   const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_dataset->validSize());
-  double recon = 0, mse255 = 0;
+  double recon = 0, mse255 = 0, ssim = 0, lpips = 0;
+  std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first clips
   std::vector<std::int64_t> counts(static_cast<std::size_t>(m_tokenizer->quantizer()->codebookSize()), 0);
   std::int64_t tokens = 0;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -270,6 +416,12 @@ void TrainingLoop::validate() {
     const torch::Tensor diff = (out.recon.clamp(-1, 1) - x) * 127.5;
     mse255 += diff.pow(2).mean().item<double>();
     recon += lossTerm(out, m_config.loss.recon == "mse" ? "recon_mse" : "recon_l1").item<double>();
+    // SSIM and LPIPS on the 8-bit frames a viewer sees, as the metrics command computes them.
+    const media::VideoFrames original = media::tensorToFrames(x[0]);
+    const media::VideoFrames decoded = media::tensorToFrames(out.recon[0]);
+    if (original.width >= 11 && original.height >= 11) ssim += metrics::ssim(original, decoded);
+    if (m_lpips) lpips += metrics::lpips(m_lpips, original, decoded);
+    if (sample_rows.size() < 4) sample_rows.push_back(torch::cat({x[0], out.recon[0].clamp(-1, 1)}, 3));
     const torch::Tensor idx = out.indices.reshape({-1}).to(torch::kInt64).contiguous();
     const auto* p = idx.data_ptr<std::int64_t>();
     for (std::int64_t k = 0; k < idx.numel(); ++k) {
@@ -291,10 +443,38 @@ void TrainingLoop::validate() {
     entropy -= q * std::log(q);
   }
   mse255 /= static_cast<double>(n);
-  writeMetrics({{"valid/recon_loss", recon / static_cast<double>(n)},
-                {"valid/psnr", mse255 > 0 ? 10.0 * std::log10(255.0 * 255.0 / mse255) : 99.0},
-                {"valid/codebook_usage", static_cast<double>(used) / static_cast<double>(counts.size())},
-                {"valid/perplexity", std::exp(entropy)}});
+  Values values = {{"valid/recon_loss", recon / static_cast<double>(n)},
+                   {"valid/psnr", mse255 > 0 ? 10.0 * std::log10(255.0 * 255.0 / mse255) : 99.0},
+                   {"valid/ssim", ssim / static_cast<double>(n)},
+                   {"valid/codebook_usage", static_cast<double>(used) / static_cast<double>(counts.size())},
+                   {"valid/perplexity", std::exp(entropy)}};
+  if (m_lpips) values.emplace_back("valid/lpips", lpips / static_cast<double>(n));
+  writeMetrics(std::move(values));
+  writeSample(torch::cat(sample_rows, 2));
+}
+
+// samples/step_<N>.gif: validation clips stacked top to bottom, each original | reconstruction;
+// also added to TensorBoard as an (animated) image.
+void TrainingLoop::writeSample(const torch::Tensor& grid) {
+#if TB_WITH_FFMPEG
+  const fs::path file = m_run.samplesDir() / ("step_" + std::to_string(m_step) + ".gif");
+  try {
+    fs::create_directories(file.parent_path());
+    const media::VideoFrames frames = media::tensorToFrames(grid, 8.0);
+    media::writeVideo(file.string(), frames);
+    const std::string rel = fs::relative(file, m_run.root()).string();
+    m_events.emit(core::SampleEvent{m_step, "reconstruction", rel});
+    if (m_tensorboard) {
+      std::ifstream in(file, std::ios::binary);
+      const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+      m_tensorboard->addImage("valid/samples", m_step, frames.width, frames.height, 3, bytes);
+    }
+  } catch (const std::exception& e) {
+    emitWarning("sample_failed", file.string() + ": " + e.what());
+  }
+#else
+  (void)grid;
+#endif
 }
 
 void TrainingLoop::saveCheckpoint() {
@@ -305,12 +485,20 @@ void TrainingLoop::saveCheckpoint() {
     torch::serialize::OutputArchive archive;
     m_optimizer->save(archive);
     archive.save_to((dir / "optimizer.pt").string());
+    if (m_discr) {
+      weights::saveStateDict(*m_discr, dir / "discriminator.safetensors",
+                             {{"step", std::to_string(m_step)}, {"format", "tokenbench-discriminator"}});
+      torch::serialize::OutputArchive discr_archive;
+      m_discr_optimizer->save(discr_archive);
+      discr_archive.save_to((dir / "discr_optimizer.pt").string());
+    }
     weights::saveTensors({{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}},
                          dir / "rng.safetensors");
     Json state = {{"step", m_step},
                   {"lr_scale", m_lr_scale},
                   {"elapsed_s", m_elapsed_before},
-                  {"ema_active", !m_ema.empty()}};
+                  {"ema_active", !m_ema.empty()},
+                  {"lecam", {{"real", m_lecam.real}, {"fake", m_lecam.fake}, {"initialised", m_lecam.initialised}}}};
     writeFileSynced(dir / "state.json", state.dump(2) + "\n");
     writeFileSynced(dir / "config.json", core::toJsonText(m_config));
   });
@@ -330,6 +518,17 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     torch::serialize::InputArchive archive;
     archive.load_from((dir / "optimizer.pt").string());
     m_optimizer->load(archive);
+    if (m_discr) {
+      // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
+      if (fs::exists(dir / "discriminator.safetensors")) {
+        weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
+        torch::serialize::InputArchive discr_archive;
+        discr_archive.load_from((dir / "discr_optimizer.pt").string());
+        m_discr_optimizer->load(discr_archive);
+      } else {
+        m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
+      }
+    }
     const auto rng = weights::loadTensors(dir / "rng.safetensors");
     if (!rng.empty()) {
       at::Generator generator = at::detail::getDefaultCPUGenerator();
@@ -341,6 +540,11 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     m_step = state.at("step").get<std::int64_t>();
     m_lr_scale = state.at("lr_scale").get<double>();
     m_elapsed_before = state.at("elapsed_s").get<double>();
+    if (state.contains("lecam")) {
+      m_lecam.real = state["lecam"].value("real", 0.0);
+      m_lecam.fake = state["lecam"].value("fake", 0.0);
+      m_lecam.initialised = state["lecam"].value("initialised", false);
+    }
     m_ema.clear();
     if (state.value("ema_active", false)) {
       for (auto& [name, t] : weights::loadTensors(dir / "ema.safetensors")) m_ema.emplace_back(name, t);
@@ -387,6 +591,11 @@ int TrainingLoop::run() {
   m_loader->restart(m_step * m_train.grad_accum);
   writeFileSynced(m_run.configFile(), core::toJsonText(m_config));
   m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
+  try {
+    m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
+  } catch (const std::exception& e) {
+    emitWarning("tensorboard_off", std::string("no TensorBoard events: ") + e.what());
+  }
 
   const double budget = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
   const std::string recon_name = m_config.loss.recon == "mse" ? "recon_mse" : "recon_l1";
@@ -394,7 +603,7 @@ int TrainingLoop::run() {
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
         std::to_string(m_step) + " to " + std::to_string(total));
 
-  std::vector<std::pair<std::string, double>> sums;
+  IntervalMeans means;
   int summed = 0;
   double data_wait = 0;
   int consecutive_bad = 0;
@@ -411,10 +620,15 @@ int TrainingLoop::run() {
       break;
     }
     const std::int64_t next = m_step + 1;
-    setRate(scheduledRate(m_train, m_train.lr, next) * m_lr_scale);
+    const bool gan = ganActive();
+    setRate(*m_optimizer, scheduledRate(m_train, m_train.lr, next) * m_lr_scale);
     m_optimizer->zero_grad();
-    TokenizerOutput out;
-    double loss_value = 0;
+    if (gan) {
+      const std::int64_t discr_next = next - m_config.loss.discr_start_step;
+      setRate(*m_discr_optimizer, scheduledRate(m_train, m_train.discr_lr, discr_next) * m_lr_scale);
+      m_discr_optimizer->zero_grad();
+    }
+    Values values = {{"train/recon_loss", 0.0}, {"train/loss", 0.0}};
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
       data::LoadedBatch batch;
       try {
@@ -424,24 +638,56 @@ int TrainingLoop::run() {
       }
       data_wait += batch.wait_s;
       const torch::Tensor& x = batch.clips;
-      out = m_tokenizer->forward(x);
-      const torch::Tensor loss = m_config.loss.recon_weight * lossTerm(out, recon_name) +
-                                 m_config.loss.quantizer_weight * lossTerm(out, "quantizer");
+      Values micro_values;
+      torch::Tensor loss, recon, frame_pick;
+      {
+        CpuAutocast autocast(m_train.precision == "bf16");
+        const TokenizerOutput out = m_tokenizer->forward(x);
+        recon = out.recon;
+        torch::Tensor nll = m_config.loss.recon_weight * lossTerm(out, recon_name);
+        if (m_lpips) {
+          // LPIPS on loss.perceptual_frames random frames per clip (magvit2-pytorch: one).
+          torch::Tensor perceptual = torch::zeros({});
+          for (int k = 0; k < m_config.loss.perceptual_frames; ++k) {
+            const torch::Tensor pick = torch::randint(x.size(2), {x.size(0)}, torch::kLong);
+            perceptual = perceptual + m_lpips->forward(framesAt(out.recon, pick), framesAt(x, pick)).mean();
+          }
+          perceptual = perceptual / m_config.loss.perceptual_frames;
+          micro_values.emplace_back("train/perceptual_loss", perceptual.item<double>());
+          nll = nll + m_config.loss.perceptual_weight * perceptual;
+        }
+        loss = nll + m_config.loss.quantizer_weight * lossTerm(out, "quantizer");
+        for (const auto& [name, t] : out.losses) micro_values.emplace_back("train/" + name, t.item<double>());
+        values[0].second += lossTerm(out, recon_name).item<double>() / m_train.grad_accum;
+        if (gan) {
+          frame_pick = m_discr->takesVideo() ? torch::Tensor() : torch::randint(x.size(2), {x.size(0)}, torch::kLong);
+          loss = loss + generatorGanLoss(nll, discriminatorInput(out.recon, frame_pick), micro_values);
+        }
+      }
       (loss / m_train.grad_accum).backward();
-      loss_value += loss.item<double>() / m_train.grad_accum;
+      values[1].second += loss.item<double>() / m_train.grad_accum;
+      if (gan) {
+        CpuAutocast autocast(m_train.precision == "bf16");
+        discriminatorBackward(discriminatorInput(x, frame_pick), discriminatorInput(recon, frame_pick), micro_values);
+      }
+      for (const auto& [name, v] : micro_values) {
+        auto it = std::find_if(values.begin(), values.end(), [&](const auto& e) { return e.first == name; });
+        if (it == values.end()) it = values.insert(values.end(), {name, 0.0});
+        it->second += v / m_train.grad_accum;
+      }
     }
-    double grad_norm = 0;
-    {
-      const auto params = m_tokenizer->parameters();
-      grad_norm = m_train.grad_clip > 0
-                      ? torch::nn::utils::clip_grad_norm_(params, m_train.grad_clip)
-                      : torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
-    }
-    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
+    const double loss_value = values[1].second;
+    const double grad_norm = clipGradients(m_tokenizer->parameters(), m_train.grad_clip);
+    const double discr_grad_norm = gan ? clipGradients(m_discr->parameters(), m_train.grad_clip) : 0.0;
+    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
       m_optimizer->zero_grad();
+      if (gan) m_discr_optimizer->zero_grad();
       ++consecutive_bad;
       emitWarning("nonfinite_step", "step " + std::to_string(next) + ": non-finite " +
-                                        (std::isfinite(loss_value) ? "gradient norm" : "loss") + ", step skipped");
+                                        (!std::isfinite(loss_value)  ? "loss"
+                                         : !std::isfinite(grad_norm) ? "gradient norm"
+                                                                     : "discriminator gradient norm") +
+                                        ", step skipped");
       if (consecutive_bad >= m_train.nan_max_consecutive) {
         const auto latest = m_store.latest();
         if (!latest) {
@@ -462,24 +708,18 @@ int TrainingLoop::run() {
     consecutive_bad = 0;
     reportDataSkips(m_dataset->takeNewSkips());
     m_optimizer->step();
+    if (gan) m_discr_optimizer->step();
     m_step = next;
     updateEma();
 
-    // Interval means of every loss term.
-    std::vector<std::pair<std::string, double>> values = {{"train/recon_loss", lossTerm(out, recon_name).item<double>()},
-                                                          {"train/loss", loss_value}};
-    for (const auto& [name, t] : out.losses) values.emplace_back("train/" + name, t.item<double>());
     values.emplace_back("train/grad_norm", grad_norm);
-    if (sums.empty()) {
-      sums = values;
-    } else {
-      for (std::size_t i = 0; i < sums.size() && i < values.size(); ++i) sums[i].second += values[i].second;
-    }
+    if (gan) values.emplace_back("train/discr_grad_norm", discr_grad_norm);
+    means.add(values);
     ++summed;
 
     if (m_step % m_train.log_every == 0 || m_step == total) {
       const double interval = secondsSince(interval_start);
-      for (auto& v : sums) v.second /= summed;
+      Values sums = means.take();
       sums.emplace_back("train/lr", scheduledRate(m_train, m_train.lr, m_step) * m_lr_scale);
       sums.emplace_back("perf/it_per_s", summed / std::max(interval, 1e-9));
       sums.emplace_back("perf/step_s", interval / summed);
@@ -489,7 +729,6 @@ int TrainingLoop::run() {
       const double it_per_s = summed / std::max(interval, 1e-9);
       writeMetrics(std::move(sums));
       m_events.emit(core::ProgressEvent{m_step, total, it_per_s, (total - m_step) / it_per_s});
-      sums.clear();
       summed = 0;
       data_wait = 0;
       interval_start = Clock::now();
