@@ -69,6 +69,23 @@ check "time budget wrote a final checkpoint" "ls '$work/h/checkpoints'/step_*/CO
 code=$?
 check "bad --time-budget exits 2" "[ $code -eq 2 ] && grep -q 'time-budget' '$work/i.err'"
 
+# 9. SIGKILL while checkpoints are being written (one per step): whatever instant the kill hits,
+# the run resumes from its newest complete checkpoint, and a stale lock does not block it.
+for delay in 0.7 1.3 2.1; do
+  "$trainer" train "${tiny[@]}" --set train.max_steps=100000 --set train.checkpoint_every=1 \
+    --resume --run-dir "$work/k" >>"$work/k.out" 2>>"$work/k.err" &
+  pid=$!
+  for _ in $(seq 1 600); do grep -q '"type":"checkpoint"' "$work/k.out" 2>/dev/null && break; sleep 0.1; done
+  sleep "$delay"
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null
+done
+newest=$(ls "$work/k/checkpoints" | grep '^step_[0-9]*$' | sed 's/step_//' | sort -n | tail -1)
+"$trainer" train --resume --run-dir "$work/k" --set train.max_steps=$((newest + 2)) >"$work/k2.out" 2>"$work/k2.err"
+code=$?
+check "resume after SIGKILL mid-checkpoint continues to step $((newest + 2))" \
+  "[ $code -eq 0 ] && tail -1 '$work/k2.out' | grep -q '\"status\":\"completed\",\"step\":$((newest + 2))'"
+
 if [ $fail -ne 0 ]; then
   for f in "$work"/*.err; do echo "--- $f"; tail -5 "$f"; done
   exit 1

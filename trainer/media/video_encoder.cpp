@@ -65,7 +65,12 @@ class VideoEncoder::Impl {
       return;
     }
     check(av_frame_make_writable(m_frame.get()), "cannot prepare frame");
-    const uint8_t* src[4] = {rgb, nullptr, nullptr, nullptr};
+    // swscale's SIMD paths read up to 16 bytes past the end of the source picture (valgrind:
+    // "invalid read of size 16" at the last row), so the caller's exact-size buffer is copied
+    // into a padded one first.
+    m_staging.resize(bytes + kSourcePadding);
+    std::memcpy(m_staging.data(), rgb, bytes);
+    const uint8_t* src[4] = {m_staging.data(), nullptr, nullptr, nullptr};
     const int srcStride[4] = {m_width * 3, 0, 0, 0};
     sws_scale(m_sws.get(), src, srcStride, 0, m_height, m_frame->data, m_frame->linesize);
     m_frame->pts = m_count++;
@@ -289,6 +294,8 @@ class VideoEncoder::Impl {
   int m_count = 0;
   bool m_finished = false;
   std::vector<uint8_t> m_gifFrames;
+  std::vector<uint8_t> m_staging;  // padded copy of the frame being converted
+  static constexpr std::size_t kSourcePadding = 64;
 };
 
 VideoEncoder::VideoEncoder(std::string path, int width, int height, double fps,
