@@ -8,9 +8,13 @@
 //          decode          indices -> video, no gradient
 //          lfq             LFQ entropy + commitment terms on random latents, forward + backward
 //                          (--bits K, --tokens N, --estimate exact|factorized)
+//          loader          the training data loader over a video folder (--data DIR): batches
+//                          of the configuration's clips with --threads loader threads; reports
+//                          decoded clip frames per second (--repeats batches after --warmup)
 
 #include "core/config_io.h"
 #include "core/presets.h"
+#include "trainer/data/clip_loader.h"
 #include "trainer/models/lookup_free_quantizer.h"
 #include "trainer/models/tokenizer.h"
 
@@ -64,8 +68,10 @@ int main(int argc, char** argv) {
   std::string what = "gen-step-recon", preset = "bench-small", config_file, estimate = "factorized";
   int batch = 0, threads = 2, warmup = 1, repeats = 3;
   std::int64_t bits = 10, tokens = 1280;
+  std::string data_dir;
   app.add_option("--what", what, "gen-step-recon, encode, decode or lfq")
-      ->check(CLI::IsMember({"gen-step-recon", "encode", "decode", "lfq"}));
+      ->check(CLI::IsMember({"gen-step-recon", "encode", "decode", "lfq", "loader"}));
+  app.add_option("--data", data_dir, "loader: folder of video files");
   app.add_option("--preset", preset, "Model preset (ignored with --config)");
   app.add_option("--config", config_file, "Configuration file instead of a preset");
   app.add_option("--batch", batch, "Clips per step (0: the configuration's train.batch_size)");
@@ -109,8 +115,30 @@ int main(int argc, char** argv) {
         for (const auto& e : load.errors) std::cerr << e.toString() << "\n";
         return 2;
       }
-      const auto& config = load.config;
+      auto config = load.config;
       if (batch <= 0) batch = config.train.batch_size;
+      if (what == "loader") {
+        if (data_dir.empty()) throw std::runtime_error("--what loader needs --data DIR");
+        config.data.type = "videos";
+        config.data.path = data_dir;
+        config.data.valid_fraction = 0;
+        tb::trainer::data::ClipDataset dataset(config.data, 0, {}, threads);
+        tb::trainer::data::ClipLoader loader(dataset, batch, threads, 2 * threads);
+        out["config"] = config_file.empty() ? preset : config_file;
+        out["data"] = data_dir;
+        out["files"] = dataset.trainSize();
+        out["batch"] = batch;
+        out["clip"] = {config.data.num_frames, config.data.image_size, config.data.image_size};
+        baseline = peakRssBytes();
+        timing = measure(warmup, repeats, [&] { (void)loader.next(); });
+        double total = 0;
+        for (double t : timing.seconds) total += t;
+        out["frames_per_s"] = static_cast<double>(repeats) * batch * config.data.num_frames / total;
+        out["median_s"] = timing.median();
+        out["peak_rss_bytes"] = peakRssBytes();
+        std::cout << out.dump() << "\n";
+        return 0;
+      }
       auto tokenizer = tb::trainer::makeTokenizer(config.model, config.data);
       const auto& d = config.data;
       const torch::Tensor video = torch::rand({batch, 3, d.num_frames, d.image_size, d.image_size}) * 2 - 1;
