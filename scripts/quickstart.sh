@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's run command: installs what is missing, builds the full configuration into
 # build/, then runs the default job: a short real training of the `demo` preset on the built-in
-# procedural clips, and a summary comparing the start of the run with its end.
+# procedural clips, a summary comparing the start of the run with its end, and a review of
+# the trained tokenizer against the untrained one on the same clips (compare).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -16,4 +17,9 @@ mkdir -p "$(dirname "$run_dir")"
 "$trainer" train --preset demo --run-dir "$run_dir" >"$run_dir.events"
 echo "== Summary (tokenbench-trainer summary --run-dir $run_dir)"
 "$trainer" summary --run-dir "$run_dir"
+echo "== Comparison: the untrained demo tokenizer against the trained one on the same clips"
+"$trainer" init --preset demo --out "$run_dir.untrained" >/dev/null
+"$trainer" compare --checkpoint untrained="$run_dir.untrained" --checkpoint trained="$run_dir" \
+  --out "$run_dir/compare" --clips 4
+echo "Review: $run_dir/compare/grid.png, clip_*.gif, metrics.json"
 echo "Open it in the window: build/bin/tokenbench --run-dir $run_dir"

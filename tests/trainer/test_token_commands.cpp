@@ -4,9 +4,11 @@
 #include "tests/trainer/test_support.h"
 #include "core/config_io.h"
 #include "core/safetensors.h"
+#include "trainer/cli/compare_command.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
 #include "trainer/media/frame_tensors.h"
+#include "trainer/metrics/image_metrics.h"
 #include "trainer/weights/state_dict_io.h"
 #if TB_WITH_FFMPEG && TB_WITH_OPENCV
 #include "trainer/media/image_reader.h"
@@ -157,6 +159,57 @@ TEST(TokenCommands, RunDirectoryMeansItsNewestCompleteCheckpoint) {
   }
   EXPECT_EQ(loadCheckpoint(run).folder, run / "checkpoints" / "step_12");
   EXPECT_EQ(loadCheckpoint(run).weights, "model.safetensors");  // init writes no EMA weights
+}
+
+TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
+  Fixture fx;
+  core::RunConfig vq = tinyConfig();
+  vq.model.kind = "vqgan";
+  vq.model.vqgan.base_channels = 8;
+  vq.model.vqgan.channel_mult = {1, 2};
+  vq.model.vqgan.num_res_blocks = 1;
+  vq.model.vqgan.attn_resolutions = {};
+  vq.model.vqgan.z_channels = 8;
+  const fs::path vq_config = fx.dir.path() / "vq.json";
+  std::ofstream(vq_config) << core::toJsonText(vq);
+  const fs::path vq_ckpt = fx.dir.path() / "vq_ckpt";
+  ASSERT_EQ(initCheckpoint(vq_config.string(), "", vq_ckpt), 0);
+
+  CompareArgs args;
+  args.checkpoints = {"magvit=" + fx.ckpt.string(), "vqgan=" + vq_ckpt.string()};
+  args.data = fx.input.string();
+  args.out = (fx.dir.path() / "review").string();
+  ASSERT_EQ(compare(args), 0);
+  std::ifstream in(fs::path(args.out) / "metrics.json");
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["clips"].size(), 1u);  // walk.mkv's first clip; broken.mp4 skipped
+  EXPECT_EQ(report["clips"][0]["source"], "sub/walk.mkv");
+  // The scores are those of the checkpoint's own reconstruction of the clip.
+  const LoadedCheckpoint magvit = loadCheckpoint(fx.ckpt);
+  media::VideoDecoder decoder((fx.input / "sub" / "walk.mkv").string());
+  media::ClipRequest request;
+  request.count = 5;
+  request.resizeShortSide = 16;
+  request.cropSize = 16;
+  const media::VideoFrames original = decoder.decode(request);
+  torch::NoGradGuard no_grad;
+  const auto recon = media::tensorToFrames(
+      magvit.tokenizer->forward(media::framesToTensor(original).unsqueeze(0)).recon[0].clamp(-1, 1));
+  EXPECT_NEAR(report["clips"][0]["metrics"]["magvit"]["psnr"].get<double>(), metrics::psnr(original, recon), 1e-6);
+  for (const char* name : {"magvit", "vqgan"}) {
+    EXPECT_TRUE(std::isfinite(report["mean"][name]["ssim"].get<double>())) << name;
+  }
+  for (const char* file : {"metrics.csv", "clip_000.gif", "grid.png"}) {
+    EXPECT_GT(fs::file_size(fs::path(args.out) / file), 0u) << file;
+  }
+
+  CompareArgs bad = args;
+  bad.checkpoints = {"no-equals-sign"};
+  EXPECT_EQ(compare(bad), 2);
+  bad.checkpoints = {"a=" + (fx.dir.path() / "missing").string()};
+  EXPECT_EQ(compare(bad), 2);
+  bad.checkpoints = {"a=" + fx.ckpt.string(), "a=" + vq_ckpt.string()};
+  EXPECT_EQ(compare(bad), 2);
 }
 
 #endif

@@ -3,6 +3,7 @@
 #include "core/config_io.h"
 #include "core/version.h"
 #include "trainer/cli/config_commands.h"
+#include "trainer/cli/compare_command.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
@@ -90,6 +91,21 @@ int runTrainerCli(int argc, char** argv) {
   detokenize->add_option("--fps", detok.fps, "Frame rate (default: the source's, else 8)")->check(CLI::PositiveNumber);
   detokenize->add_flag("--raw-weights", detok.raw_weights, "Use model.safetensors even when EMA weights exist");
   cli::MetricsArgs met;
+  cli::CompareArgs cmp;
+  auto* compare = app.add_subcommand("compare", "Reconstruct the same clips with several tokenizers; write metrics "
+                                                "(JSON, CSV), side-by-side GIFs and a PNG grid");
+  compare->add_option("--checkpoint", cmp.checkpoints, "NAME=PATH: a checkpoint folder or run directory (repeat)")
+      ->required();
+  compare->add_option("--data", cmp.data, "Folder of videos or images (default: procedural clips)");
+  compare->add_option("--data-type", cmp.data_type, "videos (default) or images")
+      ->check(CLI::IsMember({"videos", "images"}));
+  compare->add_option("--out", cmp.out, "Folder for the review (created)")->required();
+  compare->add_option("--clips", cmp.clips, "Number of clips (default 4)")->check(CLI::Range(1, 1000));
+  compare->add_option("--lpips-net", cmp.lpips_net, "LPIPS backbone: alex (default) or vgg")
+      ->check(CLI::IsMember({"alex", "vgg"}));
+  compare->add_option("--lpips-backbone", cmp.lpips_backbone, "torch.save dict of the backbone's features.* tensors");
+  compare->add_option("--lpips-lin", cmp.lpips_lin, "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
+  compare->add_flag("--raw-weights", cmp.raw_weights, "Use model.safetensors even when EMA weights exist");
   auto* metrics = app.add_subcommand("metrics", "Print {\"psnr\",\"ssim\",\"lpips\"} of image/video B against A as "
                                                 "one JSON line (means over frames)");
   metrics->add_option("a", met.a, "Reference image or video")->required();
@@ -145,6 +161,7 @@ int runTrainerCli(int argc, char** argv) {
   if (*tokenize) return cli::tokenize(tok);
   if (*detokenize) return cli::detokenize(detok);
   if (*metrics) return cli::computeMetrics(met);
+  if (*compare) return cli::compare(cmp);
   if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
   std::cerr << app.help();
   return 2;

@@ -149,6 +149,12 @@ torch::Tensor ClipDataset::trainSample(std::int64_t position) {
                   "check the files named in the warnings");
 }
 
+std::string ClipDataset::trainSource(std::int64_t position) {
+  const std::int64_t item = m_train[static_cast<std::size_t>(itemAt(position))];
+  if (m_synthetic) return "synthetic:" + std::to_string(item);
+  return m_index.files[static_cast<std::size_t>(item)].path;
+}
+
 torch::Tensor ClipDataset::validSample(std::int64_t i) {
   TORCH_CHECK(!m_valid.empty(), "ClipDataset: no validation split");
   const std::int64_t item = m_valid[static_cast<std::size_t>(i % validSize())];

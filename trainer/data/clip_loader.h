@@ -59,6 +59,10 @@ class ClipDataset {
   /// takeNewSkips()) and the next usable item is used instead; throws DataError when none is left.
   torch::Tensor trainSample(std::int64_t position);
 
+  /// The file (relative to data.path) or "synthetic:<clip>" that trainSample(position) starts
+  /// from (before any replacement of a broken file).
+  std::string trainSource(std::int64_t position);
+
   /// Validation sample `i` (modulo validSize()): the middle clip of the file, centre crop, no flip.
   torch::Tensor validSample(std::int64_t i);
 

@@ -1,0 +1,249 @@
+#include "trainer/cli/compare_command.h"
+
+#include "trainer/cli/token_commands.h"
+#include "trainer/data/clip_loader.h"
+#include "trainer/media/atomic_file.h"
+#include "trainer/media/frame_tensors.h"
+#include "trainer/metrics/image_metrics.h"
+#include "trainer/metrics/lpips.h"
+#if TB_WITH_FFMPEG
+#include "trainer/media/video_encoder.h"
+#endif
+#if TB_WITH_OPENCV
+#include "trainer/media/image_reader.h"
+#include <opencv2/imgproc.hpp>
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace tb::trainer::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Scores {
+  double psnr = 0, ssim = 0, lpips = 0;
+};
+
+struct Entry {
+  std::string name;
+  LoadedCheckpoint checkpoint;
+};
+
+std::vector<Entry> loadEntries(const CompareArgs& args) {
+  std::vector<Entry> entries;
+  for (const auto& spec : args.checkpoints) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      throw UsageError("--checkpoint \"" + spec + "\": expected NAME=PATH");
+    }
+    Entry e{spec.substr(0, eq), {}};
+    for (const auto& other : entries) {
+      if (other.name == e.name) throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
+    }
+    try {
+      e.checkpoint = loadCheckpoint(spec.substr(eq + 1), !args.raw_weights);
+    } catch (const std::exception& ex) {
+      throw UsageError(ex.what());
+    }
+    entries.push_back(std::move(e));
+  }
+  if (entries.empty()) throw UsageError("compare needs at least one --checkpoint NAME=PATH");
+  const auto& first = entries.front().checkpoint.config.data;
+  for (const auto& e : entries) {
+    if (e.checkpoint.config.data.image_size != first.image_size) {
+      throw UsageError(e.checkpoint.folder.string() + ": data.image_size " +
+                       std::to_string(e.checkpoint.config.data.image_size) + " differs from " +
+                       std::to_string(first.image_size) + " of " + entries.front().checkpoint.folder.string() +
+                       ": tokenizers are compared on the same clips");
+    }
+  }
+  return entries;
+}
+
+// Every file's first clip (or procedural clips), centre crop, no flip.
+std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& args, core::DataConfig d) {
+  if (!args.data.empty()) {
+    d.type = args.data_type;
+    d.path = args.data;
+  } else {
+    d.type = "synthetic";
+  }
+  if (d.type == "images") d.num_frames = 1;
+  d.valid_fraction = 0;
+  d.clip_start = "first";
+  d.crop = "center";
+  d.hflip = false;
+  std::vector<std::pair<std::string, torch::Tensor>> clips;
+  try {
+    data::ClipDataset dataset(d, 0);
+    for (const auto& s : dataset.indexSkips()) std::cerr << "compare: skipping " << s.path << ": " << s.reason << "\n";
+    const std::int64_t n = std::min<std::int64_t>(args.clips, dataset.trainSize());
+    for (std::int64_t i = 0; i < n; ++i) clips.emplace_back(dataset.trainSource(i), dataset.trainSample(i));
+  } catch (const data::DataError& e) {
+    throw UsageError(e.what());
+  }
+  return clips;
+}
+
+#if TB_WITH_OPENCV
+// One grid cell: an RGB frame scaled (nearest) to `cell` pixels wide, with text lines below.
+cv::Mat cellImage(const media::VideoFrames& clip, int cell, const std::vector<std::string>& lines) {
+  const int t = clip.count / 2;
+  cv::Mat frame(clip.height, clip.width, CV_8UC3, const_cast<uint8_t*>(clip.frame(t)));
+  cv::Mat scaled;
+  cv::resize(frame, scaled, cv::Size(cell, cell * clip.height / clip.width), 0, 0, cv::INTER_NEAREST);
+  const int line_h = 16;
+  cv::Mat out(scaled.rows + line_h * static_cast<int>(lines.size()) + 4, cell, CV_8UC3, cv::Scalar(255, 255, 255));
+  scaled.copyTo(out(cv::Rect(0, 0, scaled.cols, scaled.rows)));
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    cv::putText(out, lines[i], cv::Point(3, scaled.rows + line_h * static_cast<int>(i + 1)), cv::FONT_HERSHEY_SIMPLEX,
+                0.38, cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
+  }
+  return out;
+}
+#endif
+
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+int compare(const CompareArgs& args) {
+  try {
+    const std::vector<Entry> entries = loadEntries(args);
+    const auto clips = loadClips(args, entries.front().checkpoint.config.data);
+    if (clips.empty()) throw UsageError("compare: no clips to compare");
+    metrics::Lpips lpips{nullptr};
+    if (args.lpips_backbone.empty() != args.lpips_lin.empty()) {
+      throw UsageError("--lpips-backbone and --lpips-lin go together");
+    }
+    if (!args.lpips_backbone.empty()) {
+      try {
+        lpips = metrics::loadLpips(metrics::parseLpipsNet(args.lpips_net), args.lpips_backbone, args.lpips_lin);
+      } catch (const std::exception& e) {
+        throw UsageError(e.what());
+      }
+    }
+    const fs::path out = args.out;
+    fs::create_directories(out);
+
+    torch::NoGradGuard no_grad;
+    std::vector<std::vector<Scores>> scores(clips.size(), std::vector<Scores>(entries.size()));
+    std::vector<std::vector<media::VideoFrames>> frames(clips.size());  // original, then each tokenizer
+    for (std::size_t c = 0; c < clips.size(); ++c) {
+      const torch::Tensor x = clips[c].second.unsqueeze(0);
+      frames[c].push_back(media::tensorToFrames(clips[c].second, 8.0));
+      for (std::size_t k = 0; k < entries.size(); ++k) {
+        const torch::Tensor recon = entries[k].checkpoint.tokenizer->forward(x).recon[0].clamp(-1, 1);
+        frames[c].push_back(media::tensorToFrames(recon, 8.0));
+        const auto& a = frames[c].front();
+        const auto& b = frames[c].back();
+        scores[c][k].psnr = metrics::psnr(a, b);
+        scores[c][k].ssim = a.width >= 11 && a.height >= 11 ? metrics::ssim(a, b) : 0.0;
+        if (lpips) scores[c][k].lpips = metrics::lpips(lpips, a, b);
+      }
+    }
+
+    // metrics.json, metrics.csv
+    Json per_clip = Json::array(), mean = Json::object();
+    std::string csv = "clip,source,tokenizer,psnr,ssim" + std::string(lpips ? ",lpips" : "") + "\n";
+    auto scoreJson = [&](const Scores& s) {
+      Json j = {{"psnr", s.psnr}, {"ssim", s.ssim}};
+      if (lpips) j["lpips"] = s.lpips;
+      return j;
+    };
+    for (std::size_t c = 0; c < clips.size(); ++c) {
+      Json row = {{"clip", c}, {"source", clips[c].first}, {"metrics", Json::object()}};
+      for (std::size_t k = 0; k < entries.size(); ++k) {
+        row["metrics"][entries[k].name] = scoreJson(scores[c][k]);
+        csv += std::to_string(c) + "," + clips[c].first + "," + entries[k].name + "," + fixed(scores[c][k].psnr, 4) +
+               "," + fixed(scores[c][k].ssim, 5) + (lpips ? "," + fixed(scores[c][k].lpips, 5) : "") + "\n";
+      }
+      per_clip.push_back(std::move(row));
+    }
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      Scores m;
+      for (std::size_t c = 0; c < clips.size(); ++c) {
+        m.psnr += scores[c][k].psnr / static_cast<double>(clips.size());
+        m.ssim += scores[c][k].ssim / static_cast<double>(clips.size());
+        m.lpips += scores[c][k].lpips / static_cast<double>(clips.size());
+      }
+      mean[entries[k].name] = scoreJson(m);
+    }
+    Json tokenizers = Json::array();
+    for (const auto& e : entries) {
+      tokenizers.push_back({{"name", e.name},
+                            {"checkpoint", e.checkpoint.folder.string()},
+                            {"weights", e.checkpoint.weights},
+                            {"model_kind", e.checkpoint.config.model.kind}});
+    }
+    const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}};
+    auto writeText = [](const fs::path& file, const std::string& text) {
+      media::AtomicFile f(file);
+      std::ofstream os(f.tempPath(), std::ios::binary);
+      os << text;
+      if (!os.flush()) throw std::runtime_error(file.string() + ": cannot write");
+      os.close();
+      f.commit();
+    };
+    writeText(out / "metrics.json", report.dump(2) + "\n");
+    writeText(out / "metrics.csv", csv);
+
+#if TB_WITH_FFMPEG
+    // clip_<k>.gif: original | each tokenizer, side by side.
+    for (std::size_t c = 0; c < clips.size(); ++c) {
+      std::vector<torch::Tensor> row{clips[c].second};
+      for (std::size_t k = 1; k < frames[c].size(); ++k) row.push_back(media::framesToTensor(frames[c][k]));
+      char name[32];
+      std::snprintf(name, sizeof name, "clip_%03zu.gif", c);
+      media::writeVideo((out / name).string(), media::tensorToFrames(torch::cat(row, 3), 8.0));
+    }
+#endif
+#if TB_WITH_OPENCV
+    // grid.png: a header row of names, then one row per clip.
+    const int cell = std::max(128, frames[0][0].width);
+    std::vector<cv::Mat> rows;
+    for (std::size_t c = 0; c < clips.size(); ++c) {
+      std::vector<cv::Mat> cells;
+      cells.push_back(cellImage(frames[c][0], cell, {"original", clips[c].first.substr(0, 20), "", ""}));
+      for (std::size_t k = 0; k < entries.size(); ++k) {
+        const Scores& s = scores[c][k];
+        cells.push_back(cellImage(frames[c][k + 1], cell,
+                                  {entries[k].name, "PSNR " + fixed(s.psnr, 2) + " dB", "SSIM " + fixed(s.ssim, 3),
+                                   lpips ? "LPIPS " + fixed(s.lpips, 4) : ""}));
+      }
+      cv::Mat row;
+      cv::hconcat(cells, row);
+      rows.push_back(row);
+    }
+    cv::Mat grid;
+    cv::vconcat(rows, grid);
+    media::writePng((out / "grid.png").string(), grid.cols, grid.rows, grid.data);
+#endif
+    Json line = {{"clips", clips.size()}, {"mean", mean}, {"out", out.string()}};
+    std::cout << line.dump() << std::endl;
+    return 0;
+  } catch (const UsageError& e) {
+    std::cerr << "tokenbench-trainer compare: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tokenbench-trainer compare: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace tb::trainer::cli
