@@ -7,6 +7,7 @@
 #include "core/run_config.h"
 #include "trainer/data/dataset_index.h"
 #include "trainer/data/synthetic_clips.h"
+#include "trainer/user_error.h"
 
 #include <torch/torch.h>
 
@@ -25,17 +26,7 @@ namespace tb::trainer::data {
 
 /// A dataset that cannot be used at all; code is the `error` event code
 /// ("data_path_missing", "dataset_empty", "data_config_invalid").
-class DataError : public std::runtime_error {
- public:
-  DataError(std::string code, const std::string& message, std::string hint = {})
-      : std::runtime_error(message), m_code(std::move(code)), m_hint(std::move(hint)) {}
-  const std::string& code() const { return m_code; }
-  const std::string& hint() const { return m_hint; }
-
- private:
-  std::string m_code;
-  std::string m_hint;
-};
+using DataError = UserError;
 
 /// `[3, T, H, W]` -> short side `size` (bicubic, antialiased when shrinking), then the square
 /// whose top-left corner is (top, left) in the resized clip, or the centre one when they are -1.

@@ -302,13 +302,8 @@ void TrainingLoop::setUp() {
           " parameters, from step " + std::to_string(m_config.loss.discr_start_step));
   }
 
-  try {
-    m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
-                                                    m_run.root() / "data_index.json",
-                                                    std::max(1, m_config.data.workers));
-  } catch (const data::DataError& e) {
-    throw TrainingError(e.code(), e.what(), e.hint());
-  }
+  m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
+                                                  m_run.root() / "data_index.json", std::max(1, m_config.data.workers));
   m_log("data: " + m_dataset->describe());
   reportDataSkips(m_dataset->indexSkips());
   m_loader = std::make_unique<data::ClipLoader>(*m_dataset, m_train.batch_size, m_config.data.workers,
@@ -630,12 +625,7 @@ int TrainingLoop::run() {
     }
     Values values = {{"train/recon_loss", 0.0}, {"train/loss", 0.0}};
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-      data::LoadedBatch batch;
-      try {
-        batch = m_loader->next();
-      } catch (const data::DataError& e) {
-        throw TrainingError(e.code(), e.what(), e.hint());
-      }
+      const data::LoadedBatch batch = m_loader->next();  // a DataError is a TrainingError
       data_wait += batch.wait_s;
       const torch::Tensor& x = batch.clips;
       Values micro_values;

@@ -5,6 +5,7 @@
 #include "core/run_config.h"
 #include "core/run_directory.h"
 #include "trainer/event_sink.h"
+#include "trainer/user_error.h"
 
 #include <atomic>
 #include <cstdint>
@@ -24,18 +25,8 @@ struct TrainOptions {
   std::string launcher = "single";
 };
 
-/// A failure the user can act on, reported as an `error` event with this code.
-class TrainingError : public std::runtime_error {
- public:
-  TrainingError(std::string code, const std::string& message, std::string hint = {})
-      : std::runtime_error(message), m_code(std::move(code)), m_hint(std::move(hint)) {}
-  const std::string& code() const { return m_code; }
-  const std::string& hint() const { return m_hint; }
-
- private:
-  std::string m_code;
-  std::string m_hint;
-};
+/// A failure the user can act on, reported as an `error` event with its code.
+using TrainingError = UserError;
 
 /// Trains until max_steps, the time budget or a stop request; returns the process exit code
 /// (0 also after a stop: the run is resumable). Emits hello ... done on `events`.
