@@ -232,6 +232,7 @@ TEST(Training, BadPerceptualWeightFileIsAnErrorNamingIt) {
   core::RunConfig config = tinyConfig();
   config.loss.perceptual_weight = 0.1;
   config.loss.perceptual_net = "alex";
+  config.data.image_size = 32;
   config.loss.lpips_backbone = "/nonexistent/alex_backbone.pth";
   config.loss.lpips_lin = "/nonexistent/alex_lin.pth";
   const fs::path dir = freshDir("perceptual_missing");
@@ -243,6 +244,18 @@ TEST(Training, BadPerceptualWeightFileIsAnErrorNamingIt) {
   }
   EXPECT_TRUE(named);
   fs::remove_all(dir);
+
+  // Frames too small for the LPIPS network: refused before training, naming both keys.
+  config.data.image_size = 16;  // alex needs 31
+  const fs::path small = freshDir("perceptual_small");
+  const RunResult s = train(config, small);
+  EXPECT_NE(s.code, 0);
+  bool refused = false;
+  for (const auto& e : s.events) {
+    refused |= e.find("loss.perceptual_net") != std::string::npos && e.find("data.image_size >= 31") != std::string::npos;
+  }
+  EXPECT_TRUE(refused);
+  fs::remove_all(small);
 }
 
 TEST(Training, PerceptualLossWithTheFixtureWeightsIsLoggedAndValidated) {

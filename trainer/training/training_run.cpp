@@ -283,6 +283,13 @@ void TrainingLoop::setUp() {
                                       " but loss.lpips_backbone and loss.lpips_lin are not both set: training "
                                       "without the perceptual loss");
   } else if (loss.perceptual_weight > 0) {
+    const int smallest = loss.perceptual_net == "vgg" ? 16 : 31;
+    if (m_config.data.image_size < smallest) {
+      throw TrainingError("config_invalid",
+                          "loss.perceptual_net \"" + loss.perceptual_net + "\" needs data.image_size >= " +
+                              std::to_string(smallest) + ", got " + std::to_string(m_config.data.image_size),
+                          "raise data.image_size, use perceptual_net \"vgg\", or set loss.perceptual_weight to 0");
+    }
     try {
       m_lpips = metrics::loadLpips(metrics::parseLpipsNet(loss.perceptual_net), loss.lpips_backbone, loss.lpips_lin);
     } catch (const std::exception& e) {
