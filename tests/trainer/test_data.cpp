@@ -5,7 +5,6 @@
 #include "core/run_directory.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/data/dataset_index.h"
-#include "trainer/event_sink.h"
 #include "trainer/media/image_reader.h"
 #include "trainer/media/video_encoder.h"
 #include "trainer/training/training_run.h"
@@ -16,8 +15,6 @@
 #include <fstream>
 #include <set>
 
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace tb::trainer::data {
 namespace {
@@ -297,15 +294,10 @@ TEST(DataTraining, TrainsOnAVideoFolderSkippingBrokenFilesWithWarnings) {
   c.train.valid_every = 4;
   c.train.threads = 1;
   const fs::path run = dir.path() / "run";
-  const fs::path events_file = dir.path() / "events.ndjson";
-  const int fd = ::open(events_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  EventSink sink(fd);
-  RunControl control;
-  const int code = runTraining(c, core::RunDirectory(run), TrainOptions{}, sink, control);
-  ::close(fd);
-  ASSERT_EQ(code, 0);
-  std::ifstream in(events_file);
-  const std::string events((std::istreambuf_iterator<char>(in)), {});
+  const testing::RunResult result = testing::train(c, run);
+  ASSERT_EQ(result.code, 0);
+  std::string events;
+  for (const auto& line : result.events) events += line + "\n";
   for (const char* name : {"short.mkv", "empty.mp4", "text.mp4", "cut.mp4"}) {
     EXPECT_NE(events.find("skipping " + (root / name).string()), std::string::npos) << name << "\n" << events;
   }

@@ -1,14 +1,21 @@
 #pragma once
 // Helpers shared by the trainer tests: scratch folders and synthetic frames.
 
+#include "core/run_directory.h"
+#include "trainer/event_sink.h"
 #include "trainer/media/video_frames.h"
+#include "trainer/training/training_run.h"
 
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
+#include <vector>
+
+#include <fcntl.h>
 
 #include <unistd.h>
 
@@ -55,6 +62,29 @@ inline media::VideoFrames makeClip(int width, int height, int count, double fps)
         p[2] = static_cast<uint8_t>(128 + 60 * std::sin((x + y + 2.0 * t) / 6.0));
       }
   return clip;
+}
+
+/// A training run's exit code and the protocol events it emitted, one line each.
+struct RunResult {
+  int code;
+  std::vector<std::string> events;
+};
+
+/// Trains `config` into `dir` in this process, collecting the events from a file beside `dir`.
+inline RunResult train(const core::RunConfig& config, const std::filesystem::path& dir, bool resume = false) {
+  const std::filesystem::path events_file = dir.string() + ".events";
+  const int fd = ::open(events_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  EventSink sink(fd);
+  RunControl control;
+  TrainOptions options;
+  options.resume = resume;
+  const int code = runTraining(config, core::RunDirectory(dir), options, sink, control);
+  ::close(fd);
+  std::ifstream in(events_file);
+  RunResult result{code, {}};
+  for (std::string line; std::getline(in, line);) result.events.push_back(line);
+  std::filesystem::remove(events_file);
+  return result;
 }
 
 }  // namespace tb::trainer::testing

@@ -4,6 +4,7 @@
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/training_run.h"
+#include "tests/trainer/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -54,26 +55,8 @@ core::RunConfig tinyConfig() {
   return c;
 }
 
-struct RunResult {
-  int code;
-  std::vector<std::string> events;
-};
-
-RunResult train(const core::RunConfig& config, const fs::path& dir, bool resume = false) {
-  const fs::path events_file = dir.string() + ".events";
-  const int fd = ::open(events_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  EventSink sink(fd);
-  RunControl control;
-  TrainOptions options;
-  options.resume = resume;
-  const int code = runTraining(config, core::RunDirectory(dir), options, sink, control);
-  ::close(fd);
-  std::ifstream in(events_file);
-  RunResult result{code, {}};
-  for (std::string line; std::getline(in, line);) result.events.push_back(line);
-  fs::remove(events_file);
-  return result;
-}
+using testing::RunResult;
+using testing::train;
 
 std::vector<core::MetricsRow> trainRows(const fs::path& dir) {
   std::vector<core::MetricsRow> rows;

@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -192,16 +191,8 @@ int compare(const CompareArgs& args) {
                             {"model_kind", e.checkpoint.config.model.kind}});
     }
     const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}};
-    auto writeText = [](const fs::path& file, const std::string& text) {
-      media::AtomicFile f(file);
-      std::ofstream os(f.tempPath(), std::ios::binary);
-      os << text;
-      if (!os.flush()) throw std::runtime_error(file.string() + ": cannot write");
-      os.close();
-      f.commit();
-    };
-    writeText(out / "metrics.json", report.dump(2) + "\n");
-    writeText(out / "metrics.csv", csv);
+    media::writeFileAtomically(out / "metrics.json", report.dump(2) + "\n");
+    media::writeFileAtomically(out / "metrics.csv", csv);
 
 #if TB_WITH_FFMPEG
     // clip_<k>.gif: original | each tokenizer, side by side.

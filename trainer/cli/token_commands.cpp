@@ -5,6 +5,7 @@
 #include "core/safetensors.h"
 #include "core/version.h"
 #include "trainer/data/clip_loader.h"
+#include "trainer/media/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
@@ -227,13 +228,7 @@ int tokenize(const TokenizeArgs& args) {
                 << skipped << (skipped == 1 ? " file" : " files") << " skipped)\n";
       return 2;
     }
-    const fs::path tmp = out / ".manifest.json.tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      f << manifest.dump(2) << "\n";
-      if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    fs::rename(tmp, out / "manifest.json");
+    media::writeFileAtomically(out / "manifest.json", manifest.dump(2) + "\n");
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer tokenize: " << e.what() << "\n";
     return 1;

@@ -137,13 +137,7 @@ void writeCache(const fs::path& file, const fs::path& root, media::MediaKind kin
   // costs the next run a re-probe.
   try {
     fs::create_directories(file.parent_path());
-    media::AtomicFile out(file);
-    {
-      std::ofstream os(out.tempPath());
-      os << j.dump(1) << "\n";
-      if (!os.flush()) return;
-    }
-    out.commit();
+    media::writeFileAtomically(file, j.dump(1) + "\n");
   } catch (const std::exception&) {
   }
 }

@@ -3,6 +3,7 @@
 #include "trainer/media/media_error.h"
 
 #include <atomic>
+#include <fstream>
 #include <system_error>
 
 #include <unistd.h>
@@ -33,6 +34,16 @@ void AtomicFile::commit() {
   if (ec)
     throw MediaError(m_target.string(), "cannot rename temporary file into place: " + ec.message());
   m_committed = true;
+}
+
+void writeFileAtomically(const std::filesystem::path& target, const std::string& bytes) {
+  AtomicFile file(target);
+  {
+    std::ofstream out(file.tempPath(), std::ios::binary | std::ios::trunc);
+    out << bytes;
+    if (!out.flush()) throw MediaError(target.string(), "cannot write (disk full or not writable?)");
+  }
+  file.commit();
 }
 
 }  // namespace tb::trainer::media

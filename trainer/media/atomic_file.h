@@ -27,4 +27,8 @@ class AtomicFile {
   bool m_committed = false;
 };
 
+/// Writes `bytes` to `target` through an AtomicFile: a reader sees the old file or the whole new
+/// one, never a part. Throws MediaError naming `target` (e.g. on a full disk).
+void writeFileAtomically(const std::filesystem::path& target, const std::string& bytes);
+
 }  // namespace tb::trainer::media
