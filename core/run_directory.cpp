@@ -47,6 +47,8 @@ fs::path RunDirectory::indexCacheFile() const { return m_root / "data_index.json
 fs::path RunDirectory::lockFile() const { return m_root / ".lock"; }
 fs::path RunDirectory::tensorboardDir() const { return m_root / "tensorboard"; }
 fs::path RunDirectory::samplesDir() const { return m_root / "samples"; }
+fs::path RunDirectory::eventsFile() const { return m_root / "events.jsonl"; }
+fs::path RunDirectory::codebookDir() const { return m_root / "codebook"; }
 fs::path RunDirectory::checkpointsDir() const { return m_root / "checkpoints"; }
 fs::path RunDirectory::logsDir() const { return m_root / "logs"; }
 

@@ -5,10 +5,13 @@
 //   <root>/
 //     config.json          run configuration the trainer reads (written by the front end)
 //     metrics.jsonl        one flat JSON object per line, appended by rank 0 (see MetricsLog)
+//     events.jsonl         every protocol event rank 0 emitted after taking the lock, one per line
 //     data_index.json      cached dataset index (may be deleted at any time)
 //     .lock                held by the trainer while it runs
 //     tensorboard/         TensorBoard event files
 //     samples/             GIF/PNG samples (written to a temporary name, then renamed)
+//     codebook/            step_<N>.safetensors: int64 "counts" [codebook size], code uses at
+//                          the validation of step N
 //     checkpoints/
 //       step_<N>/          one checkpoint, N = optimizer step, no zero padding
 //         COMPLETE         written last; a folder without it is incomplete and ignored
@@ -38,6 +41,8 @@ class RunDirectory {
   std::filesystem::path lockFile() const;        ///< <root>/.lock
   std::filesystem::path tensorboardDir() const;  ///< <root>/tensorboard
   std::filesystem::path samplesDir() const;      ///< <root>/samples
+  std::filesystem::path eventsFile() const;      ///< <root>/events.jsonl
+  std::filesystem::path codebookDir() const;     ///< <root>/codebook
   std::filesystem::path checkpointsDir() const;  ///< <root>/checkpoints
   std::filesystem::path logsDir() const;         ///< <root>/logs
 

@@ -4,12 +4,47 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include <fcntl.h>
 
 #include <unistd.h>
 
 namespace tb::trainer {
 
+namespace {
+
+bool writeAll(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
 EventSink::EventSink(int fd, bool enabled) : m_fd(fd), m_enabled(enabled) {}
+
+EventSink::EventSink(EventSink&& other) noexcept
+    : m_fd(other.m_fd), m_file_fd(std::exchange(other.m_file_fd, -1)), m_enabled(other.m_enabled) {}
+
+EventSink::~EventSink() {
+  if (m_file_fd >= 0) ::close(m_file_fd);
+}
+
+bool EventSink::alsoAppendTo(const std::string& file) {
+  if (!m_enabled) return true;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  if (m_file_fd >= 0) ::close(m_file_fd);
+  m_file_fd = fd;
+  return true;
+}
 
 EventSink EventSink::claimStdout(bool enabled) {
   std::fflush(stdout);
@@ -25,14 +60,8 @@ bool EventSink::emit(const core::Event& event) {
   std::string line = core::encodeEvent(event);
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(m_mutex);
-  std::size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(m_fd, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
+  if (m_file_fd >= 0) (void)writeAll(m_file_fd, line);  // a full disk must not stop the stream
+  return writeAll(m_fd, line);
 }
 
 }  // namespace tb::trainer

@@ -4,6 +4,7 @@
 #include "core/event_protocol.h"
 
 #include <mutex>
+#include <string>
 
 namespace tb::trainer {
 
@@ -23,8 +24,18 @@ class EventSink {
 
   bool enabled() const { return m_enabled; }
 
+  /// Also appends every event to `file` (the run's events.jsonl), so a window that opens the run
+  /// later sees the warnings, errors and endings the stream carried. Returns false (and keeps
+  /// streaming) when the file cannot be opened.
+  bool alsoAppendTo(const std::string& file);
+
+  EventSink(EventSink&& other) noexcept;
+  EventSink& operator=(EventSink&&) = delete;
+  ~EventSink();
+
  private:
   int m_fd;
+  int m_file_fd = -1;
   bool m_enabled;
   std::mutex m_mutex;
 };

@@ -215,6 +215,7 @@ class TrainingLoop {
   void updateEma();
   void validate();
   void writeSample(const torch::Tensor& grid);
+  void writeCodebookCounts(const std::vector<std::int64_t>& counts);
   void saveCheckpoint();
   void loadCheckpoint(std::int64_t step);
   void truncateMetricsAfter(std::int64_t step);
@@ -452,7 +453,21 @@ void TrainingLoop::validate() {
                    {"valid/perplexity", std::exp(entropy)}};
   if (m_lpips) values.emplace_back("valid/lpips", lpips / static_cast<double>(n));
   writeMetrics(std::move(values));
+  writeCodebookCounts(counts);
   writeSample(torch::cat(sample_rows, 2));
+}
+
+// codebook/step_<N>.safetensors: how often validation used each code (the window's histogram).
+void TrainingLoop::writeCodebookCounts(const std::vector<std::int64_t>& counts) {
+  const fs::path file = m_run.codebookDir() / ("step_" + std::to_string(m_step) + ".safetensors");
+  try {
+    fs::create_directories(file.parent_path());
+    const torch::Tensor t = torch::from_blob(const_cast<std::int64_t*>(counts.data()),
+                                             {static_cast<std::int64_t>(counts.size())}, torch::kInt64);
+    weights::saveTensors({{"counts", t.clone()}}, file, {{"step", std::to_string(m_step)}});
+  } catch (const std::exception& e) {
+    emitWarning("codebook_counts_failed", file.string() + ": " + e.what());
+  }
 }
 
 // samples/step_<N>.gif: validation clips stacked top to bottom, each original | reconstruction;
@@ -578,6 +593,9 @@ int TrainingLoop::run() {
   const auto session_start = Clock::now();
   m_run.create();
   RunLock lock(m_run.lockFile());
+  if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
+    m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
+  }
   checkUnsupported();
   setUp();
 
