@@ -14,6 +14,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libboost-dev libgloo-dev
   # the window needs a font offscreen; GUI tests also run under Xvfb
   fonts-dejavu-core xvfb xauth
+  # packaging tests: dpkg-shlibdeps fills the .deb's Depends (cpack), desktop-file-validate and
+  # appstreamcli check the desktop entry and the AppStream metainfo
+  dpkg-dev desktop-file-utils appstream
 )
 
 missing=()
