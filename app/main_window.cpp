@@ -146,6 +146,7 @@ QWidget* MainWindow::pageWidget(PageId page) const {
 
 void MainWindow::setTrainerLocation(const TrainerLocation& trainer) {
   m_setupPage->setTrainerLocation(trainer);
+  m_comparePage->setTrainerPath(trainer.path);
   if (trainer.found()) {
     m_trainerStatus->setText(tr("Trainer: %1").arg(QFileInfo(trainer.path).fileName()));
     m_trainerStatus->setToolTip(QDir::toNativeSeparators(trainer.path));
@@ -173,7 +174,7 @@ bool MainWindow::openRunDirectory(const QString& path) {
   m_setupPage->setRunDirectory(absolute);
   m_monitorPage->setRunDirectory(absolute);
   m_samplesPage->setRunDirectory(absolute);
-  m_comparePage->setOpenRunCount(static_cast<int>(m_runsPage->runDirectories().size()));
+  m_comparePage->setRunDirectories(m_runsPage->runDirectories());
   setWindowTitle(tr("%1 \u2014 Tokenbench").arg(info.fileName()));
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(absolute)),
                            kStatusMessageMs);

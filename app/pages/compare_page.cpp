@@ -1,34 +1,168 @@
 #include "app/pages/compare_page.h"
 
+#include "app/compare_process.h"
+#include "app/compare_report.h"
+#include "app/pages/compare_review.h"
+#include "app/pages/compare_setup_form.h"
 #include "app/pages/empty_state.h"
 #include "app/pages/page_header.h"
 
+#include <QDir>
+#include <QFileDialog>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStackedWidget>
 #include <QVBoxLayout>
 
 namespace tb::app {
+namespace {
+
+constexpr int kFormWidth = 340;
+
+}  // namespace
 
 ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
   auto* header = new PageHeader(
-      tr("Compare"), tr("Runs side by side: curves, PSNR, SSIM, LPIPS and codebook usage."), this);
+      tr("Compare"),
+      tr("The same clips through several tokenizers: original and reconstructions side by side, "
+         "PSNR, SSIM and LPIPS under each, per clip."),
+      this);
+
+  m_form = new CompareSetupForm;
+  m_form->setObjectName(QStringLiteral("compareSetup"));
+  auto* formScroll = new QScrollArea(this);
+  formScroll->setObjectName(QStringLiteral("compareSetupScroll"));
+  formScroll->setWidget(m_form);
+  formScroll->setWidgetResizable(true);
+  formScroll->setFrameShape(QFrame::NoFrame);
+  formScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  formScroll->setMinimumWidth(280);
+
+  m_review = new CompareReview(this);
+  m_review->setObjectName(QStringLiteral("compareReview"));
   m_empty = new EmptyState({}, {}, this);
+  m_stack = new QStackedWidget(this);
+  m_stack->addWidget(m_empty);
+  m_stack->addWidget(m_review);
+
+  auto* splitter = new QSplitter(Qt::Horizontal, this);
+  splitter->setChildrenCollapsible(false);
+  splitter->addWidget(formScroll);
+  splitter->addWidget(m_stack);
+  splitter->setStretchFactor(0, 0);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({kFormWidth, 1000});
+  splitter->setHandleWidth(12);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(24, 20, 24, 20);
   layout->addWidget(header);
-  layout->addWidget(m_empty, 1);
-  setOpenRunCount(0);
+  layout->addWidget(splitter, 1);
+
+  m_process = new CompareProcess(this);
+  connect(m_form, &CompareSetupForm::openFolderRequested, this, &ComparePage::chooseCompareFolder);
+  connect(m_form, &CompareSetupForm::compareRequested, this, &ComparePage::startCompare);
+  connect(m_form, &CompareSetupForm::cancelRequested, m_process, &CompareProcess::cancel);
+  connect(m_process, &CompareProcess::stderrLine, m_form, &CompareSetupForm::appendLog);
+  connect(m_process, &CompareProcess::succeeded, this, [this](const QString& directory) {
+    m_form->setRunning(false);
+    m_failed = false;
+    const bool opened = openCompareFolder(directory);
+    if (opened) {
+      m_form->setStatus(tr("Compared into %1").arg(QDir::toNativeSeparators(directory)));
+    }
+    updateEmptyState();
+    Q_EMIT compareFinished(opened);
+  });
+  connect(m_process, &CompareProcess::failed, this, [this](const QString& message) {
+    m_form->setRunning(false);
+    m_form->setStatus(message, true);
+    m_failed = true;
+    updateEmptyState();
+    Q_EMIT compareFinished(false);
+  });
+  updateEmptyState();
 }
 
-void ComparePage::setOpenRunCount(int count) {
-  if (count < 2) {
-    m_empty->setText(tr("Nothing to compare"),
-                     tr("Open two or more run directories to compare them here."));
-  } else {
-    m_empty->setText(tr("%1 runs open").arg(count),
-                     tr("Comparing runs is not available in this version."));
+ComparePage::~ComparePage() = default;
+
+void ComparePage::setRunDirectories(const QStringList& runs) {
+  m_runs = runs;
+  m_form->setRunDirectories(runs);
+  updateEmptyState();
+}
+
+void ComparePage::setTrainerPath(const QString& trainer) { m_form->setTrainerPath(trainer); }
+
+bool ComparePage::openCompareFolder(const QString& directory) {
+  QString error;
+  std::optional<CompareReport> report = CompareReport::load(directory, &error);
+  if (!report) {
+    m_form->setStatus(error, true);
+    return false;
   }
+  m_review->setReport(report);
+  m_stack->setCurrentWidget(m_review);
+  m_form->setStatus(tr("Showing %1").arg(QDir::toNativeSeparators(report->directory())));
+  Q_EMIT compareFolderOpened(report->directory());
+  return true;
+}
+
+bool ComparePage::startCompare() {
+  if (m_process->isRunning()) {
+    m_form->setStatus(tr("A comparison is already running."), true);
+    return false;
+  }
+  QString problem;
+  const std::optional<CompareRequest> request = m_form->request(&problem);
+  if (!request) {
+    m_form->setStatus(problem, true);
+    return false;
+  }
+  if (!QDir().mkpath(request->outDir)) {
+    m_form->setStatus(tr("Cannot create %1").arg(QDir::toNativeSeparators(request->outDir)), true);
+    return false;
+  }
+  m_form->clearLog();
+  m_form->setRunning(true);
+  m_form->setStatus(tr("Comparing %1 tokenizer(s) on %2 clip(s)\u2026")
+                        .arg(request->entries.size())
+                        .arg(request->clips));
+  m_process->start(*request);
+  m_failed = false;
+  updateEmptyState();
+  return true;
 }
 
 QString ComparePage::emptyHeadline() const { return m_empty->headline(); }
+
+bool ComparePage::isShowingReview() const { return m_stack->currentWidget() == m_review; }
+
+void ComparePage::chooseCompareFolder() {
+  const QString start =
+      m_runs.isEmpty() ? QString() : QDir(m_runs.front()).filePath(QStringLiteral("compare"));
+  const QString directory =
+      QFileDialog::getExistingDirectory(this, tr("Open Compare Folder"), start);
+  if (!directory.isEmpty()) openCompareFolder(directory);
+}
+
+void ComparePage::updateEmptyState() {
+  if (m_process->isRunning()) {
+    m_empty->setText(tr("Comparing\u2026"),
+                     tr("tokenbench-trainer compare is running; its messages appear on the "
+                        "left, and the result opens here when it is done."));
+  } else if (m_failed) {
+    m_empty->setText(tr("The comparison failed"),
+                     tr("The trainer's message is on the left, under the Compare button."));
+  } else if (m_runs.isEmpty()) {
+    m_empty->setText(tr("Nothing to compare"),
+                     tr("Open a compare folder, or add runs or checkpoint folders on the left and "
+                        "press Compare."));
+  } else {
+    m_empty->setText(m_runs.size() == 1 ? tr("1 run open") : tr("%1 runs open").arg(m_runs.size()),
+                     tr("Press Compare to run the listed tokenizers on the same clips, or open "
+                        "a compare folder."));
+  }
+}
 
 }  // namespace tb::app
