@@ -1,0 +1,314 @@
+// A stand-in for tokenbench-trainer, for testing how the front end handles every way a trainer
+// can behave: well, badly, or not at all. No torch; real protocol lines from core::encodeEvent.
+//
+//   fake_trainer train --config F --run-dir D [--resume] [--control-stdin] ...
+//   fake_trainer compare ARGS...        prints its arguments on stderr, exits $TB_FAKE_EXIT (0)
+//
+// Behaviour (environment):
+//   TB_FAKE_MODE     normal | ignore-stop | hang | crash | fail | exit3 | usage | nodone | flood |
+//                    garbage | escape | silent | chatty (default normal)
+//   TB_FAKE_STEPS    steps of a normal run (default 20)
+//   TB_FAKE_STEP_MS  milliseconds per step (default 10)
+//   TB_FAKE_FLOOD    metric lines of the flood (default 100000)
+//   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
+//
+// normal:      hello, per step a metric and a progress event, a sample and a checkpoint half
+//              way (files really written in the run dir), done "completed", exit 0. A stop line
+//              or the end of stdin (with --control-stdin) ends it with done "stopped"; a
+//              checkpoint line writes a checkpoint. SIGTERM kills it (default action).
+// ignore-stop: like normal but endless, and deaf to control lines and the end of stdin.
+// hang:        hello, then nothing; ignores control lines, SIGTERM and SIGINT (needs SIGKILL).
+// crash:       three steps, a line on stderr, abort().
+// fail:        two steps, an error event, done "failed", exit 1.
+// exit3:       two steps, two lines on stderr, exit 3.
+// usage:       a usage message on stderr, no events, exit 2.
+// nodone:      three steps, exit 0 without done.
+// flood:       TB_FAKE_FLOOD metric events as fast as it can write, then done "completed".
+// garbage:     binary bytes, invalid JSON, a wrong version, an unknown type, an oversized line,
+//              a valid event split across two writes, then done "completed"; 5 bad lines.
+// escape:      sample and checkpoint paths outside the run dir (3) and one inside, done.
+// silent:      hello, TB_FAKE_SILENT_MS of silence, one progress, done "completed".
+// chatty:      200 lines on stderr, hello, done "completed".
+#include "core/event_protocol.h"
+#include "core/version.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <poll.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace tb::core;
+
+std::string envOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+long envInt(const char* name, long fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::strtol(value, nullptr, 10) : fallback;
+}
+
+void writeRaw(const std::string& bytes) {
+  std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+  std::fflush(stdout);
+}
+
+void emit(const Event& event, bool flush = true) {
+  const std::string line = encodeEvent(event) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  if (flush) std::fflush(stdout);
+}
+
+void sleepMs(long ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+HelloEvent hello(const std::string& runDir) {
+  HelloEvent h;
+  h.trainer_version = "0.0.0-fake";
+  h.torch_version = "none";
+  h.protocol = kProtocolVersion;
+  h.launcher = "single";
+  h.device = "cpu";
+  h.blas = "none";
+  h.threads = 1;
+  h.interop_threads = 1;
+  h.run_dir = runDir;
+  return h;
+}
+
+void step(std::int64_t s, std::int64_t total, double loss) {
+  emit(MetricEvent{s, {{"train/loss", loss}, {"train/recon_loss", loss * 0.9}}});
+  emit(ProgressEvent{s, total, 100.0, static_cast<double>(total - s) / 100.0});
+}
+
+// Control lines from stdin, read without blocking between steps.
+class Control {
+ public:
+  explicit Control(bool enabled) : m_enabled(enabled) {}
+
+  // Waits up to `ms` for input; returns "stop", "checkpoint", "eof" or "".
+  std::string poll(long ms) {
+    if (!m_enabled || m_eof) {
+      sleepMs(ms);
+      return {};
+    }
+    pollfd fd{STDIN_FILENO, POLLIN, 0};
+    if (::poll(&fd, 1, static_cast<int>(ms)) <= 0) return {};
+    char buffer[4096];
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n <= 0) {
+      m_eof = true;
+      return "eof";
+    }
+    m_pending.append(buffer, static_cast<std::size_t>(n));
+    std::string result;
+    for (std::size_t nl; (nl = m_pending.find('\n')) != std::string::npos;) {
+      const std::string line = m_pending.substr(0, nl);
+      m_pending.erase(0, nl + 1);
+      if (line.find("\"stop\"") != std::string::npos) result = "stop";
+      if (line.find("\"checkpoint\"") != std::string::npos && result.empty()) result = "checkpoint";
+    }
+    return result;
+  }
+
+ private:
+  bool m_enabled;
+  bool m_eof = false;
+  std::string m_pending;
+};
+
+void writeCheckpoint(const fs::path& runDir, std::int64_t s) {
+  const fs::path dir = runDir / "checkpoints" / ("step_" + std::to_string(s));
+  fs::create_directories(dir);
+  std::ofstream(dir / "COMPLETE") << "ok\n";
+  emit(CheckpointEvent{s, "checkpoints/step_" + std::to_string(s)});
+}
+
+int normalRun(const fs::path& runDir, bool controlStdin, bool deaf) {
+  const long steps = deaf ? 1000000 : envInt("TB_FAKE_STEPS", 20);
+  const long stepMs = envInt("TB_FAKE_STEP_MS", 10);
+  Control control(controlStdin);
+  emit(hello(runDir.string()));
+  for (long s = 1; s <= steps; ++s) {
+    step(s, steps, 1.0 / static_cast<double>(s));
+    if (s == steps / 2) {
+      fs::create_directories(runDir / "samples");
+      const std::string name = "samples/step_" + std::to_string(s) + ".gif";
+      std::ofstream(runDir / name) << "GIF89a";
+      emit(SampleEvent{s, "reconstruction", name});
+      writeCheckpoint(runDir, s);
+    }
+    const std::string command = control.poll(stepMs);
+    if (deaf) continue;
+    if (command == "checkpoint") {
+      writeCheckpoint(runDir, s);
+    } else if (command == "stop" || command == "eof") {
+      emit(LogEvent{"info", command == "stop" ? "stop line received" : "stdin closed"});
+      std::cerr << "fake: stopping at step " << s << " (" << command << ")\n";
+      emit(DoneEvent{"stopped", s});
+      return 0;
+    }
+  }
+  std::cerr << "fake: done\n";
+  emit(DoneEvent{"completed", steps});
+  return 0;
+}
+
+int flood(const fs::path& runDir) {
+  const long count = envInt("TB_FAKE_FLOOD", 100000);
+  static char buffer[1 << 16];
+  std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
+  emit(hello(runDir.string()));
+  for (long s = 1; s <= count; ++s) {
+    emit(MetricEvent{s, {{"train/loss", 1.0 / static_cast<double>(s)}, {"train/lr", 1e-4}}}, false);
+  }
+  emit(DoneEvent{"completed", count});
+  return 0;
+}
+
+int garbage(const fs::path& runDir) {
+  emit(hello(runDir.string()));
+  static const char kBinary[] =
+      "\x00\xff\xfe\x01"
+      "binary"
+      "\x80\n";
+  writeRaw(std::string(kBinary, sizeof kBinary - 1));  // 1: not UTF-8 / JSON
+  writeRaw("{\"v\":1,\"type\":\"progress\",\"st");     // half a line...
+  sleepMs(50);
+  writeRaw("ep\":1,\"total\":\n");                               // 2: ...completed badly
+  writeRaw("{\"v\":99,\"type\":\"progress\"}\n");                // 3: wrong version
+  writeRaw("{\"v\":1,\"type\":\"gossip\"}\n");                   // 4: unknown type
+  writeRaw(std::string(kMaxEventLineBytes + 4096, 'x') + "\n");  // 5: oversized
+  writeRaw("\n");                                                // blank: ignored
+  const std::string good = encodeEvent(ProgressEvent{3, 4, 1.5, 2.0}) + "\n";
+  writeRaw(good.substr(0, 10));  // a valid event in two writes
+  sleepMs(50);
+  writeRaw(good.substr(10));
+  emit(DoneEvent{"completed", 3});
+  return 0;
+}
+
+int escape(const fs::path& runDir) {
+  emit(hello(runDir.string()));
+  emit(SampleEvent{1, "reconstruction", "../../etc/passwd"});
+  emit(SampleEvent{1, "reconstruction", "/etc/passwd"});
+  emit(CheckpointEvent{1, "checkpoints/../../outside"});
+  fs::create_directories(runDir / "samples");
+  std::ofstream(runDir / "samples" / "ok.gif") << "GIF89a";
+  emit(SampleEvent{1, "reconstruction", "samples/ok.gif"});
+  emit(DoneEvent{"completed", 1});
+  return 0;
+}
+
+int train(const std::vector<std::string>& args) {
+  fs::path runDir;
+  std::string config;
+  bool controlStdin = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--run-dir" && i + 1 < args.size())
+      runDir = args[++i];
+    else if (args[i] == "--config" && i + 1 < args.size())
+      config = args[++i];
+    else if (args[i] == "--control-stdin")
+      controlStdin = true;
+  }
+  if (runDir.empty()) {
+    std::cerr << "fake_trainer train: --run-dir is required\n";
+    return 2;
+  }
+  const std::string mode = envOr("TB_FAKE_MODE", "normal");
+  std::cerr << "fake: mode " << mode << ", run dir " << runDir.string() << "\n";
+  if (mode == "usage") {
+    std::cerr << "tokenbench-trainer train: " << runDir.string()
+              << " already holds a run (config.json); pass --resume to continue it\n";
+    return 2;
+  }
+  fs::create_directories(runDir);
+  if (!config.empty() && fs::exists(config)) {
+    fs::copy_file(config, runDir / "config.json", fs::copy_options::overwrite_existing);
+  }
+  if (mode == "normal") return normalRun(runDir, controlStdin, false);
+  if (mode == "ignore-stop") return normalRun(runDir, controlStdin, true);
+  if (mode == "flood") return flood(runDir);
+  if (mode == "garbage") return garbage(runDir);
+  if (mode == "escape") return escape(runDir);
+  if (mode == "hang") {
+    std::signal(SIGTERM, SIG_IGN);
+    std::signal(SIGINT, SIG_IGN);
+    emit(hello(runDir.string()));
+    for (;;) sleepMs(1000);
+  }
+  if (mode == "chatty") {
+    for (int i = 0; i < 200; ++i) std::cerr << "line " << i << "\n";
+    std::cerr << std::flush;
+    emit(hello(runDir.string()));
+    emit(DoneEvent{"completed", 0});
+    return 0;
+  }
+  if (mode == "silent") {
+    emit(hello(runDir.string()));
+    sleepMs(envInt("TB_FAKE_SILENT_MS", 1500));
+    emit(ProgressEvent{1, 1, 1.0, 0.0});
+    emit(DoneEvent{"completed", 1});
+    return 0;
+  }
+  emit(hello(runDir.string()));
+  if (mode == "crash") {
+    for (int s = 1; s <= 3; ++s) step(s, 10, 0.5);
+    std::cerr << "fake: about to abort" << std::endl;
+    std::abort();
+  }
+  if (mode == "fail") {
+    for (int s = 1; s <= 2; ++s) step(s, 10, 0.5);
+    std::cerr << "tokenbench-trainer: error: data.path \"/nowhere\" is not a folder" << std::endl;
+    emit(ErrorEvent{"data_path_missing", "data.path \"/nowhere\" is not a folder",
+                    "point data.path at a folder of videos"});
+    emit(DoneEvent{"failed", std::nullopt});
+    return 1;
+  }
+  if (mode == "exit3") {
+    for (int s = 1; s <= 2; ++s) step(s, 10, 0.5);
+    std::cerr << "fake: something went wrong\nfake: giving up with status 3" << std::endl;
+    return 3;
+  }
+  if (mode == "nodone") {
+    for (int s = 1; s <= 3; ++s) step(s, 10, 0.5);
+    return 0;
+  }
+  std::cerr << "fake_trainer: unknown TB_FAKE_MODE " << mode << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << "usage: fake_trainer train|compare ...\n";
+    return 2;
+  }
+  if (args[0] == "compare") {
+    std::cerr << "fake compare:";
+    for (std::size_t i = 1; i < args.size(); ++i) std::cerr << ' ' << args[i];
+    std::cerr << "\nfake compare: wrote metrics.json" << std::endl;
+    return static_cast<int>(envInt("TB_FAKE_EXIT", 0));
+  }
+  if (args[0] == "train") return train({args.begin() + 1, args.end()});
+  std::cerr << "fake_trainer: unknown subcommand " << args[0] << "\n";
+  return 2;
+}

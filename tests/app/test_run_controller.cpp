@@ -1,0 +1,421 @@
+// RunController against a fake trainer (tests/app/fake_trainer.cpp) that completes, crashes,
+// fails, hangs, floods and prints garbage: every ending must become its own state, with the
+// words a person needs, and the stop sequence must escalate exactly as far as needed.
+#include "app/run_controller.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <limits>
+#include <memory>
+
+using tb::app::LaunchRequest;
+using tb::app::RunController;
+using State = RunController::State;
+
+namespace {
+
+constexpr int kTimeoutMs = 30000;
+
+}  // namespace
+
+class TestRunController : public QObject {
+  Q_OBJECT
+
+ private:
+  // A request for the fake trainer in `mode`, into a fresh run directory.
+  LaunchRequest request(const QByteArray& mode) {
+    qputenv("TB_FAKE_MODE", mode);
+    LaunchRequest r;
+    r.trainer = QStringLiteral(TB_FAKE_TRAINER);
+    r.runDir =
+        m_dir.filePath(QStringLiteral("run_%1_%2").arg(QString::fromLatin1(mode)).arg(++m_runs));
+    return r;
+  }
+
+  // Starts `r` and waits for finished(); returns the final state.
+  static State runToEnd(RunController& controller, const LaunchRequest& r) {
+    QSignalSpy finished(&controller, &RunController::finished);
+    if (!controller.start(r)) return State::Idle;
+    if (finished.isEmpty() && !finished.wait(kTimeoutMs)) return controller.state();
+    return finished.first().first().value<State>();
+  }
+
+  static QList<State> states(const QSignalSpy& spy) {
+    QList<State> list;
+    for (const QList<QVariant>& args : spy) list.append(args.first().value<State>());
+    return list;
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    QVERIFY2(QFileInfo(QStringLiteral(TB_FAKE_TRAINER)).isExecutable(), TB_FAKE_TRAINER);
+    qunsetenv("TB_FAKE_STEPS");
+    qunsetenv("TB_FAKE_STEP_MS");
+  }
+
+  void init() {
+    qunsetenv("TB_FAKE_STEPS");
+    qunsetenv("TB_FAKE_STEP_MS");
+    qunsetenv("TB_FAKE_FLOOD");
+    qunsetenv("TB_FAKE_SILENT_MS");
+  }
+
+  void normalRunCompletes() {
+    RunController controller;
+    QSignalSpy stateSpy(&controller, &RunController::stateChanged);
+    QSignalSpy metrics(&controller, &RunController::metricReceived);
+    QSignalSpy progress(&controller, &RunController::progressReceived);
+    QSignalSpy samples(&controller, &RunController::sampleReceived);
+    QSignalSpy checkpoints(&controller, &RunController::checkpointReceived);
+    QSignalSpy hellos(&controller, &RunController::helloReceived);
+    QSignalSpy events(&controller, &RunController::eventReceived);
+    const LaunchRequest r = request("normal");
+
+    QCOMPARE(runToEnd(controller, r), State::Completed);
+    QCOMPARE(states(stateSpy), (QList<State>{State::Starting, State::Running, State::Completed}));
+    QCOMPARE(hellos.count(), 1);
+    QCOMPARE(metrics.count(), 20);
+    QCOMPARE(progress.count(), 20);
+    QCOMPARE(metrics.last().first().value<tb::core::MetricEvent>().step, 20);
+    QCOMPARE(samples.count(), 1);
+    const QString sample = samples.first().at(1).toString();
+    QVERIFY2(QFileInfo(sample).isAbsolute() && QFile::exists(sample), qPrintable(sample));
+    QVERIFY(sample.startsWith(QDir(r.runDir).absolutePath() + QLatin1Char('/')));
+    QCOMPARE(checkpoints.count(), 1);
+    // hello + 20 x (metric, progress) + sample + checkpoint + done
+    QCOMPARE(events.count(), 1 + 40 + 2 + 1);
+    QCOMPARE(controller.eventCount(), quint64(44));
+    QCOMPARE(controller.garbageLines(), quint64(0));
+    QCOMPARE(controller.lastStep(), 20);
+    QCOMPARE(controller.exitCode(), 0);
+    QVERIFY(controller.stderrTail().contains(QStringLiteral("fake: done")));
+    QCOMPARE(controller.describe(), QStringLiteral("completed at step 20"));
+    QVERIFY(!controller.isActive());
+    QCOMPARE(controller.processId(), 0);
+  }
+
+  void cannotStartTwice() {
+    qputenv("TB_FAKE_STEP_MS", "50");
+    RunController controller;
+    LaunchRequest r = request("normal");
+    QVERIFY(controller.start(r));
+    QVERIFY(controller.isActive());
+    QVERIFY(!controller.start(request("normal")));
+    QCOMPARE(controller.runDirectory(), QDir::cleanPath(r.runDir));
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.stop();
+    QVERIFY(finished.wait(kTimeoutMs));
+    QCOMPARE(controller.state(), State::Stopped);
+  }
+
+  void failedToStart_data() {
+    QTest::addColumn<QString>("program");
+    QTest::newRow("missing") << m_dir.filePath(QStringLiteral("no-such-trainer"));
+    const QString plain = m_dir.filePath(QStringLiteral("not-executable"));
+    QFile file(plain);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("#!/bin/sh\n");
+    file.close();
+    QTest::newRow("not executable") << plain;
+  }
+
+  void failedToStart() {
+    QFETCH(QString, program);
+    RunController controller;
+    QSignalSpy finished(&controller, &RunController::finished);
+    LaunchRequest r = request("normal");
+    r.trainer = program;
+    QCOMPARE(runToEnd(controller, r), State::FailedToStart);
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(!controller.startError().isEmpty());
+    QVERIFY2(controller.describe().startsWith(QStringLiteral("failed to start ") + program),
+             qPrintable(controller.describe()));
+    QVERIFY(RunController::isFailure(controller.state()));
+    QVERIFY(!controller.isActive());
+  }
+
+  void crashIsCrashedWithSignalAndStderr() {
+    RunController controller;
+    QCOMPARE(runToEnd(controller, request("crash")), State::Crashed);
+    QCOMPARE(controller.exitSignal(), SIGABRT);
+    QCOMPARE(controller.describe(), QStringLiteral("crashed (SIGABRT) at step 3"));
+    QCOMPARE(controller.stderrTail().last(), QStringLiteral("fake: about to abort"));
+  }
+
+  void errorEventIsExitedWithError() {
+    RunController controller;
+    QSignalSpy errors(&controller, &RunController::errorReceived);
+    QCOMPARE(runToEnd(controller, request("fail")), State::ExitedWithError);
+    QCOMPARE(controller.exitCode(), 1);
+    QCOMPARE(errors.count(), 1);
+    QVERIFY(controller.lastError());
+    QCOMPARE(QString::fromStdString(controller.lastError()->code),
+             QStringLiteral("data_path_missing"));
+    QCOMPARE(QString::fromStdString(controller.lastError()->hint),
+             QStringLiteral("point data.path at a folder of videos"));
+    QCOMPARE(controller.describe(),
+             QStringLiteral("failed at step 2: data.path \"/nowhere\" is not a folder"));
+    QVERIFY(controller.doneEvent() && controller.doneEvent()->status == "failed");
+  }
+
+  void nonZeroExitWithoutEventsQuotesStderr() {
+    RunController controller;
+    QCOMPARE(runToEnd(controller, request("exit3")), State::ExitedWithError);
+    QCOMPARE(controller.exitCode(), 3);
+    QCOMPARE(controller.exitSignal(), 0);
+    QVERIFY(!controller.lastError());
+    QCOMPARE(controller.describe(),
+             QStringLiteral("exited with status 3 at step 2: fake: giving up with status 3"));
+    QVERIFY(controller.stderrTail().contains(QStringLiteral("fake: something went wrong")));
+  }
+
+  void usageErrorSaysSo() {
+    RunController controller;
+    QCOMPARE(runToEnd(controller, request("usage")), State::ExitedWithError);
+    QCOMPARE(controller.exitCode(), 2);
+    QCOMPARE(controller.eventCount(), quint64(0));
+    QVERIFY2(controller.describe().startsWith(
+                 QStringLiteral("exited with status 2 (usage or configuration error): "
+                                "tokenbench-trainer train: ")),
+             qPrintable(controller.describe()));
+  }
+
+  void exitZeroWithoutDoneIsNotSuccess() {
+    RunController controller;
+    QCOMPARE(runToEnd(controller, request("nodone")), State::ExitedWithoutDone);
+    QVERIFY(RunController::isFailure(controller.state()));
+    QCOMPARE(controller.describe(),
+             QStringLiteral("exited with status 0 at step 3 without reporting done"));
+  }
+
+  void floodIsIngestedCompletely() {
+    RunController controller;
+    quint64 metricCount = 0;
+    std::int64_t lastStep = 0;
+    connect(&controller, &RunController::metricReceived, this, [&](const tb::core::MetricEvent& e) {
+      ++metricCount;
+      lastStep = e.step;
+    });
+    QElapsedTimer clock;
+    clock.start();
+    QCOMPARE(runToEnd(controller, request("flood")), State::Completed);
+    const double seconds = static_cast<double>(clock.elapsed()) / 1000.0;
+    QCOMPARE(metricCount, quint64(100000));
+    QCOMPARE(lastStep, 100000);
+    QCOMPARE(controller.garbageLines(), quint64(0));
+    qInfo("flood: 100000 metric events in %.2f s (%.0f events/s)", seconds, 100000.0 / seconds);
+  }
+
+  void garbageIsCountedNeverFatal() {
+    RunController controller;
+    QSignalSpy problems(&controller, &RunController::protocolWarning);
+    QSignalSpy progress(&controller, &RunController::progressReceived);
+    QCOMPARE(runToEnd(controller, request("garbage")), State::Completed);
+    QCOMPARE(controller.garbageLines(), quint64(5));
+    QCOMPARE(problems.count(), 5);
+    QCOMPARE(controller.eventCount(), quint64(3));  // hello, the split progress, done
+    QCOMPARE(progress.count(), 1);
+    QCOMPARE(progress.first().first().value<tb::core::ProgressEvent>().step, 3);
+    QVERIFY2(controller.lastProtocolProblem().contains(QStringLiteral("not an event")),
+             qPrintable(controller.lastProtocolProblem()));
+    QVERIFY2(problems.at(4).first().toString().contains(QStringLiteral("line over the 1048576")),
+             qPrintable(problems.at(4).first().toString()));
+  }
+
+  void pathsOutsideTheRunDirectoryAreIgnored() {
+    RunController controller;
+    QSignalSpy samples(&controller, &RunController::sampleReceived);
+    QSignalSpy checkpoints(&controller, &RunController::checkpointReceived);
+    QSignalSpy problems(&controller, &RunController::protocolWarning);
+    const LaunchRequest r = request("escape");
+    QCOMPARE(runToEnd(controller, r), State::Completed);
+    QCOMPARE(controller.rejectedPaths(), quint64(3));
+    QCOMPARE(problems.count(), 3);
+    QVERIFY(problems.first().first().toString().contains(QStringLiteral("../../etc/passwd")));
+    QCOMPARE(checkpoints.count(), 0);
+    QCOMPARE(samples.count(), 1);
+    QCOMPARE(samples.first().at(1).toString(),
+             QDir(r.runDir).absoluteFilePath(QStringLiteral("samples/ok.gif")));
+  }
+
+  void silenceIsUnresponsiveAndTheProcessIsKept() {
+    qputenv("TB_FAKE_SILENT_MS", "1500");
+    RunController controller;
+    controller.setWatchdogTimeoutMs(300);
+    QSignalSpy stateSpy(&controller, &RunController::stateChanged);
+    qint64 pidWhenSilent = 0;
+    QString textWhenSilent;
+    connect(&controller, &RunController::stateChanged, this, [&](State s) {
+      if (s == State::Unresponsive) {
+        pidWhenSilent = controller.processId();
+        textWhenSilent = controller.describe();
+      }
+    });
+    QCOMPARE(runToEnd(controller, request("silent")), State::Completed);
+    QCOMPARE(states(stateSpy), (QList<State>{State::Starting, State::Running, State::Unresponsive,
+                                             State::Running, State::Completed}));
+    QVERIFY(pidWhenSilent > 0);
+    QVERIFY2(textWhenSilent.startsWith(QStringLiteral("unresponsive: no output for")),
+             qPrintable(textWhenSilent));
+  }
+
+  void stopLineIsHonoured() {
+    qputenv("TB_FAKE_STEPS", "100000");
+    qputenv("TB_FAKE_STEP_MS", "20");
+    RunController controller;
+    controller.setStopGracePeriodMs(10000);
+    QSignalSpy progress(&controller, &RunController::progressReceived);
+    QSignalSpy logs(&controller, &RunController::logReceived);
+    QSignalSpy finished(&controller, &RunController::finished);
+    QVERIFY(controller.start(request("normal")));
+    QVERIFY(progress.wait(kTimeoutMs));
+    QElapsedTimer clock;
+    clock.start();
+    controller.stop();
+    QCOMPARE(controller.state(), State::Stopping);
+    QVERIFY(controller.describe().startsWith(QStringLiteral("stopping: stop requested")));
+    QVERIFY(finished.wait(kTimeoutMs));
+    QCOMPARE(controller.state(), State::Stopped);
+    QVERIFY2(clock.elapsed() < 5000, "the stop line alone should have stopped it");
+    QCOMPARE(logs.count(), 1);
+    QCOMPARE(QString::fromStdString(logs.first().first().value<tb::core::LogEvent>().text),
+             QStringLiteral("stop line received"));
+    QVERIFY(controller.describe().startsWith(QStringLiteral("stopped at step ")));
+  }
+
+  void stopSendsSigtermWhenTheStopLineIsIgnored() {
+    RunController controller;
+    controller.setStopGracePeriodMs(300);
+    controller.setTermGracePeriodMs(10000);
+    QSignalSpy progress(&controller, &RunController::progressReceived);
+    QVERIFY(controller.start(request("ignore-stop")));
+    QVERIFY(progress.wait(kTimeoutMs));
+    QSignalSpy finished(&controller, &RunController::finished);
+    QElapsedTimer clock;
+    clock.start();
+    controller.stop();
+    QVERIFY(finished.wait(kTimeoutMs));
+    QVERIFY(clock.elapsed() >= 300);
+    QCOMPARE(controller.state(), State::Killed);
+    QCOMPARE(controller.exitSignal(), SIGTERM);
+    QVERIFY2(
+        controller.describe().startsWith(QStringLiteral("killed (SIGTERM) at step ")) &&
+            controller.describe().endsWith(QStringLiteral("after it ignored the stop request")),
+        qPrintable(controller.describe()));
+  }
+
+  void stopSendsSigkillWhenSigtermIsIgnored() {
+    RunController controller;
+    controller.setStopGracePeriodMs(300);
+    controller.setTermGracePeriodMs(300);
+    QSignalSpy hello(&controller, &RunController::helloReceived);
+    QSignalSpy stateSpy(&controller, &RunController::stateChanged);
+    QVERIFY(controller.start(request("hang")));
+    QVERIFY(hello.wait(kTimeoutMs));
+    QSignalSpy finished(&controller, &RunController::finished);
+    QElapsedTimer clock;
+    clock.start();
+    controller.stop();
+    QVERIFY(finished.wait(kTimeoutMs));
+    QVERIFY2(clock.elapsed() >= 600, "stop line, 300 ms, SIGTERM, 300 ms, SIGKILL");
+    QCOMPARE(controller.state(), State::Killed);
+    QCOMPARE(controller.exitSignal(), SIGKILL);
+    QCOMPARE(controller.describe(), QStringLiteral("killed (SIGKILL) before the first step after "
+                                                   "it ignored the stop request and SIGTERM"));
+    QCOMPARE(states(stateSpy).last(), State::Killed);
+  }
+
+  void stopAgainSkipsAhead() {
+    RunController controller;
+    QSignalSpy hello(&controller, &RunController::helloReceived);
+    QVERIFY(controller.start(request("hang")));
+    QVERIFY(hello.wait(kTimeoutMs));
+    QSignalSpy finished(&controller, &RunController::finished);
+    QElapsedTimer clock;
+    clock.start();
+    controller.stop();  // stop line (default grace: 15 s)
+    controller.stop();  // SIGTERM now
+    QVERIFY(controller.describe().startsWith(QStringLiteral("stopping: SIGTERM sent")));
+    controller.stop();  // SIGKILL now
+    QVERIFY(finished.wait(kTimeoutMs));
+    QVERIFY(clock.elapsed() < 5000);
+    QCOMPARE(controller.exitSignal(), SIGKILL);
+  }
+
+  void checkpointRequestReachesTheTrainer() {
+    qputenv("TB_FAKE_STEPS", "100000");
+    qputenv("TB_FAKE_STEP_MS", "20");
+    RunController controller;
+    QSignalSpy progress(&controller, &RunController::progressReceived);
+    QSignalSpy checkpoints(&controller, &RunController::checkpointReceived);
+    QVERIFY(controller.start(request("normal")));
+    QVERIFY(progress.wait(kTimeoutMs));
+    QVERIFY(controller.requestCheckpoint());
+    QVERIFY(checkpoints.wait(kTimeoutMs));
+    const QString path = checkpoints.first().at(1).toString();
+    QVERIFY2(QFile::exists(path + QStringLiteral("/COMPLETE")), qPrintable(path));
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.stop();
+    QVERIFY(!controller.requestCheckpoint());
+    QVERIFY(finished.wait(kTimeoutMs));
+    QCOMPARE(controller.state(), State::Stopped);
+  }
+
+  void stderrTailKeepsTheLastLines() {
+    RunController controller;
+    QSignalSpy lines(&controller, &RunController::stderrLine);
+    QCOMPARE(runToEnd(controller, request("chatty")), State::Completed);
+    QCOMPARE(lines.count(), 201);  // "fake: mode ..." and 200 lines
+    const QStringList tail = controller.stderrTail();
+    QCOMPARE(tail.size(), RunController::kStderrTailLines);
+    QCOMPARE(tail.first(), QStringLiteral("line 150"));
+    QCOMPARE(tail.last(), QStringLiteral("line 199"));
+  }
+
+  void destructorEndsARunningTrainer() {
+    qint64 pid = 0;
+    {
+      RunController controller;
+      controller.setStopGracePeriodMs(200);
+      controller.setTermGracePeriodMs(200);
+      QSignalSpy hello(&controller, &RunController::helloReceived);
+      QVERIFY(controller.start(request("hang")));
+      QVERIFY(hello.wait(kTimeoutMs));
+      pid = controller.processId();
+      QVERIFY(pid > 0);
+    }
+    errno = 0;
+    QCOMPARE(::kill(static_cast<pid_t>(pid), 0), -1);
+    QCOMPARE(errno, ESRCH);
+  }
+
+  void formats() {
+    QCOMPARE(RunController::formatDuration(258), QStringLiteral("4m18s"));
+    QCOMPARE(RunController::formatDuration(12.4), QStringLiteral("12s"));
+    QCOMPARE(RunController::formatDuration(3720), QStringLiteral("1h02m"));
+    QCOMPARE(RunController::formatDuration(std::numeric_limits<double>::quiet_NaN()),
+             QStringLiteral("?"));
+    QCOMPARE(RunController::signalName(SIGSEGV), QStringLiteral("SIGSEGV"));
+    QCOMPARE(RunController::signalName(63), QStringLiteral("signal 63"));
+    QCOMPARE(RunController::stateName(State::ExitedWithoutDone),
+             QStringLiteral("exited without done"));
+  }
+
+ private:
+  QTemporaryDir m_dir;
+  int m_runs = 0;
+};
+
+QTEST_GUILESS_MAIN(TestRunController)
+#include "test_run_controller.moc"
