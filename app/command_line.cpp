@@ -35,12 +35,44 @@ void describe(CLI::App& app, RawOptions& raw) {
   app.add_option("--trainer", o.trainerPath,
                  "tokenbench-trainer executable to use (overrides TOKENBENCH_TRAINER)")
       ->type_name("PATH");
+  app.add_option("--time-budget", o.timeBudget,
+                 "With --no-gui: stop the run cleanly after this long (20m, 90s, 1h)")
+      ->type_name("T");
+  app.add_flag("--compare", o.compare,
+               "With --no-gui: run tokenbench-trainer compare with the options below");
+  app.add_option("--checkpoint", o.compareCheckpoints,
+                 "With --compare: a tokenizer, NAME=PATH to a checkpoint or run directory "
+                 "(repeat)")
+      ->type_name("NAME=PATH")
+      ->allow_extra_args(false);
+  app.add_option("--out", o.compareOut, "With --compare: folder for the review (created)")
+      ->type_name("DIR");
+  app.add_option("--data", o.compareData,
+                 "With --compare: folder of videos or images (default: procedural clips)")
+      ->type_name("DIR");
+  app.add_option("--data-type", o.compareDataType, "With --compare: videos (default) or images")
+      ->type_name("TYPE")
+      ->check(CLI::IsMember({"videos", "images"}));
+  app.add_option("--clips", o.compareClips, "With --compare: number of clips (default 4)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--lpips-net", o.lpipsNet, "With --compare: LPIPS backbone, alex or vgg")
+      ->type_name("NET")
+      ->check(CLI::IsMember({"alex", "vgg"}));
+  app.add_option("--lpips-backbone", o.lpipsBackbone,
+                 "With --compare: LPIPS backbone weights (torch.save dict)")
+      ->type_name("FILE");
+  app.add_option("--lpips-lin", o.lpipsLin,
+                 "With --compare: LPIPS linear-layer weights (torch.save dict)")
+      ->type_name("FILE");
   app.footer(
       "Environment:\n"
       "  TOKENBENCH_TRAINER          tokenbench-trainer executable to use when --trainer is "
       "not given\n"
       "\n"
-      "Exit status: 0 success, 1 the work failed, 2 bad usage or nothing could be done.");
+      "Exit status: 0 success, 1 the work failed, 2 bad usage or nothing could be done.\n"
+      "With --no-gui it is the trainer's: 0 completed or stopped (SIGINT/SIGTERM stop the run\n"
+      "cleanly), 1 failed, crashed or killed, 2 usage or configuration error.");
 }
 
 bool endsWithPng(const std::string& path) {
@@ -67,6 +99,40 @@ std::string checkCombination(const CommandLineOptions& o) {
   if (o.resume && o.runDir.empty()) {
     return "--resume: needs --run-dir DIR (the run to continue)";
   }
+  const bool compareOptions = !o.compareCheckpoints.empty() || !o.compareOut.empty() ||
+                              !o.compareData.empty() || !o.compareDataType.empty() ||
+                              o.compareClips != 0 || !o.lpipsNet.empty() ||
+                              !o.lpipsBackbone.empty() || !o.lpipsLin.empty();
+  if (compareOptions && !o.compare) {
+    return "--checkpoint, --out, --data, --clips and --lpips-*: only with --compare";
+  }
+  if (!o.compare) {
+    return {};
+  }
+  if (!o.noGui) {
+    return "--compare: runs without a window; add --no-gui (the window has a Compare page)";
+  }
+  if (!o.configPath.empty() || !o.runDir.empty() || o.resume || !o.timeBudget.empty()) {
+    return "--compare: cannot be combined with --config, --run-dir, --resume or --time-budget";
+  }
+  if (o.compareCheckpoints.empty()) {
+    return "--compare: needs at least one --checkpoint NAME=PATH";
+  }
+  for (const std::string& entry : o.compareCheckpoints) {
+    const std::size_t equals = entry.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == entry.size()) {
+      return "--checkpoint: expected NAME=PATH, got '" + entry + "'";
+    }
+  }
+  if (o.compareOut.empty()) {
+    return "--compare: needs --out DIR (where the review is written)";
+  }
+  if (!o.compareDataType.empty() && o.compareData.empty()) {
+    return "--data-type: needs --data DIR";
+  }
+  if (o.lpipsBackbone.empty() != o.lpipsLin.empty()) {
+    return "--lpips-backbone and --lpips-lin: give both weight files, or neither";
+  }
   return {};
 }
 
@@ -80,7 +146,7 @@ CommandLine::Result CommandLine::parse(const std::vector<std::string>& arguments
   Result result;
   // CLI11 would read `--no-gui=no` as "off"; a switch that takes a value is a typo here.
   for (const std::string& argument : arguments) {
-    for (const char* flag : {"-h", "--help", "--version", "--no-gui", "--resume"}) {
+    for (const char* flag : {"-h", "--help", "--version", "--no-gui", "--resume", "--compare"}) {
       if (argument.rfind(std::string(flag) + "=", 0) == 0) {
         result.error = std::string(flag) + ": takes no value (got '" + argument + "')";
         return result;
@@ -95,7 +161,8 @@ CommandLine::Result CommandLine::parse(const std::vector<std::string>& arguments
     return result;
   }
   // `--config ""` would otherwise look like "not given" to everything downstream.
-  for (const char* option : {"--config", "--run-dir", "--screenshot", "--trainer"}) {
+  for (const char* option : {"--config", "--run-dir", "--screenshot", "--trainer", "--time-budget",
+                             "--out", "--data", "--lpips-backbone", "--lpips-lin"}) {
     if (app.get_option(option)->count() > 0 && app.get_option(option)->as<std::string>().empty()) {
       result.error = std::string(option) + ": the path is empty";
       return result;

@@ -19,6 +19,18 @@ struct CommandLineOptions {
   std::optional<PageId> page;  ///< --page NAME: page shown first.
   std::string screenshotPath;  ///< --screenshot FILE.png: render the window there and exit.
   std::string trainerPath;     ///< --trainer PATH: tokenbench-trainer to use; empty if not given.
+  std::string timeBudget;      ///< --time-budget T: stop the run cleanly after T (20m, 90s, 1h).
+
+  /// --compare (with --no-gui): run `tokenbench-trainer compare` with the options below.
+  bool compare = false;
+  std::vector<std::string> compareCheckpoints;  ///< --checkpoint NAME=PATH, in order (repeatable).
+  std::string compareOut;                       ///< --out DIR: folder for the review.
+  std::string compareData;                      ///< --data DIR; empty: procedural clips.
+  std::string compareDataType;                  ///< --data-type videos|images; empty: default.
+  int compareClips = 0;                         ///< --clips N; 0: the trainer's default.
+  std::string lpipsNet;                         ///< --lpips-net alex|vgg; empty: default.
+  std::string lpipsBackbone;                    ///< --lpips-backbone FILE.
+  std::string lpipsLin;                         ///< --lpips-lin FILE.
 };
 
 /// Parses `tokenbench`'s command line. Pure: no Qt application object, no file access, no

@@ -35,7 +35,6 @@ bool isKillSignal(int signal) {
 
 RunController::RunController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tb::app::RunController::State>();
-  qRegisterMetaType<tb::core::Event>();
   qRegisterMetaType<tb::core::HelloEvent>();
   qRegisterMetaType<tb::core::ProgressEvent>();
   qRegisterMetaType<tb::core::MetricEvent>();
@@ -497,7 +496,6 @@ void RunController::handleEvent(core::Event&& event) {
       },
       event);
 
-  Q_EMIT eventReceived(event);
   std::visit(
       [this, &absolute](const auto& e) {
         using T = std::decay_t<decltype(e)>;

@@ -135,8 +135,6 @@ class RunController : public QObject {
 
  Q_SIGNALS:
   void stateChanged(tb::app::RunController::State state);
-  /// Every decoded event, in order, before its typed signal.
-  void eventReceived(const tb::core::Event& event);
   void helloReceived(const tb::core::HelloEvent& event);
   void progressReceived(const tb::core::ProgressEvent& event);
   void metricReceived(const tb::core::MetricEvent& event);
@@ -209,7 +207,8 @@ class RunController : public QObject {
 
 }  // namespace tb::app
 
-Q_DECLARE_METATYPE(tb::core::Event)
+// One signal per event type, so that no signal carries the tb::core::Event variant itself
+// (app/run_follower.h declares that one).
 Q_DECLARE_METATYPE(tb::core::HelloEvent)
 Q_DECLARE_METATYPE(tb::core::ProgressEvent)
 Q_DECLARE_METATYPE(tb::core::MetricEvent)

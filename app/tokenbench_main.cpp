@@ -1,6 +1,7 @@
 #include "app/tokenbench_main.h"
 
 #include "app/command_line.h"
+#include "app/compare_request.h"
 #include "app/exit_code.h"
 #include "app/headless_runner.h"
 #include "app/trainer_location.h"
@@ -36,16 +37,56 @@ int printVersion(int& argc, char** argv, const CommandLineOptions& options) {
   return toInt(ExitCode::Ok);
 }
 
+// What --compare asks for (CommandLine checked each NAME=PATH).
+CompareRequest compareRequest(const CommandLineOptions& options, const QString& trainer) {
+  CompareRequest request;
+  request.trainer = trainer;
+  for (const std::string& entry : options.compareCheckpoints) {
+    const std::size_t equals = entry.find('=');
+    request.entries.append({QString::fromStdString(entry.substr(0, equals)),
+                            QString::fromStdString(entry.substr(equals + 1))});
+  }
+  request.outDir = QString::fromStdString(options.compareOut);
+  request.dataDir = QString::fromStdString(options.compareData);
+  if (!options.compareDataType.empty()) {
+    request.dataType = QString::fromStdString(options.compareDataType);
+  }
+  if (options.compareClips > 0) {
+    request.clips = options.compareClips;
+  }
+  if (!options.lpipsNet.empty()) {
+    request.lpipsNet = QString::fromStdString(options.lpipsNet);
+  }
+  request.lpipsBackbone = QString::fromStdString(options.lpipsBackbone);
+  request.lpipsLin = QString::fromStdString(options.lpipsLin);
+  return request;
+}
+
 int runHeadless(int& argc, char** argv, const CommandLineOptions& options) {
-  const QCoreApplication app(argc, argv);
+  QCoreApplication app(argc, argv);
   const TrainerLocation trainer = TrainerLocation::findFromEnvironment(
       QString::fromStdString(options.trainerPath), QCoreApplication::applicationDirPath());
   if (trainer.explicitChoiceInvalid) {
     std::cerr << "tokenbench: " << trainer.problem.toStdString() << '\n';
     return toInt(ExitCode::Usage);
   }
-  const HeadlessRunner runner({options.configPath, options.runDir, options.resume});
-  return runner.run(std::cout, std::cerr);
+  if (options.compare) {
+    if (!trainer.found()) {
+      std::cerr << "tokenbench: " << trainer.problem.toStdString() << '\n';
+      return toInt(ExitCode::Usage);
+    }
+    return HeadlessRunner::runCompare(compareRequest(options, trainer.path), std::cerr);
+  }
+  HeadlessRunner runner({options.configPath, options.runDir, options.resume, options.timeBudget});
+  if (const std::string problem = runner.validate(); !problem.empty()) {
+    std::cerr << "tokenbench: " << problem << '\n';
+    return toInt(ExitCode::Usage);
+  }
+  if (!trainer.found()) {
+    std::cerr << "tokenbench: " << trainer.problem.toStdString() << '\n';
+    return toInt(ExitCode::Usage);
+  }
+  return runner.run(trainer.path, std::cout, std::cerr);
 }
 
 }  // namespace

@@ -35,6 +35,16 @@ QString field(const CommandLineOptions& o, const QString& name) {
   if (name == QLatin1String("runDir")) return QString::fromStdString(o.runDir);
   if (name == QLatin1String("screenshotPath")) return QString::fromStdString(o.screenshotPath);
   if (name == QLatin1String("trainerPath")) return QString::fromStdString(o.trainerPath);
+  if (name == QLatin1String("timeBudget")) return QString::fromStdString(o.timeBudget);
+  if (name == QLatin1String("compare")) return flag(o.compare);
+  if (name == QLatin1String("compareCheckpoints")) {
+    QStringList entries;
+    for (const std::string& e : o.compareCheckpoints) entries << QString::fromStdString(e);
+    return entries.join(QLatin1Char(','));
+  }
+  if (name == QLatin1String("compareOut")) return QString::fromStdString(o.compareOut);
+  if (name == QLatin1String("compareData")) return QString::fromStdString(o.compareData);
+  if (name == QLatin1String("compareClips")) return QString::number(o.compareClips);
   if (name == QLatin1String("page")) {
     return o.page ? QString::fromUtf8(tb::app::pageName(*o.page).data()) : QStringLiteral("-");
   }
@@ -87,6 +97,21 @@ class TestCommandLine : public QObject {
     QTest::newRow("--trainer") << QStringList{"--trainer", "/opt/tokenbench-trainer"}
                                << "trainerPath"
                                << "/opt/tokenbench-trainer";
+    QTest::newRow("--time-budget") << QStringList{"--time-budget", "20m"} << "timeBudget"
+                                   << "20m";
+    const QStringList compare{"--no-gui",     "--compare", "--checkpoint", "a=/c/a",
+                              "--checkpoint", "b=/r/b",    "--out",        "/o",
+                              "--data",       "/d",        "--clips",      "7"};
+    QTest::newRow("--compare") << compare << "compare"
+                               << "true";
+    QTest::newRow("--checkpoint twice") << compare << "compareCheckpoints"
+                                        << "a=/c/a,b=/r/b";
+    QTest::newRow("--out") << compare << "compareOut"
+                           << "/o";
+    QTest::newRow("--data") << compare << "compareData"
+                            << "/d";
+    QTest::newRow("--clips") << compare << "compareClips"
+                             << "7";
     for (PageId page : tb::app::kAllPages) {
       const QString name = QString::fromUtf8(tb::app::pageName(page).data());
       QTest::newRow(qPrintable("--page " + name)) << QStringList{"--page", name} << "page" << name;
@@ -130,6 +155,30 @@ class TestCommandLine : public QObject {
     QTest::newRow("page with --no-gui") << QStringList{"--no-gui", "--page", "setup"} << "--page";
     QTest::newRow("resume without run-dir") << QStringList{"--resume"} << "--resume";
     QTest::newRow("flag with a value") << QStringList{"--no-gui=yes"} << "--no-gui";
+    const QStringList compare{"--no-gui", "--compare", "--checkpoint", "a=/x", "--out", "/o"};
+    QTest::newRow("checkpoint without --compare")
+        << QStringList{"--no-gui", "--checkpoint", "a=/x"} << "--checkpoint";
+    QTest::newRow("compare without --no-gui") << compare.mid(1) << "--no-gui";
+    QTest::newRow("compare without checkpoint")
+        << QStringList{"--no-gui", "--compare", "--out", "/o"} << "--checkpoint";
+    QTest::newRow("checkpoint without name")
+        << QStringList{"--no-gui", "--compare", "--checkpoint", "/x", "--out", "/o"}
+        << "--checkpoint: expected NAME=PATH";
+    QTest::newRow("checkpoint with empty path")
+        << QStringList{"--no-gui", "--compare", "--checkpoint", "a=", "--out", "/o"}
+        << "--checkpoint";
+    QTest::newRow("compare without out")
+        << QStringList{"--no-gui", "--compare", "--checkpoint", "a=/x"} << "--out";
+    QTest::newRow("compare with config")
+        << compare + QStringList{"--config", "c.json"} << "--config";
+    QTest::newRow("clips zero") << compare + QStringList{"--clips", "0"} << "--clips";
+    QTest::newRow("data type bogus")
+        << compare + QStringList{"--data", "/d", "--data-type", "gifs"} << "--data-type";
+    QTest::newRow("data type without data")
+        << compare + QStringList{"--data-type", "images"} << "--data-type";
+    QTest::newRow("one lpips file")
+        << compare + QStringList{"--lpips-lin", "l.pt"} << "--lpips-backbone";
+    QTest::newRow("compare with a value") << QStringList{"--compare=1"} << "--compare";
   }
 
   void badUsageNamesTheOption() {
@@ -152,8 +201,10 @@ class TestCommandLine : public QObject {
 
   void usageListsEveryOption() {
     const QString usage = QString::fromStdString(CommandLine::usage());
-    const QStringList options = {"--help",   "--version", "--no-gui",     "--config", "--run-dir",
-                                 "--resume", "--page",    "--screenshot", "--trainer"};
+    const QStringList options = {"--help",        "--version", "--no-gui",     "--config",
+                                 "--run-dir",     "--resume",  "--page",       "--screenshot",
+                                 "--trainer",     "--compare", "--checkpoint", "--out",
+                                 "--time-budget", "--clips",   "--data",       "--lpips-net"};
     for (const QString& option : options) {
       QVERIFY2(usage.contains(option), qPrintable(option + " missing from usage:\n" + usage));
     }
