@@ -1,6 +1,7 @@
 #include "widgets/curve_plot.h"
 
 #include "widgets/qcustomplot_no_keywords.h"
+#include "widgets/robust_range.h"
 
 #include <QCheckBox>
 #include <QColor>
@@ -8,7 +9,9 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace tb::widgets {
 namespace {
@@ -17,8 +20,21 @@ namespace {
 constexpr std::array<QRgb, 10> kSeriesColors = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
                                                 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
 
-// Breathing room around the data when the axes follow it.
-constexpr double kRangeMargin = 1.05;
+// Breathing room above and below the data when the y axis follows it (fraction of the span).
+constexpr double kRangeMargin = 0.05;
+// Points each series contributes to the outlier-robust range: enough for stable 2 % quantiles,
+// few enough that sorting them costs nothing at a million points.
+constexpr int kRangeSamplesPerSeries = 4096;
+// Below this many points a series is drawn with a dot on every point (a validation metric
+// logged every few hundred steps would otherwise be a handful of bare segments, or nothing).
+constexpr int kDotsBelowPoints = 60;
+// Alpha of the raw curve behind a smoothed one.
+constexpr int kRawAlphaWhenSmoothed = 64;
+constexpr const char* kRawLayer = "raw";
+
+bool usable(double value, bool logarithmic) {
+  return std::isfinite(value) && (!logarithmic || value > 0.0);
+}
 
 }  // namespace
 
@@ -30,7 +46,11 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   m_title->setFont(titleFont);
   m_title->hide();
 
-  m_logYToggle = new QCheckBox(tr("Log scale"), this);
+  m_logXToggle = new QCheckBox(tr("Log x"), this);
+  m_logXToggle->setObjectName(QStringLiteral("logXToggle"));
+  m_logXToggle->setToolTip(tr("Show the x axis on a logarithmic scale"));
+  connect(m_logXToggle, &QCheckBox::toggled, this, &CurvePlot::setLogX);
+  m_logYToggle = new QCheckBox(tr("Log y"), this);
   m_logYToggle->setObjectName(QStringLiteral("logYToggle"));
   m_logYToggle->setToolTip(tr("Show the y axis on a logarithmic scale"));
   connect(m_logYToggle, &QCheckBox::toggled, this, &CurvePlot::setLogY);
@@ -44,7 +64,14 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   m_plot->yAxis->setLabel(tr("value"));
   m_plot->legend->setVisible(false);
   m_plot->legend->setBrush(QColor(255, 255, 255, 220));
+  m_plot->legend->setBorderPen(QPen(QColor(0, 0, 0, 60)));
+  QFont legendFont = font();
+  legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
+  m_plot->legend->setFont(legendFont);
   m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // Raw curves lie under every smoothed one, whatever order the series were created in.
+  m_plot->addLayer(QString::fromLatin1(kRawLayer), m_plot->layer(QStringLiteral("main")),
+                   QCustomPlot::limBelow);
   // Once the user moves the view, stop following the data; a double click follows it again.
   connect(m_plot, &QCustomPlot::mousePress, this, [this] { followData(false); });
   connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { followData(false); });
@@ -55,13 +82,15 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   connect(&m_replotTimer, &QTimer::timeout, this, &CurvePlot::replotNow);
 
   auto* header = new QHBoxLayout;
-  header->setContentsMargins(0, 0, 0, 0);
+  header->setContentsMargins(4, 0, 4, 0);
   header->addWidget(m_title);
   header->addStretch(1);
+  header->addWidget(m_logXToggle);
   header->addWidget(m_logYToggle);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
   layout->addLayout(header);
   layout->addWidget(m_plot, 1);
 }
@@ -73,7 +102,10 @@ bool CurvePlot::setSeries(const QString& name, const QVector<double>& xs,
   if (xs.size() != ys.size()) {
     return false;
   }
-  graphFor(name)->setData(xs, ys);
+  Series& series = seriesFor(name);
+  series.raw->setData(xs, ys);
+  series.smoothFromScratch = true;
+  recomputeExtremes(series);
   scheduleReplot();
   return true;
 }
@@ -83,23 +115,38 @@ bool CurvePlot::appendPoints(const QString& name, const QVector<double>& xs,
   if (xs.size() != ys.size()) {
     return false;
   }
-  graphFor(name)->addData(xs, ys);
+  Series& series = seriesFor(name);
+  if (xs.isEmpty()) {
+    return true;
+  }
+  const QSharedPointer<QCPGraphDataContainer> data = series.raw->data();
+  const bool sorted = std::is_sorted(xs.cbegin(), xs.cend());
+  // Strictly past the last point: QCustomPlot then appends without sorting, and the smoothed
+  // curve can continue from where it stopped.
+  const bool pastTheEnd = data->isEmpty() || xs.first() > (data->constEnd() - 1)->key;
+  series.raw->addData(xs, ys, sorted);
+  if (!(sorted && pastTheEnd)) {
+    series.smoothFromScratch = true;
+  }
+  noteValues(series, ys);
   scheduleReplot();
   return true;
 }
 
 void CurvePlot::appendPoint(const QString& name, double x, double y) {
-  graphFor(name)->addData(x, y);
-  scheduleReplot();
+  appendPoints(name, QVector<double>{x}, QVector<double>{y});
 }
 
 bool CurvePlot::removeSeries(const QString& name) {
-  QCPGraph* graph = m_graphs.take(name);
-  if (graph == nullptr) {
+  if (!m_series.contains(name)) {
     return false;
   }
+  const Series series = m_series.take(name);
   m_order.removeOne(name);
-  m_plot->removeGraph(graph);
+  m_plot->removeGraph(series.raw);
+  if (series.smooth != nullptr) {
+    m_plot->removeGraph(series.smooth);
+  }
   updateLegend();
   scheduleReplot();
   return true;
@@ -107,7 +154,7 @@ bool CurvePlot::removeSeries(const QString& name) {
 
 void CurvePlot::clear() {
   m_plot->clearGraphs();
-  m_graphs.clear();
+  m_series.clear();
   m_order.clear();
   m_colorIndex = 0;
   updateLegend();
@@ -117,8 +164,40 @@ void CurvePlot::clear() {
 QStringList CurvePlot::seriesNames() const { return m_order; }
 
 int CurvePlot::pointCount(const QString& name) const {
-  const QCPGraph* graph = m_graphs.value(name, nullptr);
-  return graph == nullptr ? -1 : graph->dataCount();
+  const auto it = m_series.constFind(name);
+  return it == m_series.cend() ? -1 : it->raw->dataCount();
+}
+
+void CurvePlot::setSeriesStyle(const QString& name, const QColor& color, Qt::PenStyle style) {
+  Series& series = seriesFor(name);
+  series.color = color;
+  series.style = style;
+  applyStyle(series);
+  scheduleReplot();
+}
+
+QColor CurvePlot::seriesColor(const QString& name) const {
+  const auto it = m_series.constFind(name);
+  return it == m_series.cend() ? QColor() : it->color;
+}
+
+bool CurvePlot::setSeriesVisible(const QString& name, bool visible) {
+  const auto it = m_series.find(name);
+  if (it == m_series.end()) {
+    return false;
+  }
+  if (it->visible != visible) {
+    it->visible = visible;
+    applyStyle(*it);
+    updateLegend();
+    scheduleReplot();
+  }
+  return true;
+}
+
+bool CurvePlot::isSeriesVisible(const QString& name) const {
+  const auto it = m_series.constFind(name);
+  return it != m_series.cend() && it->visible;
 }
 
 void CurvePlot::setTitle(const QString& title) {
@@ -133,6 +212,29 @@ void CurvePlot::setAxisLabels(const QString& xLabel, const QString& yLabel) {
   m_plot->yAxis->setLabel(yLabel);
   scheduleReplot();
 }
+
+void CurvePlot::setSmoothing(double weight) {
+  const double clamped = std::isfinite(weight) ? std::clamp(weight, 0.0, 0.999) : 0.0;
+  if (clamped == m_smoothing) {
+    return;
+  }
+  m_smoothing = clamped;
+  for (Series& series : m_series) {
+    series.smoothFromScratch = true;
+  }
+  scheduleReplot();
+}
+
+double CurvePlot::smoothing() const { return m_smoothing; }
+
+void CurvePlot::setIgnoreOutliers(bool ignore) {
+  if (ignore != m_ignoreOutliers) {
+    m_ignoreOutliers = ignore;
+    scheduleReplot();
+  }
+}
+
+bool CurvePlot::ignoresOutliers() const { return m_ignoreOutliers; }
 
 void CurvePlot::setLogY(bool logarithmic) {
   if (logarithmic == isLogY()) {
@@ -161,6 +263,131 @@ void CurvePlot::setLogY(bool logarithmic) {
 
 bool CurvePlot::isLogY() const { return m_plot->yAxis->scaleType() == QCPAxis::stLogarithmic; }
 
+void CurvePlot::setLogX(bool logarithmic) {
+  if (logarithmic == isLogX()) {
+    return;
+  }
+  QCPAxis* axis = m_plot->xAxis;
+  if (logarithmic) {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    axis->setNumberFormat(QStringLiteral("eb"));
+    axis->setNumberPrecision(0);
+  } else {
+    axis->setScaleType(QCPAxis::stLinear);
+    m_timeAxis = !m_timeAxis;  // let setTimeAxis() put back the ticker that fits
+    setTimeAxis(!m_timeAxis);
+  }
+  {
+    const QSignalBlocker blocker(m_logXToggle);
+    m_logXToggle->setChecked(logarithmic);
+  }
+  for (auto it = m_markers.begin(); it != m_markers.end(); ++it) {
+    placeMarker(*it, it->x);
+  }
+  m_followData = true;
+  scheduleReplot();
+  Q_EMIT logXChanged(logarithmic);
+}
+
+bool CurvePlot::isLogX() const { return m_plot->xAxis->scaleType() == QCPAxis::stLogarithmic; }
+
+void CurvePlot::setTimeAxis(bool duration) {
+  if (duration == m_timeAxis) {
+    return;
+  }
+  m_timeAxis = duration;
+  if (isLogX()) {
+    return;  // the log ticker stays; the choice applies when the axis turns linear again
+  }
+  QCPAxis* axis = m_plot->xAxis;
+  if (duration) {
+    auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
+    ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));  // hours are not wrapped at 24
+    axis->setTicker(ticker);
+  } else {
+    axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    axis->setNumberFormat(QStringLiteral("gbd"));
+    axis->setNumberPrecision(6);
+  }
+  m_followData = true;
+  scheduleReplot();
+}
+
+bool CurvePlot::isTimeAxis() const { return m_timeAxis; }
+
+bool CurvePlot::setMarker(const QString& id, double x, const QString& label, const QColor& color,
+                          Qt::PenStyle style) {
+  auto it = m_markers.find(id);
+  if (it == m_markers.end()) {
+    if (m_markers.size() >= kMaxMarkers) {
+      return false;
+    }
+    Marker marker;
+    marker.line = new QCPItemLine(m_plot);
+    marker.line->setLayer(QString::fromLatin1(kRawLayer));
+    marker.text = new QCPItemText(m_plot);
+    marker.text->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    marker.text->setPadding(QMargins(3, 2, 3, 2));
+    marker.text->setClipToAxisRect(true);
+    for (QCPItemPosition* position :
+         {marker.line->start, marker.line->end, marker.text->position}) {
+      position->setTypeX(QCPItemPosition::ptPlotCoords);
+      position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+    it = m_markers.insert(id, marker);
+  }
+  QPen pen(color);
+  pen.setStyle(style);
+  pen.setWidthF(1.2);
+  it->line->setPen(pen);
+  it->text->setText(label);
+  it->text->setColor(color.darker(130));
+  it->text->setBrush(QColor(255, 255, 255, 200));
+  placeMarker(*it, x);
+  scheduleReplot();
+  return true;
+}
+
+bool CurvePlot::removeMarker(const QString& id) {
+  const auto it = m_markers.find(id);
+  if (it == m_markers.end()) {
+    return false;
+  }
+  m_plot->removeItem(it->line);
+  m_plot->removeItem(it->text);
+  m_markers.erase(it);
+  scheduleReplot();
+  return true;
+}
+
+void CurvePlot::clearMarkers(const QString& idPrefix) {
+  for (const QString& id : m_markers.keys()) {
+    if (id.startsWith(idPrefix)) {
+      removeMarker(id);
+    }
+  }
+}
+
+QStringList CurvePlot::markerIds() const { return m_markers.keys(); }
+
+std::optional<double> CurvePlot::markerPosition(const QString& id) const {
+  const auto it = m_markers.constFind(id);
+  if (it == m_markers.cend()) {
+    return std::nullopt;
+  }
+  return it->x;
+}
+
+QString CurvePlot::markerLabel(const QString& id) const {
+  const auto it = m_markers.constFind(id);
+  return it == m_markers.cend() ? QString() : it->text->text();
+}
+
+bool CurvePlot::followsData() const { return m_followData; }
+
+void CurvePlot::setFollowData(bool follow) { followData(follow); }
+
 void CurvePlot::setReplotInterval(int milliseconds) {
   m_replotTimer.setInterval(qMax(0, milliseconds));
 }
@@ -173,33 +400,219 @@ int CurvePlot::replotCount() const { return m_replotCount; }
 
 QCustomPlot* CurvePlot::customPlot() const { return m_plot; }
 
-QCPGraph* CurvePlot::graph(const QString& name) const { return m_graphs.value(name, nullptr); }
+QCPGraph* CurvePlot::graph(const QString& name) const {
+  const auto it = m_series.constFind(name);
+  return it == m_series.cend() ? nullptr : it->raw;
+}
+
+QCPGraph* CurvePlot::smoothedGraph(const QString& name) const {
+  const auto it = m_series.constFind(name);
+  return it == m_series.cend() ? nullptr : it->smooth;
+}
 
 void CurvePlot::replotNow() {
   m_replotTimer.stop();
-  if (m_followData && m_plot->graphCount() > 0) {
-    m_plot->rescaleAxes();
-    m_plot->yAxis->scaleRange(kRangeMargin);
+  for (const QString& name : m_order) {
+    Series& series = m_series[name];
+    updateSmoothed(series);
+    applyStyle(series);
+  }
+  updateLegend();
+  if (m_followData && !m_series.isEmpty()) {
+    rescaleToData();
   }
   m_plot->replot();
   ++m_replotCount;
   Q_EMIT replotted();
 }
 
-QCPGraph* CurvePlot::graphFor(const QString& name) {
-  if (QCPGraph* existing = m_graphs.value(name, nullptr)) {
-    return existing;
+CurvePlot::Series& CurvePlot::seriesFor(const QString& name) {
+  const auto existing = m_series.find(name);
+  if (existing != m_series.end()) {
+    return *existing;
   }
-  QCPGraph* graph = m_plot->addGraph();
-  graph->setName(name);
-  QPen pen(QColor(kSeriesColors[static_cast<size_t>(m_colorIndex) % kSeriesColors.size()]));
-  pen.setWidthF(1.5);
-  graph->setPen(pen);
+  Series series;
+  series.raw = m_plot->addGraph();
+  series.raw->setName(name);
+  series.raw->setLayer(QString::fromLatin1(kRawLayer));
+  series.raw->setAdaptiveSampling(true);
+  series.color = QColor(kSeriesColors[static_cast<size_t>(m_colorIndex) % kSeriesColors.size()]);
   ++m_colorIndex;
-  m_graphs.insert(name, graph);
+  auto it = m_series.insert(name, series);
   m_order.append(name);
+  applyStyle(*it);
   updateLegend();
-  return graph;
+  return *it;
+}
+
+void CurvePlot::noteValues(Series& series, const QVector<double>& ys) {
+  for (double y : ys) {
+    if (!std::isfinite(y)) {
+      continue;
+    }
+    if (!series.haveFinite) {
+      series.minValue = series.maxValue = y;
+      series.haveFinite = true;
+    } else {
+      series.minValue = std::min(series.minValue, y);
+      series.maxValue = std::max(series.maxValue, y);
+    }
+    if (y > 0.0) {
+      if (!series.havePositive) {
+        series.minPositive = series.maxPositive = y;
+        series.havePositive = true;
+      } else {
+        series.minPositive = std::min(series.minPositive, y);
+        series.maxPositive = std::max(series.maxPositive, y);
+      }
+    }
+  }
+}
+
+void CurvePlot::recomputeExtremes(Series& series) {
+  series.haveFinite = false;
+  series.havePositive = false;
+  QVector<double> values;
+  values.reserve(series.raw->dataCount());
+  for (auto it = series.raw->data()->constBegin(); it != series.raw->data()->constEnd(); ++it) {
+    values.append(it->value);
+  }
+  noteValues(series, values);
+}
+
+void CurvePlot::applyStyle(Series& series) {
+  const bool smoothed = m_smoothing > 0.0 && series.smooth != nullptr;
+  const bool dots = series.raw->dataCount() < kDotsBelowPoints;
+  QPen main(series.color);
+  main.setWidthF(1.6);
+  main.setStyle(series.style);
+  const QCPScatterStyle dot(QCPScatterStyle::ssDisc, series.color, series.color, 4.5);
+  if (smoothed) {
+    QColor faint = series.color;
+    faint.setAlpha(kRawAlphaWhenSmoothed);
+    QPen rawPen(faint);
+    rawPen.setWidthF(1.0);
+    series.raw->setPen(rawPen);
+    series.raw->setScatterStyle(QCPScatterStyle());
+    series.smooth->setPen(main);
+    series.smooth->setScatterStyle(dots ? dot : QCPScatterStyle());
+    series.smooth->setVisible(series.visible);
+  } else {
+    series.raw->setPen(main);
+    series.raw->setScatterStyle(dots ? dot : QCPScatterStyle());
+  }
+  series.raw->setVisible(series.visible);
+}
+
+void CurvePlot::updateSmoothed(Series& series) {
+  if (m_smoothing <= 0.0) {
+    if (series.smooth != nullptr) {
+      m_plot->removeGraph(series.smooth);
+      series.smooth = nullptr;
+    }
+    series.smoothFromScratch = true;
+    return;
+  }
+  if (series.smooth == nullptr) {
+    series.smooth = m_plot->addGraph();
+    series.smooth->setName(series.raw->name());
+    series.smooth->setAdaptiveSampling(true);
+    series.smoothFromScratch = true;
+  }
+  const QSharedPointer<QCPGraphDataContainer> raw = series.raw->data();
+  int first = 0;
+  if (series.smoothFromScratch) {
+    series.smooth->data()->clear();
+    series.ema = EmaSmoother(m_smoothing);
+  } else {
+    // Continue the average where the last replot left it: appends cost what they add.
+    first = series.smoothedCount;
+  }
+  QVector<QCPGraphData> points;
+  points.reserve(raw->size() - first);
+  for (auto it = raw->constBegin() + first; it != raw->constEnd(); ++it) {
+    points.append(QCPGraphData(it->key, series.ema.next(it->value)));
+  }
+  series.smooth->data()->add(points, true);
+  series.smoothedCount = raw->size();
+  series.smoothFromScratch = false;
+}
+
+void CurvePlot::rescaleToData() {
+  const bool logX = isLogX();
+  const bool logY = isLogY();
+  bool haveX = false;
+  QCPRange xRange;
+  std::optional<ValueRange> yRange;  // in log10 units when logY
+  auto unite = [&yRange](ValueRange r) {
+    if (!yRange) {
+      yRange = r;
+    } else {
+      yRange->lower = std::min(yRange->lower, r.lower);
+      yRange->upper = std::max(yRange->upper, r.upper);
+    }
+  };
+  for (const QString& name : m_order) {
+    const Series& series = m_series[name];
+    const QSharedPointer<QCPGraphDataContainer> data = series.raw->data();
+    if (!series.visible || data->isEmpty()) {
+      continue;
+    }
+    bool found = false;
+    const QCPRange keys = data->keyRange(found, logX ? QCP::sdPositive : QCP::sdBoth);
+    if (found) {
+      xRange =
+          haveX ? QCPRange(std::min(xRange.lower, keys.lower), std::max(xRange.upper, keys.upper))
+                : keys;
+      haveX = true;
+    }
+    if (logY ? !series.havePositive : !series.haveFinite) {
+      continue;
+    }
+    const ValueRange extremes =
+        logY ? ValueRange{std::log10(series.minPositive), std::log10(series.maxPositive)}
+             : ValueRange{series.minValue, series.maxValue};
+    if (!m_ignoreOutliers) {
+      unite(extremes);
+      continue;
+    }
+    // An even sample of the values: quantiles of 4096 points describe a million well enough.
+    const int count = data->size();
+    const int stride = std::max(1, count / kRangeSamplesPerSeries);
+    QVector<double> sample;
+    sample.reserve(count / stride + 1);
+    for (int i = 0; i < count; i += stride) {
+      const double value = (data->constBegin() + i)->value;
+      if (usable(value, logY)) {
+        sample.append(logY ? std::log10(value) : value);
+      }
+    }
+    if (const std::optional<ValueRange> robust = robustValueRange(sample)) {
+      unite(*robust);
+    } else {
+      unite(extremes);
+    }
+  }
+  if (haveX) {
+    if (xRange.lower == xRange.upper) {
+      xRange = logX ? QCPRange(xRange.lower / 2.0, xRange.upper * 2.0)
+                    : QCPRange(xRange.lower - 0.5, xRange.upper + 0.5);
+    }
+    m_plot->xAxis->setRange(xRange);
+  }
+  if (yRange) {
+    double span = yRange->upper - yRange->lower;
+    if (span <= 0.0) {
+      span = logY ? 1.0 : std::max(std::abs(yRange->upper) * 0.2, 1e-9);
+    }
+    double lower = yRange->lower - kRangeMargin * span;
+    double upper = yRange->upper + kRangeMargin * span;
+    if (logY) {
+      lower = std::pow(10.0, lower);
+      upper = std::pow(10.0, upper);
+    }
+    m_plot->yAxis->setRange(lower, upper);
+  }
 }
 
 void CurvePlot::scheduleReplot() {
@@ -208,13 +621,43 @@ void CurvePlot::scheduleReplot() {
   }
 }
 
-void CurvePlot::updateLegend() { m_plot->legend->setVisible(!m_order.isEmpty()); }
+void CurvePlot::updateLegend() {
+  int entries = 0;
+  for (const QString& name : m_order) {
+    Series& series = m_series[name];
+    const bool smoothed = series.smooth != nullptr;
+    // The legend names each series once, by the curve drawn in full colour.
+    QCPGraph* shown = smoothed ? series.smooth : series.raw;
+    QCPGraph* faint = smoothed ? series.raw : nullptr;
+    if (faint != nullptr) {
+      faint->removeFromLegend();
+    }
+    if (series.visible) {
+      shown->addToLegend();
+      ++entries;
+    } else {
+      shown->removeFromLegend();
+    }
+  }
+  m_plot->legend->setVisible(entries > 0);
+}
 
 void CurvePlot::followData(bool follow) {
   m_followData = follow;
   if (follow) {
     scheduleReplot();
   }
+}
+
+void CurvePlot::placeMarker(Marker& marker, double x) {
+  marker.x = x;
+  marker.line->start->setCoords(x, 0.0);
+  marker.line->end->setCoords(x, 1.0);
+  marker.text->position->setCoords(x, 0.0);
+  // A logarithmic axis has no place for x <= 0.
+  const bool shown = !isLogX() || x > 0.0;
+  marker.line->setVisible(shown);
+  marker.text->setVisible(shown && !marker.text->text().isEmpty());
 }
 
 }  // namespace tb::widgets

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "widgets/curve_smoothing.h"
+
+#include <QColor>
 #include <QHash>
 #include <QString>
 #include <QStringList>
@@ -7,27 +10,43 @@
 #include <QVector>
 #include <QWidget>
 
+#include <optional>
+
 class QCheckBox;
 class QCPGraph;
+class QCPItemLine;
+class QCPItemText;
 class QCustomPlot;
 class QLabel;
 
 namespace tb::widgets {
 
 /// A line plot of named series (loss curves, learning rate, metrics) over a shared x axis
-/// (usually the training step), drawn with QCustomPlot.
+/// (the training step, or the wall-clock time since the run started), drawn with QCustomPlot.
 ///
 /// Data changes never redraw at once: they queue one replot on a single-shot timer
 /// (replotInterval(), 50 ms by default), so thousands of appends from a live run cost one
-/// redraw. The axes follow the data until the user drags or zooms; a double click returns to
-/// following the data. A "Log scale" check box above the plot switches the y axis between
-/// linear and logarithmic (values <= 0 are not drawn on a logarithmic axis).
+/// redraw. Points are kept sorted by x; appends that arrive in order cost no sorting, and
+/// QCustomPlot's adaptive sampling draws at most a few points per pixel column (the min and max
+/// of each column), so a series of a million points draws about as fast as one of a thousand.
+///
+/// Smoothing (setSmoothing()) is TensorBoard's debiased EMA (EmaSmoother): each series is then
+/// drawn twice, the raw values faint behind the smoothed curve. The axes follow the data until
+/// the user drags or zooms; a double click returns to following it. While following, the y axis
+/// ignores outliers (setIgnoreOutliers(), on by default): it spans the bulk of every visible
+/// series (robustValueRange()), and a lone spike is drawn but clipped at the edge. "Log x" and
+/// "Log y" check boxes above the plot switch the axes between linear and logarithmic (values
+/// <= 0 are not drawn on a logarithmic axis). Vertical markers (setMarker()) label steps such as
+/// the start of the discriminator or a rollback.
 class CurvePlot : public QWidget {
   Q_OBJECT
 
  public:
   /// Replot delay used unless setReplotInterval() says otherwise, in milliseconds.
   static constexpr int kDefaultReplotIntervalMs = 50;
+  /// Most markers one plot keeps; setMarker() refuses new ones beyond it (a run that warns at
+  /// every step would otherwise bury its curves under lines).
+  static constexpr int kMaxMarkers = 400;
 
   explicit CurvePlot(QWidget* parent = nullptr);
   ~CurvePlot() override;
@@ -35,14 +54,15 @@ class CurvePlot : public QWidget {
   /// Replaces all points of series `name`, creating the series if it is new. `xs` and `ys`
   /// must have the same length; otherwise nothing changes and false is returned.
   bool setSeries(const QString& name, const QVector<double>& xs, const QVector<double>& ys);
-  /// Adds points to series `name`, creating it if new. Points may arrive in any x order.
-  /// `xs` and `ys` must have the same length; otherwise nothing changes and false is returned.
+  /// Adds points to series `name`, creating it if new. Points may arrive in any x order (in
+  /// increasing x, past the last point, is the cheap case). `xs` and `ys` must have the same
+  /// length; otherwise nothing changes and false is returned.
   bool appendPoints(const QString& name, const QVector<double>& xs, const QVector<double>& ys);
   /// Adds one point (x, y) to series `name`, creating it if new.
   void appendPoint(const QString& name, double x, double y);
   /// Removes series `name`; returns false when there is no such series.
   bool removeSeries(const QString& name);
-  /// Removes every series.
+  /// Removes every series (markers stay).
   void clear();
 
   /// Names of the series in the order they were created.
@@ -50,15 +70,59 @@ class CurvePlot : public QWidget {
   /// Number of points in series `name`, or -1 when there is no such series.
   int pointCount(const QString& name) const;
 
+  /// Colour and dash pattern of series `name` (created empty if new). Series get colours from
+  /// the Tableau 10 palette in creation order unless set here.
+  void setSeriesStyle(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
+  QColor seriesColor(const QString& name) const;
+  /// Shows or hides series `name` (a hidden series keeps its data, leaves the legend and does
+  /// not count for the axis ranges). Returns false when there is no such series.
+  bool setSeriesVisible(const QString& name, bool visible);
+  bool isSeriesVisible(const QString& name) const;
+
   /// Title shown above the plot; hidden while empty.
   void setTitle(const QString& title);
   QString title() const;
   /// Labels of the x and y axes ("step" and "value" by default).
   void setAxisLabels(const QString& xLabel, const QString& yLabel);
 
+  /// Smoothing weight in [0, 1) (0: raw values only). Values are clamped to [0, 0.999].
+  void setSmoothing(double weight);
+  double smoothing() const;
+
+  /// Whether the y axis, while following the data, ignores outliers (true by default).
+  void setIgnoreOutliers(bool ignore);
+  bool ignoresOutliers() const;
+
   /// Switches the y axis to a logarithmic (true) or linear (false) scale.
   void setLogY(bool logarithmic);
   bool isLogY() const;
+  /// Switches the x axis to a logarithmic (true) or linear (false) scale.
+  void setLogX(bool logarithmic);
+  bool isLogX() const;
+  /// Shows x values as a duration (seconds as h:mm:ss) instead of plain numbers.
+  void setTimeAxis(bool duration);
+  bool isTimeAxis() const;
+
+  /// Draws a vertical line at `x` in `color`, with `label` (may be empty) at its top, replacing
+  /// the marker called `id` if there is one. Returns false, and draws nothing, when the plot
+  /// already holds kMaxMarkers other markers.
+  bool setMarker(const QString& id, double x, const QString& label, const QColor& color,
+                 Qt::PenStyle style = Qt::DashLine);
+  /// Removes marker `id`; false when there is none.
+  bool removeMarker(const QString& id);
+  /// Removes every marker whose id starts with `idPrefix` (all of them for an empty prefix).
+  void clearMarkers(const QString& idPrefix = {});
+  /// Ids of the markers, in no particular order.
+  QStringList markerIds() const;
+  /// Where marker `id` stands on the x axis, or nullopt when there is none.
+  std::optional<double> markerPosition(const QString& id) const;
+  /// The label of marker `id` ("" when it has none or there is no such marker).
+  QString markerLabel(const QString& id) const;
+
+  /// Whether the axes follow the data (true until the user drags or zooms).
+  bool followsData() const;
+  /// Follows the data again (what a double click does) or stops following it.
+  void setFollowData(bool follow);
 
   /// Delay between the first data change and the replot it queues, in milliseconds (>= 0).
   void setReplotInterval(int milliseconds);
@@ -70,11 +134,14 @@ class CurvePlot : public QWidget {
 
   /// The QCustomPlot underneath, for views that extend this one. Owned by this widget.
   QCustomPlot* customPlot() const;
-  /// The graph of series `name`, or nullptr. Owned by customPlot().
+  /// The graph of the raw values of series `name`, or nullptr. Owned by customPlot().
   QCPGraph* graph(const QString& name) const;
+  /// The graph of the smoothed values of series `name` (empty while smoothing is 0), or nullptr.
+  QCPGraph* smoothedGraph(const QString& name) const;
 
  public Q_SLOTS:
-  /// Rescales (when following the data) and redraws now, cancelling a queued replot.
+  /// Smooths what changed, rescales (when following the data) and redraws now, cancelling a
+  /// queued replot.
   void replotNow();
 
  Q_SIGNALS:
@@ -82,22 +149,61 @@ class CurvePlot : public QWidget {
   void replotted();
   /// Emitted when the y axis changes between linear and logarithmic.
   void logYChanged(bool logarithmic);
+  /// Emitted when the x axis changes between linear and logarithmic.
+  void logXChanged(bool logarithmic);
 
  private:
-  QCPGraph* graphFor(const QString& name);
+  struct Series {
+    QCPGraph* raw = nullptr;
+    QCPGraph* smooth = nullptr;
+    QColor color;
+    Qt::PenStyle style = Qt::SolidLine;
+    bool visible = true;
+    // Raw points already folded into the smoothed graph, and whether it must start over (data
+    // replaced, or a point inserted before the end).
+    int smoothedCount = 0;
+    bool smoothFromScratch = true;
+    EmaSmoother ema;
+    // Extremes of the finite values (and of the positive ones, for a log axis), kept as points
+    // arrive so that following the data never scans a million points.
+    double minValue = 0.0;
+    double maxValue = 0.0;
+    double minPositive = 0.0;
+    double maxPositive = 0.0;
+    bool haveFinite = false;
+    bool havePositive = false;
+  };
+  struct Marker {
+    QCPItemLine* line = nullptr;
+    QCPItemText* text = nullptr;
+    double x = 0.0;
+  };
+
+  Series& seriesFor(const QString& name);
+  void noteValues(Series& series, const QVector<double>& ys);
+  void recomputeExtremes(Series& series);
+  void applyStyle(Series& series);
+  void updateSmoothed(Series& series);
+  void rescaleToData();
   void scheduleReplot();
   void updateLegend();
   void followData(bool follow);
+  void placeMarker(Marker& marker, double x);
 
   QLabel* m_title = nullptr;
+  QCheckBox* m_logXToggle = nullptr;
   QCheckBox* m_logYToggle = nullptr;
   QCustomPlot* m_plot = nullptr;
-  QHash<QString, QCPGraph*> m_graphs;
+  QHash<QString, Series> m_series;
   QStringList m_order;
+  QHash<QString, Marker> m_markers;
   QTimer m_replotTimer;
+  double m_smoothing = 0.0;
   int m_replotCount = 0;
   int m_colorIndex = 0;
   bool m_followData = true;
+  bool m_ignoreOutliers = true;
+  bool m_timeAxis = false;
 };
 
 }  // namespace tb::widgets

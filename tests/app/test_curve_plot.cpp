@@ -1,7 +1,11 @@
-// CurvePlot: data reaches the graphs, many appends cost one replot, log-y switches the axis.
+// CurvePlot: data reaches the graphs, many appends cost one replot, log axes switch, smoothing
+// is TensorBoard's debiased EMA, the y range ignores outliers, markers stand where they should,
+// and a million points still draw.
 #include "widgets/curve_plot.h"
 
+#include "widgets/curve_smoothing.h"
 #include "widgets/qcustomplot_no_keywords.h"
+#include "widgets/robust_range.h"
 
 #include <QCheckBox>
 #include <QImage>
@@ -10,7 +14,11 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <cmath>
+#include <limits>
+
 using tb::widgets::CurvePlot;
+using tb::widgets::EmaSmoother;
 
 namespace {
 
@@ -22,6 +30,29 @@ int distinctColors(const QImage& image) {
     }
   }
   return static_cast<int>(colors.size());
+}
+
+// Pixels inside the axis rect whose colour is close to `color` (the curve of that colour).
+int pixelsNear(const QImage& image, const QRect& area, const QColor& color, int tolerance = 40) {
+  int count = 0;
+  for (int y = area.top(); y <= area.bottom(); ++y) {
+    for (int x = area.left(); x <= area.right(); ++x) {
+      const QColor c = image.pixelColor(x, y);
+      if (std::abs(c.red() - color.red()) + std::abs(c.green() - color.green()) +
+              std::abs(c.blue() - color.blue()) <
+          tolerance) {
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+// The axis rect of `plot`'s QCustomPlot, in the coordinates of an image grabbed from `plot`.
+QRect plotArea(const CurvePlot& plot) {
+  const QCustomPlot* custom = plot.customPlot();
+  const QRect rect = custom->axisRect()->rect().adjusted(2, 2, -2, -2);
+  return QRect(custom->mapTo(&plot, rect.topLeft()), rect.size());
 }
 
 }  // namespace
@@ -59,9 +90,14 @@ class TestCurvePlot : public QObject {
     QCOMPARE(graph->dataCount(), 1000);
     QCOMPARE(graph->data()->at(0)->key, 0.0);
     QCOMPARE(graph->data()->at(999)->value, 2.0 / 1000.0);
-    // The axes follow the data.
+    // The axes follow the data. Outliers are ignored by default: the first point (2.0, twice
+    // its neighbour) is clipped, but the steep start of the curve stays in view.
     QVERIFY(plot.customPlot()->xAxis->range().contains(0.0));
     QVERIFY(plot.customPlot()->xAxis->range().contains(999.0));
+    QVERIFY(plot.customPlot()->yAxis->range().contains(1.5));
+    QVERIFY(plot.customPlot()->yAxis->range().contains(2.0 / 1000.0));
+    plot.setIgnoreOutliers(false);
+    plot.replotNow();
     QVERIFY(plot.customPlot()->yAxis->range().contains(2.0));
   }
 
@@ -168,6 +204,240 @@ class TestCurvePlot : public QObject {
       }
     }
     QVERIFY2(blue, "no pixel of the series colour");
+  }
+
+  void emaMatchesTensorBoard() {
+    // last_i = w last_{i-1} + (1 - w) y_i, divided by 1 - w^i: worked out by hand for w = 0.6.
+    const QVector<double> smoothed = EmaSmoother::smooth({1.0, 2.0, 3.0}, 0.6);
+    QCOMPARE(smoothed.size(), 3);
+    QCOMPARE(smoothed[0], 1.0);  // debiased: the first value is kept
+    QVERIFY(std::abs(smoothed[1] - 1.04 / 0.64) < 1e-12);
+    QVERIFY(std::abs(smoothed[2] - 1.824 / 0.784) < 1e-12);
+    // A constant stays constant; weight 0 changes nothing.
+    for (double v : EmaSmoother::smooth({5.0, 5.0, 5.0, 5.0}, 0.9)) {
+      QVERIFY(std::abs(v - 5.0) < 1e-12);
+    }
+    QCOMPARE(EmaSmoother::smooth({3.0, 1.0}, 0.0), QVector<double>({3.0, 1.0}));
+    // A NaN is a gap and leaves the average alone.
+    const QVector<double> gap =
+        EmaSmoother::smooth({1.0, std::numeric_limits<double>::quiet_NaN(), 3.0}, 0.6);
+    QVERIFY(std::isnan(gap[1]));
+    QVERIFY(std::abs(gap[2] - 1.44 / 0.64) < 1e-12);
+  }
+
+  void smoothingDrawsTheRawCurveFaintBehind() {
+    CurvePlot plot;
+    QVector<double> xs, ys;
+    for (int i = 0; i < 100; ++i) {
+      xs.append(i);
+      ys.append(i % 2 == 0 ? 1.0 : 3.0);  // noisy around 2
+    }
+    plot.setSeries(QStringLiteral("loss"), xs, ys);
+    plot.replotNow();
+    QVERIFY(plot.smoothedGraph(QStringLiteral("loss")) == nullptr);  // no smoothing, one graph
+    QCOMPARE(plot.customPlot()->graphCount(), 1);
+
+    plot.setSmoothing(0.9);
+    plot.replotNow();
+    QCPGraph* smooth = plot.smoothedGraph(QStringLiteral("loss"));
+    QCPGraph* raw = plot.graph(QStringLiteral("loss"));
+    QVERIFY(smooth != nullptr);
+    QCOMPARE(smooth->dataCount(), 100);
+    const QVector<double> expected = EmaSmoother::smooth(ys, 0.9);
+    QCOMPARE(smooth->data()->at(99)->value, expected[99]);
+    QVERIFY(std::abs(smooth->data()->at(99)->value - 2.0) < 0.2);     // the noise is averaged out
+    QVERIFY(raw->pen().color().alpha() < 128);                        // raw: faint
+    QCOMPARE(smooth->pen().color().alpha(), 255);                     // smoothed: full colour
+    QCOMPARE(smooth->pen().color().rgb(), raw->pen().color().rgb());  // same hue
+    QCOMPARE(plot.customPlot()->legend->itemCount(), 1);              // named once
+
+    // Appends continue the average: the same values as smoothing everything at once.
+    QVector<double> more;
+    for (int i = 100; i < 150; ++i) {
+      plot.appendPoint(QStringLiteral("loss"), i, i % 2 == 0 ? 1.0 : 3.0);
+      ys.append(i % 2 == 0 ? 1.0 : 3.0);
+    }
+    plot.replotNow();
+    QCOMPARE(smooth->dataCount(), 150);
+    QVERIFY(std::abs(smooth->data()->at(149)->value - EmaSmoother::smooth(ys, 0.9)[149]) < 1e-12);
+    // A point inserted before the end starts the average over, in x order.
+    plot.appendPoint(QStringLiteral("loss"), 10.5, 100.0);
+    plot.replotNow();
+    QCOMPARE(smooth->dataCount(), 151);
+    QVERIFY(smooth->data()->at(11)->value > smooth->data()->at(10)->value + 5.0);
+
+    plot.setSmoothing(0.0);
+    plot.replotNow();
+    QVERIFY(plot.smoothedGraph(QStringLiteral("loss")) == nullptr);
+    QCOMPARE(raw->pen().color().alpha(), 255);
+  }
+
+  void robustRangeIgnoresOneSpike() {
+    QVector<double> values;
+    for (int i = 0; i < 200; ++i) {
+      values.append(1.0 - 0.004 * i);  // 1.0 down to 0.204
+    }
+    values[120] = 1e6;
+    const auto robust = tb::widgets::robustValueRange(values);
+    QVERIFY(robust.has_value());
+    QVERIFY2(robust->upper < 1.5, qPrintable(QString::number(robust->upper)));
+    QVERIFY(robust->lower <= 0.21);
+    // Without a spike the whole range is kept: a decaying loss keeps its start.
+    values[120] = 0.52;
+    const auto clean = tb::widgets::robustValueRange(values);
+    QCOMPARE(clean->upper, 1.0);
+    QCOMPARE(clean->lower, values.last());
+    // A handful of points: plain min and max.
+    const auto few = tb::widgets::robustValueRange({1.0, 2.0, 1e6});
+    QCOMPARE(few->upper, 1e6);
+    QVERIFY(!tb::widgets::robustValueRange({std::numeric_limits<double>::quiet_NaN()}));
+    // A loss that falls fast keeps its start: quantiles alone would cut the first 2 % off.
+    QVector<double> hyperbola;
+    for (int i = 0; i < 1000; ++i) {
+      hyperbola.append(2.0 / (1.0 + i));
+    }
+    QVERIFY(tb::widgets::robustValueRange(hyperbola)->upper > 1.6);
+    // The running median: a one-point spike goes, the ends follow the trend (Tukey).
+    QCOMPARE(tb::widgets::runningMedian3({1, 2, 100, 4, 5}), QVector<double>({1, 2, 4, 5, 5}));
+    QCOMPARE(tb::widgets::runningMedian3({100, 2, 3, 4}).at(0), 3.0);
+
+    CurvePlot plot;
+    plot.resize(640, 400);
+    QVector<double> xs;
+    for (int i = 0; i < values.size(); ++i) {
+      xs.append(i);
+    }
+    values[120] = 1e6;
+    plot.setSeries(QStringLiteral("loss"), xs, values);
+    QVERIFY(plot.ignoresOutliers());
+    plot.replotNow();
+    QVERIFY2(plot.customPlot()->yAxis->range().upper < 2.0,
+             qPrintable(QString::number(plot.customPlot()->yAxis->range().upper)));
+    QVERIFY(plot.customPlot()->yAxis->range().contains(0.3));
+    plot.setIgnoreOutliers(false);
+    plot.replotNow();
+    QVERIFY(plot.customPlot()->yAxis->range().upper >= 1e6);
+  }
+
+  void logXTogglesTheAxisScale() {
+    CurvePlot plot;
+    QSignalSpy changed(&plot, &CurvePlot::logXChanged);
+    auto* toggle = plot.findChild<QCheckBox*>(QStringLiteral("logXToggle"));
+    QVERIFY(toggle != nullptr);
+    plot.setSeries(QStringLiteral("loss"), {0, 1, 10, 100, 1000}, {5, 4, 3, 2, 1});
+    toggle->click();
+    QVERIFY(plot.isLogX());
+    QCOMPARE(plot.customPlot()->xAxis->scaleType(), QCPAxis::stLogarithmic);
+    QCOMPARE(changed.count(), 1);
+    plot.replotNow();
+    // Step 0 has no place on a log axis: the range starts at the first positive step.
+    const QCPRange range = plot.customPlot()->xAxis->range();
+    QVERIFY2(range.lower > 0 && range.lower <= 1 && range.upper >= 1000,
+             qPrintable(QStringLiteral("%1..%2").arg(range.lower).arg(range.upper)));
+    plot.setLogX(false);
+    QCOMPARE(plot.customPlot()->xAxis->scaleType(), QCPAxis::stLinear);
+    QVERIFY(!toggle->isChecked());
+    QCOMPARE(changed.count(), 2);
+  }
+
+  void timeAxisShowsDurations() {
+    CurvePlot plot;
+    plot.setTimeAxis(true);
+    QVERIFY(!plot.customPlot()->xAxis->ticker().dynamicCast<QCPAxisTickerTime>().isNull());
+    plot.setLogX(true);
+    QVERIFY(!plot.customPlot()->xAxis->ticker().dynamicCast<QCPAxisTickerLog>().isNull());
+    plot.setLogX(false);  // back to the duration ticker, not plain numbers
+    QVERIFY(!plot.customPlot()->xAxis->ticker().dynamicCast<QCPAxisTickerTime>().isNull());
+    plot.setTimeAxis(false);
+    QVERIFY(plot.customPlot()->xAxis->ticker().dynamicCast<QCPAxisTickerTime>().isNull());
+  }
+
+  void markersStandAtTheirStep() {
+    CurvePlot plot;
+    plot.resize(640, 400);
+    plot.setSeries(QStringLiteral("loss"), {0, 100, 200}, {1, 0.5, 0.25});
+    QVERIFY(
+        plot.setMarker(QStringLiteral("discr"), 100, QStringLiteral("GAN starts"), Qt::darkGray));
+    QVERIFY(plot.setMarker(QStringLiteral("alert:0"), 150, {}, Qt::red, Qt::SolidLine));
+    QCOMPARE(plot.markerIds().size(), 2);
+    QCOMPARE(plot.markerPosition(QStringLiteral("discr")).value(), 100.0);
+    QCOMPARE(plot.markerLabel(QStringLiteral("discr")), QStringLiteral("GAN starts"));
+    QVERIFY(plot.setMarker(QStringLiteral("discr"), 120, QStringLiteral("GAN starts"),
+                           Qt::darkGray));  // moved, not added
+    QCOMPARE(plot.markerIds().size(), 2);
+    QCOMPARE(plot.markerPosition(QStringLiteral("discr")).value(), 120.0);
+    QCOMPARE(plot.customPlot()->itemCount(), 4);  // a line and a label each
+
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.replotNow();
+    const QImage image = plot.grab().toImage();
+    // The red marker is a vertical line: red pixels in the column of x = 150, top to bottom.
+    const int column =
+        plot.customPlot()
+            ->mapTo(&plot, QPoint(static_cast<int>(plot.customPlot()->xAxis->coordToPixel(150)), 0))
+            .x();
+    const QRect area = plotArea(plot);
+    int red = 0;
+    for (int y = area.top(); y <= area.bottom(); ++y) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const QColor c = image.pixelColor(column + dx, y);
+        if (c.red() > 200 && c.green() < 80 && c.blue() < 80) {
+          ++red;
+          break;
+        }
+      }
+    }
+    QVERIFY2(red > area.height() / 2, qPrintable(QStringLiteral("%1 red rows").arg(red)));
+
+    plot.clearMarkers(QStringLiteral("alert:"));
+    QCOMPARE(plot.markerIds(), QStringList{QStringLiteral("discr")});
+    QVERIFY(plot.removeMarker(QStringLiteral("discr")));
+    QVERIFY(!plot.removeMarker(QStringLiteral("discr")));
+    QCOMPARE(plot.customPlot()->itemCount(), 0);
+    for (int i = 0; i < CurvePlot::kMaxMarkers; ++i) {
+      QVERIFY(plot.setMarker(QStringLiteral("m%1").arg(i), i, {}, Qt::red));
+    }
+    QVERIFY(!plot.setMarker(QStringLiteral("one too many"), 0, {}, Qt::red));
+  }
+
+  void overlaidSeriesKeepTheirStyleAndHide() {
+    CurvePlot plot;
+    plot.setSeriesStyle(QStringLiteral("loss"), QColor(0x1f77b4));
+    plot.setSeriesStyle(QStringLiteral("loss \u00b7 other"), QColor(0x1f77b4), Qt::DashLine);
+    plot.appendPoints(QStringLiteral("loss \u00b7 other"), {0, 1}, {2, 1});
+    QCOMPARE(plot.graph(QStringLiteral("loss \u00b7 other"))->pen().style(), Qt::DashLine);
+    QCOMPARE(plot.seriesColor(QStringLiteral("loss")), QColor(0x1f77b4));
+    QVERIFY(plot.setSeriesVisible(QStringLiteral("loss \u00b7 other"), false));
+    plot.replotNow();
+    QVERIFY(!plot.graph(QStringLiteral("loss \u00b7 other"))->visible());
+    QVERIFY(!plot.isSeriesVisible(QStringLiteral("loss \u00b7 other")));
+    QCOMPARE(plot.customPlot()->legend->itemCount(), 1);
+    QVERIFY(!plot.setSeriesVisible(QStringLiteral("nothing"), false));
+  }
+
+  void aMillionPointsAreDrawnAndSpikesClipped() {
+    CurvePlot plot;
+    plot.resize(800, 500);
+    plot.setSmoothing(0.6);
+    constexpr int kPoints = 1000000;
+    QVector<double> xs(kPoints), ys(kPoints);
+    for (int i = 0; i < kPoints; ++i) {
+      xs[i] = i;
+      ys[i] = 1.0 / (1.0 + 1e-5 * i) + 0.05 * std::sin(i * 0.37);
+    }
+    ys[kPoints / 2] = 1e9;  // one spike
+    QVERIFY(plot.appendPoints(QStringLiteral("loss"), xs, ys));
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.replotNow();
+    QCOMPARE(plot.pointCount(QStringLiteral("loss")), kPoints);
+    QCOMPARE(plot.smoothedGraph(QStringLiteral("loss"))->dataCount(), kPoints);
+    QVERIFY(plot.customPlot()->yAxis->range().upper < 10.0);  // the spike does not flatten it
+    const QImage image = plot.grab().toImage();
+    const QRect area = plotArea(plot);
+    const int curve = pixelsNear(image, area, QColor(0x1f77b4));
+    QVERIFY2(curve > area.width() / 2, qPrintable(QStringLiteral("%1 curve pixels").arg(curve)));
   }
 };
 

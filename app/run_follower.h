@@ -1,0 +1,149 @@
+#pragma once
+
+#include "core/event_protocol.h"
+#include "core/metrics_log.h"
+
+#include <QDateTime>
+#include <QHash>
+#include <QList>
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <QVector>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+namespace tb::app {
+
+/// What the Monitor needs from a run's config.json (absent keys take core's defaults).
+struct RunSettings {
+  std::int64_t maxSteps = 0;        ///< train.max_steps
+  std::int64_t discrStartStep = 0;  ///< loss.discr_start_step
+  bool ganEnabled = false;          ///< loss.adversarial_weight > 0
+  std::int64_t codebookSize = 0;    ///< model.quantizer.codebook_size (0 when unknown)
+  bool operator==(const RunSettings& o) const {
+    return maxSteps == o.maxSteps && discrStartStep == o.discrStartStep &&
+           ganEnabled == o.ganEnabled && codebookSize == o.codebookSize;
+  }
+  bool operator!=(const RunSettings& o) const { return !(*this == o); }
+};
+
+/// Follows one run directory, live or finished, local or on a network file system, by polling
+/// (every pollInterval() while started, or when poll() is called): new rows of metrics.jsonl
+/// (through core::MetricsFollower), new events of events.jsonl (tailed the same way: byte offset
+/// kept, a partial last line waits for its '\n', truncation, replacement and rewrites detected),
+/// the codebook/step_N.safetensors files, and config.json. No inotify: a file system that does
+/// not report changes (NFS, Lustre, sshfs) is followed the same way.
+///
+/// When metrics.jsonl or events.jsonl starts over (truncated, replaced, rewritten), the follower
+/// emits reset() and then delivers the run again from the beginning, so a listener that clears
+/// its state on reset() and appends on rowsAppended()/eventsAppended() always holds exactly the
+/// files' content.
+class RunFollower : public QObject {
+  Q_OBJECT
+
+ public:
+  /// Poll period used unless setPollInterval() says otherwise, in milliseconds.
+  static constexpr int kDefaultPollIntervalMs = 300;
+
+  explicit RunFollower(QObject* parent = nullptr);
+  ~RunFollower() override;
+
+  /// Follows `path` from now on ("" follows nothing). Forgets what was read, emits reset(),
+  /// and polls at once.
+  void setRunDirectory(const QString& path);
+  QString runDirectory() const;
+
+  /// Polls now and then every pollInterval() until stop().
+  void start();
+  void stop();
+  bool isActive() const;
+  void setPollInterval(int milliseconds);
+  int pollInterval() const;
+
+  /// Rows delivered since the last reset.
+  qint64 rowCount() const { return m_rowCount; }
+  /// The step of the last row delivered, if any.
+  std::optional<std::int64_t> lastStep() const { return m_lastStep; }
+  /// The latest progress event, the hello, the done and the (first) error event, if seen.
+  std::optional<core::ProgressEvent> lastProgress() const { return m_lastProgress; }
+  std::optional<core::HelloEvent> hello() const { return m_hello; }
+  std::optional<core::DoneEvent> done() const { return m_done; }
+  std::optional<core::ErrorEvent> error() const { return m_error; }
+  /// Settings from config.json; nullopt while there is no readable config.json.
+  std::optional<RunSettings> settings() const { return m_settings; }
+  /// Steps that have a codebook/step_N.safetensors file, ascending.
+  QList<qint64> codebookSteps() const;
+  /// The codebook file of `step` ("" when there is none).
+  QString codebookFile(qint64 step) const;
+  /// When the trainer last wrote metrics.jsonl or events.jsonl (their newest modification
+  /// time at the last poll); invalid while neither exists.
+  QDateTime lastWrite() const { return m_lastWrite; }
+  /// Lines that could not be read: metrics rows and events (since construction).
+  std::size_t malformedMetricLines() const;
+  std::size_t malformedEventLines() const { return m_malformedEventLines; }
+  /// How many times the run started over (reset() emitted for a file that changed under us).
+  int restarts() const { return m_restarts; }
+
+  /// Reads the int64 tensor "counts" of a codebook file (I32/U32/U64/I64 are accepted too).
+  /// Returns nullopt, with the reason in `error` when given, for a missing or malformed file.
+  static std::optional<QVector<qint64>> readCodebookCounts(const QString& file,
+                                                           QString* error = nullptr);
+
+ public Q_SLOTS:
+  /// Reads whatever is new now and emits what it found.
+  void poll();
+
+ Q_SIGNALS:
+  /// Everything read so far is void (another run directory, or a file started over); what the
+  /// run holds will be delivered again.
+  void reset();
+  /// New metrics rows, in file order.
+  void rowsAppended(const QVector<tb::core::MetricsRow>& rows);
+  /// New events, in file order (lines that do not decode are counted and skipped).
+  void eventsAppended(const QVector<tb::core::Event>& events);
+  /// codebook/step_`step`.safetensors appeared or changed.
+  void codebookCountsChanged(qint64 step);
+  /// config.json appeared or changed what settings() returns.
+  void settingsChanged();
+
+ private:
+  class EventsTail;
+  struct FileStamp {
+    qint64 size = -1;
+    qint64 modified = 0;  // ms since the epoch
+    bool operator==(const FileStamp& o) const { return size == o.size && modified == o.modified; }
+  };
+
+  void restartReading();
+  void pollSettings();
+  void pollCodebook();
+  void noteEvent(const core::Event& event);
+
+  QString m_path;
+  QTimer m_timer;
+  std::unique_ptr<core::MetricsFollower> m_metrics;
+  std::unique_ptr<EventsTail> m_events;
+  std::size_t m_metricsResetsSeen = 0;
+  std::size_t m_malformedMetricLinesBefore = 0;
+  std::size_t m_malformedEventLines = 0;
+  qint64 m_rowCount = 0;
+  std::optional<std::int64_t> m_lastStep;
+  std::optional<core::ProgressEvent> m_lastProgress;
+  std::optional<core::HelloEvent> m_hello;
+  std::optional<core::DoneEvent> m_done;
+  std::optional<core::ErrorEvent> m_error;
+  std::optional<RunSettings> m_settings;
+  FileStamp m_configStamp;
+  QHash<qint64, FileStamp> m_codebookFiles;
+  QDateTime m_lastWrite;
+  int m_restarts = 0;
+};
+
+}  // namespace tb::app
+
+Q_DECLARE_METATYPE(tb::core::MetricsRow)
+Q_DECLARE_METATYPE(tb::core::Event)
