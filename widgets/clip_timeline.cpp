@@ -81,8 +81,11 @@ void ClipTimeline::attach(ClipPlayer* player) {
   if (player == nullptr || players().contains(player)) return;
   m_players.append(player);
   connect(player, &ClipPlayer::framesChanged, this, &ClipTimeline::updateFrameCount);
-  connect(player, &QObject::destroyed, this, [this] {
-    m_players.removeAll(nullptr);
+  // By the time destroyed() fires, the player's own members are gone: forget it by address.
+  connect(player, &QObject::destroyed, this, [this](QObject* gone) {
+    m_players.removeIf([gone](const QPointer<ClipPlayer>& p) {
+      return p.isNull() || static_cast<QObject*>(p.data()) == gone;
+    });
     updateFrameCount();
   });
   player->setFrameIndex(m_frameIndex);

@@ -1,0 +1,500 @@
+// The Compare page with a real compare folder (tests/app/data/compare_demo, written by
+// `tokenbench-trainer compare`): the report, the review (panels, sync, heatmap), the table
+// (rows, columns, sort order with the mean row last), exports, the trainer process's failures,
+// and, when TB_TEST_TRAINER names a real trainer, a comparison run from the page.
+#include "app/compare_process.h"
+#include "app/compare_report.h"
+#include "app/compare_request.h"
+#include "app/main_window.h"
+#include "app/pages/compare_page.h"
+#include "app/pages/compare_review.h"
+#include "app/pages/compare_setup_form.h"
+#include "app/pages/compare_sort_proxy_model.h"
+#include "app/pages/compare_table_model.h"
+#include "app/trainer_location.h"
+#include "widgets/clip_player.h"
+#include "widgets/clip_timeline.h"
+#include "widgets/difference_map.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using tb::app::CompareMetric;
+using tb::app::ComparePage;
+using tb::app::CompareReport;
+using tb::app::CompareReview;
+using tb::app::CompareTableModel;
+
+namespace {
+
+const QString kDataDir = QStringLiteral(TB_APP_TEST_DATA_DIR);
+const QString kShotsDir = QStringLiteral(TB_APP_SCREENSHOT_DIR);
+const QString kCompareDemo = kDataDir + QStringLiteral("/compare_demo");
+
+// Copies `from` (recursively) into `to`, leaving out files whose relative path matches `skip`.
+bool copyTree(const QString& from, const QString& to, const QString& skip = {}) {
+  QDirIterator it(from, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    const QString file = it.next();
+    const QString relative = QDir(from).relativeFilePath(file);
+    if (!skip.isEmpty() && relative.contains(skip)) continue;
+    const QString target = QDir(to).filePath(relative);
+    if (!QDir().mkpath(QFileInfo(target).absolutePath()) || !QFile::copy(file, target)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+QImage grabOf(QWidget* widget) { return widget->grab().toImage(); }
+
+// How many of the sampled pixels differ between two grabs of the same widget.
+int differingPixels(const QImage& a, const QImage& b) {
+  if (a.size() != b.size()) return -1;
+  int differing = 0;
+  for (int y = 0; y < a.height(); y += 2) {
+    for (int x = 0; x < a.width(); x += 2) differing += a.pixel(x, y) != b.pixel(x, y);
+  }
+  return differing;
+}
+
+QString writeScript(const QString& dir, const QString& body) {
+  const QString path = QDir(dir).filePath(QStringLiteral("fake-trainer.sh"));
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return {};
+  file.write("#!/bin/sh\n" + body.toUtf8() + "\n");
+  file.close();
+  file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
+  return path;
+}
+
+}  // namespace
+
+class ComparePageTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void readsTheCompareFolder() {
+    QString error;
+    const std::optional<CompareReport> report = CompareReport::load(kCompareDemo, &error);
+    QVERIFY2(report.has_value(), qPrintable(error));
+    QCOMPARE(report->tokenizers().size(), 2);
+    QCOMPARE(report->tokenizers()[0].name, QStringLiteral("untrained"));
+    QCOMPARE(report->tokenizers()[1].name, QStringLiteral("trained"));
+    QCOMPARE(report->clips().size(), 4);
+    QVERIFY(report->clips()[1].source.startsWith(QLatin1String("synthetic:")));
+    QCOMPARE(report->metrics(), (QVector<CompareMetric>{CompareMetric::Psnr, CompareMetric::Ssim}));
+    const double psnr = report->clips()[0].scores.value(QStringLiteral("trained")).psnr;
+    QVERIFY(psnr > 5 && psnr < 60);
+    QVERIFY(std::isnan(report->clips()[0].scores.value(QStringLiteral("trained")).lpips));
+
+    bool lossless = false;
+    const QVector<tb::widgets::ClipFrames> panels = report->loadPanels(2, &lossless, &error);
+    QVERIFY2(panels.size() == 3, qPrintable(error));
+    QVERIFY(lossless);
+    QCOMPARE(panels[0].size(), report->clips()[2].frames);
+    QCOMPARE(panels[1].front().size(), QSize(report->clips()[2].width, report->clips()[2].height));
+    QVERIFY(report->outputFiles().contains(QStringLiteral("metrics.json")));
+    QVERIFY(report->outputFiles().contains(QStringLiteral("clip_003.gif")));
+    QVERIFY(report->outputFiles().contains(QStringLiteral("clip_003/trained.png")));
+
+    QVERIFY(!CompareReport::load(kDataDir, &error));
+    QVERIFY2(error.contains(QLatin1String("metrics.json")) &&
+                 error.contains(QLatin1String("not a compare folder")),
+             qPrintable(error));
+    QTemporaryDir broken;
+    QFile bad(broken.filePath(QStringLiteral("metrics.json")));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("{\"tokenizers\": [");
+    bad.close();
+    QVERIFY(!CompareReport::load(broken.path(), &error));
+    QVERIFY2(error.contains(QLatin1String("not valid JSON")), qPrintable(error));
+  }
+
+  void fallsBackToTheGifs() {
+    QTemporaryDir dir;
+    QVERIFY(copyTree(kCompareDemo, dir.path(), QStringLiteral(".png")));
+    const std::optional<CompareReport> report = CompareReport::load(dir.path());
+    QVERIFY(report);
+    bool lossless = true;
+    QString error;
+    const auto panels = report->loadPanels(0, &lossless, &error);
+    QVERIFY2(panels.size() == 3, qPrintable(error));
+    QVERIFY(!lossless);
+    QCOMPARE(panels[2].front().size(), QSize(32, 32));
+
+    CompareReview review;
+    review.setReport(report);
+    QVERIFY(!review.panelsAreLossless());
+    QVERIFY(!review.isHeatmapAvailable());
+    review.setHeatmapVisible(true);  // refused: GIF differences would mislead
+    QVERIFY(!review.isHeatmapVisible());
+  }
+
+  void reviewShowsEveryTokenizerInSync() {
+    ComparePage page;
+    page.resize(1100, 760);
+    QSignalSpy opened(&page, &ComparePage::compareFolderOpened);
+    QVERIFY(page.openCompareFolder(kCompareDemo));
+    QCOMPARE(opened.count(), 1);
+    QVERIFY(page.isShowingReview());
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+
+    CompareReview* review = page.review();
+    QCOMPARE(review->currentClip(), 0);
+    QVERIFY(review->panelsAreLossless());
+    const QList<tb::widgets::ClipPlayer*> players = review->players();
+    QCOMPARE(players.size(), 3);
+    QCOMPARE(players[0]->title(), QStringLiteral("original"));
+    QCOMPARE(players[2]->title(), QStringLiteral("trained"));
+    QCOMPARE(players[0]->frameCount(), 5);
+    QVERIFY(players[2]->captionLines().at(0).startsWith(QLatin1String("PSNR ")));
+    QVERIFY(players[2]->captionLines().at(0).endsWith(QLatin1String(" dB")));
+    QVERIFY(players[2]->captionLines().at(1).startsWith(QLatin1String("SSIM ")));
+    // The frames are the trainer's lossless ones.
+    const QImage strip(kCompareDemo + QStringLiteral("/clip_000/trained.png"));
+    QCOMPARE(players[2]->frames()[3],
+             strip.copy(3 * 32, 0, 32, 32).convertToFormat(QImage::Format_RGB32));
+
+    review->timeline()->setFrameIndex(3);
+    for (auto* player : players) QCOMPARE(player->shownFrameIndex(), 3);
+
+    QSignalSpy clipChanged(review, &CompareReview::currentClipChanged);
+    review->setCurrentClip(2);
+    QCOMPARE(clipChanged.count(), 1);
+    QCOMPARE(players[0]->frames()[0],
+             QImage(kCompareDemo + QStringLiteral("/clip_002/original.png"))
+                 .copy(0, 0, 32, 32)
+                 .convertToFormat(QImage::Format_RGB32));
+    QCOMPARE(players[0]->shownFrameIndex(), 3);  // the timeline keeps its frame
+
+    review->setZoom(tb::widgets::ClipPlayer::Zoom::X2);
+    for (auto* player : players) QCOMPARE(player->zoom(), tb::widgets::ClipPlayer::Zoom::X2);
+  }
+
+  void tableSortsAndSelects() {
+    ComparePage page;
+    QVERIFY(page.openCompareFolder(kCompareDemo));
+    page.resize(1100, 760);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    CompareReview* review = page.review();
+    QTableView* table = review->tableView();
+    QAbstractItemModel* model = table->model();
+    QCOMPARE(model->rowCount(), 5);             // 4 clips + mean
+    QCOMPARE(model->columnCount(), 2 + 2 * 2);  // clip, source, 2 tokenizers x (PSNR, SSIM)
+    QCOMPARE(model->headerData(2, Qt::Horizontal).toString(),
+             QStringLiteral("untrained PSNR \u2191"));
+    QCOMPARE(model->headerData(5, Qt::Horizontal).toString(),
+             QStringLiteral("trained SSIM \u2191"));
+    QCOMPARE(model->index(4, 0).data().toString(), QStringLiteral("mean"));
+
+    const int trainedPsnr = 4;
+    for (Qt::SortOrder order : {Qt::DescendingOrder, Qt::AscendingOrder}) {
+      table->sortByColumn(trainedPsnr, order);
+      double previous = order == Qt::DescendingOrder ? 1e9 : -1e9;
+      for (int row = 0; row < 4; ++row) {
+        const double value =
+            model->index(row, trainedPsnr).data(CompareTableModel::kSortRole).toDouble();
+        QVERIFY(order == Qt::DescendingOrder ? value <= previous : value >= previous);
+        previous = value;
+      }
+      QVERIFY(model->index(4, 0).data(CompareTableModel::kIsMeanRole).toBool());  // last either way
+    }
+    // The mean row holds the mean of the clips.
+    double sum = 0;
+    for (int row = 0; row < 4; ++row)
+      sum += model->index(row, trainedPsnr).data(CompareTableModel::kSortRole).toDouble();
+    QVERIFY(std::abs(model->index(4, trainedPsnr).data(CompareTableModel::kSortRole).toDouble() -
+                     sum / 4) < 1e-6);
+    // Bold marks the better tokenizer of each clip.
+    const int untrainedPsnr = 2;
+    for (int row = 0; row < 5; ++row) {
+      const double a =
+          model->index(row, untrainedPsnr).data(CompareTableModel::kSortRole).toDouble();
+      const double b = model->index(row, trainedPsnr).data(CompareTableModel::kSortRole).toDouble();
+      QCOMPARE(model->index(row, trainedPsnr).data(Qt::FontRole).value<QFont>().bold(), b >= a);
+      QCOMPARE(model->index(row, untrainedPsnr).data(Qt::FontRole).value<QFont>().bold(), a >= b);
+    }
+
+    // Selecting a row shows that clip; choosing a clip selects its row.
+    const int clipOfRow1 = model->index(1, 0).data(CompareTableModel::kSortRole).toInt();
+    table->selectRow(1);
+    QCOMPARE(review->currentClip(), clipOfRow1);
+    table->selectRow(4);  // the mean row: no clip of its own, the review stays
+    QCOMPARE(review->currentClip(), clipOfRow1);
+    const int other = (clipOfRow1 + 1) % 4;
+    review->setCurrentClip(other);
+    QCOMPARE(
+        model->index(table->currentIndex().row(), 0).data(CompareTableModel::kSortRole).toInt(),
+        other);
+  }
+
+  void heatmapToggleChangesThePixels() {
+    ComparePage page;
+    QVERIFY(page.openCompareFolder(kCompareDemo));
+    page.resize(1100, 760);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    CompareReview* review = page.review();
+    QVERIFY(review->isHeatmapAvailable());
+    auto* original = review->players()[0];
+    auto* trained = review->players()[2];
+    const QImage trainedBefore = grabOf(trained);
+    const QImage originalBefore = grabOf(original);
+
+    QSignalSpy toggled(review, &CompareReview::heatmapVisibleChanged);
+    review->setHeatmapVisible(true);
+    QCOMPARE(toggled.count(), 1);
+    QVERIFY(review->isHeatmapVisible());
+    QVERIFY(review->heatmapScaleMax() >= 4 && review->heatmapScaleMax() <= 255);
+    QTRY_VERIFY(differingPixels(trainedBefore, grabOf(trained)) > 100);
+    QCOMPARE(differingPixels(originalBefore, grabOf(original)), 0);
+    QVERIFY(trained->title().contains(QLatin1String("difference")));
+    // The heatmap is |trained - original| on the shared scale.
+    const QImage expected = tb::widgets::differenceImage(
+        original->currentFrame(), review->report()->loadPanels(0)[2][original->shownFrameIndex()],
+        review->heatmapScaleMax());
+    QCOMPARE(trained->currentFrame(), expected);
+    auto* scale = review->findChild<QWidget*>(QStringLiteral("heatmapScale"));
+    QVERIFY(scale != nullptr && scale->isVisible());
+
+    review->setHeatmapVisible(false);
+    QCOMPARE(toggled.count(), 2);
+    QTRY_COMPARE(differingPixels(trainedBefore, grabOf(trained)), 0);
+    QVERIFY(!scale->isVisible());
+  }
+
+  void exportsTheGridAndTheFiles() {
+    CompareReview review;
+    review.setReport(CompareReport::load(kCompareDemo));
+    QTemporaryDir out;
+    const QString gridPath = out.filePath(QStringLiteral("grid_clip_000.png"));
+    QString error;
+    QVERIFY2(review.exportGrid(gridPath, &error), qPrintable(error));
+    const QImage grid(gridPath);
+    QVERIFY(!grid.isNull());
+    // Three columns of 128-pixel cells (32 x 4), with names above and metrics under them.
+    QVERIFY(grid.width() >= 3 * 128 && grid.height() > 128 + 40);
+    const QImage plain = review.gridImage();
+    review.setHeatmapVisible(true);
+    const QImage withHeat = review.gridImage();
+    QVERIFY(withHeat.height() > plain.height() + 100);  // a row of difference maps
+
+    const QString exportDir = out.filePath(QStringLiteral("exported"));
+    const int copied = review.exportFiles(exportDir, &error);
+    QVERIFY2(copied > 0, qPrintable(error));
+    QCOMPARE(copied, review.report()->outputFiles().size());
+    for (const QString& relative : review.report()->outputFiles()) {
+      const QFileInfo copy(QDir(exportDir).filePath(relative));
+      QVERIFY2(copy.isFile(), qPrintable(relative));
+      QCOMPARE(copy.size(), QFileInfo(QDir(kCompareDemo).filePath(relative)).size());
+    }
+    QCOMPARE(review.exportFiles(exportDir, &error), copied);  // again: replaces
+    QCOMPARE(review.exportFiles(kCompareDemo, &error), -1);   // never onto itself
+    QVERIFY(error.contains(QLatin1String("compare folder itself")));
+  }
+
+  void showsLpipsWhenTheFileHasIt() {
+    QTemporaryDir dir;
+    QVERIFY(copyTree(kCompareDemo, dir.path()));
+    QFile file(dir.filePath(QStringLiteral("metrics.json")));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
+    file.close();
+    QJsonArray clips = root.value(QLatin1String("clips")).toArray();
+    for (int c = 0; c < clips.size(); ++c) {
+      QJsonObject clip = clips[c].toObject();
+      QJsonObject metrics = clip.value(QLatin1String("metrics")).toObject();
+      for (const QString& name : metrics.keys()) {
+        QJsonObject m = metrics.value(name).toObject();
+        m.insert(QStringLiteral("lpips"), 0.1 * (c + 1));
+        metrics.insert(name, m);
+      }
+      clip.insert(QStringLiteral("metrics"), metrics);
+      clips[c] = clip;
+    }
+    root.insert(QStringLiteral("clips"), clips);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(QJsonDocument(root).toJson());
+    file.close();
+
+    CompareReview review;
+    review.setReport(CompareReport::load(dir.path()));
+    QCOMPARE(review.tableModel()->columnCount(), 2 + 2 * 3);
+    QCOMPARE(review.tableModel()->headerData(4, Qt::Horizontal).toString(),
+             QStringLiteral("untrained LPIPS \u2193"));
+    QCOMPARE(review.players()[1]->captionLines().size(), 3);
+    QCOMPARE(review.players()[1]->captionLines().at(2), QStringLiteral("LPIPS 0.1000"));
+  }
+
+  void requestsTheTrainerCommand() {
+    tb::app::CompareRequest request;
+    request.trainer = QStringLiteral("/opt/tb/tokenbench-trainer");
+    request.entries = {{QStringLiteral("vqgan"), QStringLiteral("/runs/vq")},
+                       {QStringLiteral("magvit2"), QStringLiteral("/runs/my run")}};
+    request.outDir = QStringLiteral("/tmp/cmp");
+    request.clips = 6;
+    QCOMPARE(tb::app::compareArguments(request),
+             (QStringList{"compare", "--checkpoint", "vqgan=/runs/vq", "--checkpoint",
+                          "magvit2=/runs/my run", "--out", "/tmp/cmp", "--clips", "6"}));
+    request.dataDir = QStringLiteral("/data/clips");
+    request.lpipsBackbone = QStringLiteral("/w/alex.pth");
+    request.lpipsLin = QStringLiteral("/w/lin.pth");
+    const QStringList args = tb::app::compareArguments(request);
+    QVERIFY(args.join(' ').contains(QLatin1String("--data /data/clips --data-type videos")));
+    QVERIFY(args.join(' ').contains(
+        QLatin1String("--lpips-net alex --lpips-backbone /w/alex.pth --lpips-lin /w/lin.pth")));
+    QVERIFY(tb::app::compareCommandLine(request).contains(QLatin1String("'magvit2=/runs/my run'")));
+
+    QCOMPARE(tb::app::compareEntryName(QStringLiteral("/runs/demo-2024 01/"), {}),
+             QStringLiteral("demo-2024_01"));
+    QCOMPARE(tb::app::compareEntryName(QStringLiteral("/runs/a"), {QStringLiteral("a")}),
+             QStringLiteral("a-2"));
+    QCOMPARE(tb::app::compareEntryName(QStringLiteral("/x/original"), {}),
+             QStringLiteral("tokenizer-original"));
+  }
+
+  void formListsOpenRunsAndValidates() {
+    QTemporaryDir runs;
+    const QString a = runs.filePath(QStringLiteral("vqgan-run"));
+    const QString b = runs.filePath(QStringLiteral("magvit2-run"));
+    QVERIFY(QDir().mkpath(a) && QDir().mkpath(b));
+    tb::app::MainWindow window;
+    QVERIFY(window.openRunDirectory(a));
+    QVERIFY(window.openRunDirectory(b));
+    tb::app::CompareSetupForm* form = window.comparePage()->setupForm();
+    QCOMPARE(form->entries().size(), 2);
+    QCOMPARE(form->entries()[0].name, QStringLiteral("vqgan-run"));
+    QCOMPARE(form->entries()[1].path, b);
+    QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("2 runs open"));
+    QVERIFY(form->effectiveOutputDirectory().startsWith(a + QStringLiteral("/compare/")));
+    QVERIFY(form->commandLine().contains(QStringLiteral("--checkpoint vqgan-run=") + a));
+
+    QString problem;
+    QVERIFY(!form->request(&problem));  // no trainer yet
+    QVERIFY2(problem.contains(QLatin1String("not found")), qPrintable(problem));
+    tb::app::TrainerLocation trainer;
+    trainer.path = QStringLiteral("/opt/tb/tokenbench-trainer");
+    window.setTrainerLocation(trainer);
+    QVERIFY2(form->request(&problem).has_value(), qPrintable(problem));
+    QCOMPARE(form->request()->trainer, trainer.path);
+
+    form->addEntry(b, QStringLiteral("original"));  // a name the trainer refuses
+    QVERIFY(!form->request(&problem));
+    QVERIFY2(problem.contains(QLatin1String("\"original\"")), qPrintable(problem));
+  }
+
+  void reportsTheTrainersError() {
+    QTemporaryDir dir;
+    const QString script = writeScript(
+        dir.path(),
+        QStringLiteral("echo 'compare: loading' >&2\n"
+                       "echo 'tokenbench-trainer compare: /runs/x: no checkpoint in this run "
+                       "directory' >&2\nexit 2"));
+    ComparePage page;
+    page.setTrainerPath(script);
+    page.setupForm()->addEntry(dir.filePath(QStringLiteral("x")));
+    page.setupForm()->setOutputDirectory(dir.filePath(QStringLiteral("out")));
+    QSignalSpy finished(&page, &ComparePage::compareFinished);
+    QVERIFY(page.startCompare());
+    QCOMPARE(page.emptyHeadline(), QStringLiteral("Comparing\u2026"));
+    QVERIFY(finished.wait(10000));
+    QCOMPARE(finished.takeFirst().at(0).toBool(), false);
+    const QString status = page.setupForm()->statusText();
+    QVERIFY2(status.contains(QLatin1String("exited with status 2")), qPrintable(status));
+    QVERIFY2(status.contains(QLatin1String("no checkpoint in this run directory")),
+             qPrintable(status));
+    QCOMPARE(page.emptyHeadline(), QStringLiteral("The comparison failed"));
+    QVERIFY(!page.isShowingReview());
+
+    // Exit 0 without metrics.json is a failure too; a missing program cannot start.
+    page.setTrainerPath(writeScript(dir.path(), QStringLiteral("exit 0")));
+    QVERIFY(page.startCompare());
+    QVERIFY(finished.wait(10000));
+    QVERIFY2(page.setupForm()->statusText().contains(QLatin1String("wrote no metrics.json")),
+             qPrintable(page.setupForm()->statusText()));
+    page.setTrainerPath(dir.filePath(QStringLiteral("no-such-trainer")));
+    QVERIFY(page.startCompare());
+    QVERIFY(finished.wait(10000));
+    QVERIFY2(page.setupForm()->statusText().contains(QLatin1String("Could not start")),
+             qPrintable(page.setupForm()->statusText()));
+
+    // Cancel ends a hanging trainer.
+    page.setTrainerPath(writeScript(dir.path(), QStringLiteral("echo started >&2\nexec sleep 60")));
+    QVERIFY(page.startCompare());
+    QTRY_VERIFY(page.process()->stderrTail().contains(QStringLiteral("started")));
+    page.process()->cancel();
+    QVERIFY(finished.wait(10000));
+    QCOMPARE(page.setupForm()->statusText(), QStringLiteral("Comparison cancelled."));
+  }
+
+  void comparesWithTheRealTrainer() {
+    const QString trainer = qEnvironmentVariable("TB_TEST_TRAINER");
+    if (trainer.isEmpty()) QSKIP("TB_TEST_TRAINER is not set (the slow test sets it)");
+    QTemporaryDir dir;
+    const QString untrained = dir.filePath(QStringLiteral("untrained"));
+    QProcess init;
+    init.start(trainer, {QStringLiteral("init"), QStringLiteral("--preset"), QStringLiteral("demo"),
+                         QStringLiteral("--out"), untrained});
+    QVERIFY(init.waitForFinished(120000));
+    QCOMPARE(init.exitCode(), 0);
+
+    ComparePage page;
+    page.setTrainerPath(trainer);
+    page.setupForm()->addEntry(untrained);
+    page.setupForm()->addEntry(untrained, QStringLiteral("again"));
+    page.setupForm()->setClipCount(2);
+    page.setupForm()->setOutputDirectory(dir.filePath(QStringLiteral("cmp")));
+    QSignalSpy finished(&page, &ComparePage::compareFinished);
+    QVERIFY(page.startCompare());
+    QVERIFY(finished.wait(300000));
+    QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(page.setupForm()->statusText()));
+    QVERIFY(page.isShowingReview());
+    const auto& report = page.review()->report();
+    QCOMPARE(report->clips().size(), 2);
+    QCOMPARE(report->tokenizers().size(), 2);
+    // The same weights twice: identical reconstructions and metrics.
+    QCOMPARE(report->clips()[0].scores.value(QStringLiteral("untrained")).psnr,
+             report->clips()[0].scores.value(QStringLiteral("again")).psnr);
+    QCOMPARE(page.review()->players()[1]->frames(), page.review()->players()[2]->frames());
+  }
+
+  void screenshotWithRealData() {
+    tb::app::MainWindow window;
+    window.setRemembersWindowState(false);
+    window.setCurrentPage(tb::app::PageId::Compare);
+    QVERIFY(window.comparePage()->openCompareFolder(kCompareDemo));
+    window.comparePage()->review()->timeline()->setFrameIndex(2);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTest::qWait(50);
+    QVERIFY(QDir().mkpath(kShotsDir));
+    const QImage shot = window.grab().toImage();
+    QVERIFY(shot.save(kShotsDir + QStringLiteral("/compare_page.png")));
+    window.comparePage()->review()->setHeatmapVisible(true);
+    QTest::qWait(20);
+    const QImage heat = window.grab().toImage();
+    QVERIFY(heat.save(kShotsDir + QStringLiteral("/compare_page_heatmap.png")));
+    QVERIFY(differingPixels(shot, heat) > 100);
+  }
+};
+
+QTEST_MAIN(ComparePageTest)
+#include "test_compare_page.moc"
