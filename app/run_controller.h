@@ -114,6 +114,8 @@ class RunController : public QObject {
   std::int64_t lastStep() const { return m_lastStep; }
   /// Exit status (normal exit) or signal number (Crashed/Killed) of the last process.
   int exitCode() const { return m_exitCode; }
+  /// How far the stop sequence went: 0 not asked, 1 stop line sent, 2 SIGTERM sent, 3 SIGKILL.
+  int stopStage() const { return m_stopStage; }
   /// Signal that ended the last process, 0 when it exited normally.
   int exitSignal() const { return m_exitSignal; }
   /// The QProcess error text for FailedToStart.
