@@ -21,17 +21,15 @@ class ClipCanvas : public QWidget {
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
   }
 
-  // Where a frame of `frameSize` is drawn inside a canvas of `area`, and whether it is scaled
-  // by a whole factor (nearest neighbour) or down (smooth).
+  // Where a frame of `frameSize` is drawn inside a canvas of `area`: a fixed zoom by its whole
+  // factor; Fit as large as the area allows, aspect kept.
   static QRect targetRect(QSize frameSize, QSize area, ClipPlayer::Zoom zoom) {
     if (frameSize.isEmpty()) return {};
     QSize size;
     if (const int factor = ClipPlayer::zoomFactor(zoom); factor > 0) {
       size = frameSize * factor;
     } else {
-      const int whole =
-          std::min(area.width() / frameSize.width(), area.height() / frameSize.height());
-      size = whole >= 1 ? frameSize * whole : frameSize.scaled(area, Qt::KeepAspectRatio);
+      size = frameSize.scaled(area, Qt::KeepAspectRatio);
     }
     size = size.expandedTo(QSize(1, 1));
     return QRect(QPoint((area.width() - size.width()) / 2, (area.height() - size.height()) / 2),
@@ -107,6 +105,9 @@ ClipPlayer::ClipPlayer(QWidget* parent) : QWidget(parent) {
   titleFont.setBold(true);
   m_title->setFont(titleFont);
   m_title->hide();
+  // Long names and captions must not widen the player (players in a row keep equal widths);
+  // they are cut at the edge and shown whole in the tooltip.
+  m_title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
 
   m_canvas = new ClipCanvas(this);
   m_canvas->setObjectName(QStringLiteral("clipCanvas"));
@@ -123,13 +124,18 @@ ClipPlayer::ClipPlayer(QWidget* parent) : QWidget(parent) {
   m_caption->setAlignment(Qt::AlignHCenter | Qt::AlignTop);
   m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_caption->hide();
+  m_caption->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(4);
+  // In Fit the frame area is only as tall as the frame (fitFrameArea()), and these spacers keep
+  // title, frame and caption together in the middle of the space.
+  layout->addStretch(0);
   layout->addWidget(m_title);
   layout->addWidget(m_scroll, 1);
   layout->addWidget(m_caption);
+  layout->addStretch(0);
   m_placeholder = tr("No frames");
   updateCanvas();
 }
@@ -214,7 +220,9 @@ QRect ClipPlayer::frameRectInPlayer() const {
 
 void ClipPlayer::setTitle(const QString& title) {
   m_title->setText(title);
+  m_title->setToolTip(title);
   m_title->setVisible(!title.isEmpty());
+  fitFrameArea();
 }
 
 QString ClipPlayer::title() const { return m_title->text(); }
@@ -222,7 +230,9 @@ QString ClipPlayer::title() const { return m_title->text(); }
 void ClipPlayer::setCaptionLines(const QStringList& lines) {
   m_captionLines = lines;
   m_caption->setText(lines.join(QLatin1Char('\n')));
+  m_caption->setToolTip(m_caption->text());
   m_caption->setVisible(!lines.isEmpty());
+  fitFrameArea();
 }
 
 void ClipPlayer::setPlaceholderText(const QString& text) {
@@ -258,6 +268,24 @@ int ClipPlayer::zoomFactor(Zoom zoom) {
   return 0;
 }
 
+void ClipPlayer::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitFrameArea();
+}
+
+void ClipPlayer::fitFrameArea() {
+  if (m_zoom != Zoom::Fit || m_frames.isEmpty()) {
+    m_scroll->setMaximumHeight(QWIDGETSIZE_MAX);
+    return;
+  }
+  const int spacing = layout()->spacing();
+  int available = height();
+  if (!m_title->isHidden()) available -= m_title->sizeHint().height() + spacing;
+  if (!m_caption->isHidden()) available -= m_caption->sizeHint().height() + spacing;
+  const QSize fit = frameSize().scaled(QSize(width(), std::max(1, available)), Qt::KeepAspectRatio);
+  m_scroll->setMaximumHeight(std::max(m_canvas->minimumSizeHint().height(), fit.height()));
+}
+
 void ClipPlayer::updateCanvas() {
   const bool fit = m_zoom == Zoom::Fit;
   m_scroll->setHorizontalScrollBarPolicy(fit ? Qt::ScrollBarAlwaysOff : Qt::ScrollBarAsNeeded);
@@ -266,6 +294,7 @@ void ClipPlayer::updateCanvas() {
   m_canvas->updateGeometry();
   m_scroll->updateGeometry();
   updateGeometry();
+  fitFrameArea();
   m_canvas->update();
 }
 

@@ -19,10 +19,10 @@ class ClipCanvas;
 /// the caller), so several players show the same moment of their clips; an index past the last
 /// frame shows the last frame, which keeps a 1-frame image beside a 17-frame video meaningful.
 ///
-/// Zoom: Fit scales the frame to the space available, by the largest whole factor that fits
-/// (nearest neighbour, so pixels stay square and sharp) or down smoothly when the frame is
-/// larger than the space; 1x, 2x and 4x draw each pixel as a 1, 2 or 4 pixel square and
-/// scroll when the frame does not fit.
+/// Zoom: Fit scales the frame to the space available, aspect kept; 1x, 2x and 4x draw each
+/// pixel as a 1, 2 or 4 pixel square and scroll when the frame does not fit. Enlarging is always
+/// nearest neighbour, so pixels stay sharp for inspection; only shrinking is smoothed. Hovering
+/// the frame shows the pixel's coordinates and RGB value.
 class ClipPlayer : public QWidget {
   Q_OBJECT
 
@@ -86,8 +86,12 @@ class ClipPlayer : public QWidget {
   void framesChanged(int frameCount);
   void zoomChanged(tb::widgets::ClipPlayer::Zoom zoom);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void updateCanvas();
+  void fitFrameArea();
 
   QLabel* m_title = nullptr;
   QScrollArea* m_scroll = nullptr;

@@ -58,8 +58,8 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
     m_zoomBox->addItem(ClipPlayer::zoomName(zoom), static_cast<int>(zoom));
   }
   m_zoomBox->setToolTip(
-      tr("Fit: the largest whole enlargement that fits; 1x, 2x, 4x: exact "
-         "pixels (nearest neighbour)"));
+      tr("Fit: as large as the space allows; 1x, 2x, 4x: whole pixels (nearest "
+         "neighbour), scrolling when larger than the space"));
   connect(m_zoomBox, &QComboBox::currentIndexChanged, this, [this](int index) {
     setZoom(static_cast<ClipPlayer::Zoom>(m_zoomBox->itemData(index).toInt()));
   });
@@ -147,8 +147,11 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   m_splitter->setChildrenCollapsible(false);
   m_splitter->addWidget(top);
   m_splitter->addWidget(m_table);
-  m_splitter->setStretchFactor(0, 3);
-  m_splitter->setStretchFactor(1, 2);
+  m_splitter->setStretchFactor(0, 1);
+  m_splitter->setStretchFactor(1, 0);
+  // The clips are what the page is for: most of the height goes to them, the table keeps room
+  // for a handful of rows (it scrolls, and the handle moves).
+  m_splitter->setSizes({560, 220});
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);

@@ -7,6 +7,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QEvent>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -20,6 +21,12 @@
 #include <QVBoxLayout>
 
 namespace tb::app {
+namespace {
+
+// Smallest side of one sample panel, in pixels.
+constexpr int kMinCellSide = 48;
+
+}  // namespace
 
 using widgets::ClipPlayer;
 
@@ -69,8 +76,8 @@ SamplesPage::SamplesPage(QWidget* parent) : QWidget(parent) {
     m_zoomBox->addItem(ClipPlayer::zoomName(zoom), static_cast<int>(zoom));
   }
   m_zoomBox->setToolTip(
-      tr("Fit: the largest whole enlargement that fits; 1x, 2x, 4x: exact "
-         "pixels (nearest neighbour)"));
+      tr("Fit: as large as the space allows; 1x, 2x, 4x: whole pixels (nearest "
+         "neighbour), scrolling when larger than the space"));
   connect(m_zoomBox, &QComboBox::currentIndexChanged, this, [this](int index) {
     setZoom(static_cast<ClipPlayer::Zoom>(m_zoomBox->itemData(index).toInt()));
   });
@@ -100,6 +107,7 @@ SamplesPage::SamplesPage(QWidget* parent) : QWidget(parent) {
   m_gridLayout->setContentsMargins(0, 0, 0, 0);
   m_gridLayout->setHorizontalSpacing(16);
   m_gridLayout->setVerticalSpacing(10);
+  m_grid->installEventFilter(this);
 
   m_timeline = new widgets::ClipTimeline(this);
   m_timeline->setObjectName(QStringLiteral("samplesTimeline"));
@@ -189,8 +197,6 @@ void SamplesPage::rescan() {
     } else if (m_currentStep < 0 || !m_files.contains(m_currentStep) ||
                (followsNewSamples() && wasLatest)) {
       setCurrentStep(m_files.lastKey());
-    } else if (!m_files.contains(m_currentStep)) {
-      setCurrentStep(m_files.lastKey());
     }
     updateStepControls();
     updateEmptyState();
@@ -258,28 +264,57 @@ void SamplesPage::rebuildPlayers(int rows) {
     m_gridLabels.append(label);
     return label;
   };
-  m_gridLayout->addWidget(heading(tr("Original"), Qt::AlignHCenter), 0, 1);
-  m_gridLayout->addWidget(heading(tr("Reconstruction"), Qt::AlignHCenter), 0, 2);
+  // Columns: stretch | clip label | original | reconstruction | stretch, so each pair stays
+  // side by side (fitCells() sizes the cells to the space) and the grid is centred.
+  m_gridLayout->addWidget(heading(tr("Original"), Qt::AlignHCenter), 0, 2);
+  m_gridLayout->addWidget(heading(tr("Reconstruction"), Qt::AlignHCenter), 0, 3);
   const auto zoom = static_cast<ClipPlayer::Zoom>(m_zoomBox->currentData().toInt());
   for (int r = 0; r < rows; ++r) {
     auto* label = new QLabel(tr("clip %1").arg(r + 1), m_grid);
     label->setForegroundRole(QPalette::PlaceholderText);
     label->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     m_gridLabels.append(label);
-    m_gridLayout->addWidget(label, r + 1, 0);
+    m_gridLayout->addWidget(label, r + 1, 1);
     for (int c = 0; c < 2; ++c) {
       auto* player = new ClipPlayer(m_grid);
       player->setObjectName(
           QStringLiteral("sample%1%2").arg(r).arg(c == 0 ? "Original" : "Reconstruction"));
       player->setZoom(zoom);
-      m_gridLayout->addWidget(player, r + 1, c + 1);
+      m_gridLayout->addWidget(player, r + 1, c + 2);
       m_players.append(player);
       m_timeline->attach(player);
     }
-    m_gridLayout->setRowStretch(r + 1, 1);
   }
-  m_gridLayout->setColumnStretch(1, 1);
-  m_gridLayout->setColumnStretch(2, 1);
+  for (int row = 0; row < m_gridLayout->rowCount(); ++row) m_gridLayout->setRowStretch(row, 0);
+  m_gridLayout->setRowStretch(rows + 1, 1);  // spare height below the last row
+  m_gridLayout->setColumnStretch(0, 1);
+  m_gridLayout->setColumnStretch(4, 1);
+  fitCells();
+}
+
+bool SamplesPage::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_grid && event->type() == QEvent::Resize) fitCells();
+  return QWidget::eventFilter(watched, event);
+}
+
+void SamplesPage::fitCells() {
+  const int rows = static_cast<int>(m_players.size()) / 2;
+  if (rows == 0) return;
+  int labelWidth = 0;
+  int headingHeight = 0;
+  for (QWidget* label : m_gridLabels) {
+    labelWidth = std::max(labelWidth, label->sizeHint().width());
+    headingHeight = std::max(headingHeight, label->sizeHint().height());
+  }
+  const int across = m_gridLayout->horizontalSpacing();
+  const int down = m_gridLayout->verticalSpacing();
+  const int byHeight = (m_grid->height() - headingHeight - (rows + 1) * down) / rows;
+  const int byWidth = (m_grid->width() - labelWidth - 4 * across) / 2;
+  const int side = std::max(kMinCellSide, std::min(byHeight, byWidth));
+  for (ClipPlayer* player : m_players) {
+    player->setMinimumSize(kMinCellSide, kMinCellSide);
+    player->setMaximumSize(side, side);
+  }
 }
 
 void SamplesPage::setZoom(ClipPlayer::Zoom zoom) {

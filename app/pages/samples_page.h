@@ -81,7 +81,11 @@ class SamplesPage : public QWidget {
   void currentStepChanged(qint64 step);
   void stepsChanged(int count);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  void fitCells();
   void loadCurrent();
   void rebuildPlayers(int rows);
   void updateStepControls();
