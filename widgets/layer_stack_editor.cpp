@@ -1,16 +1,19 @@
 #include "widgets/layer_stack_editor.h"
 
 #include <QAbstractItemModel>
+#include <QAction>
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenu>
 #include <QPalette>
+#include <QPixmap>
+#include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStyle>
-#include <QToolButton>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -39,12 +42,31 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
   m_list->setAlternatingRowColors(true);
   m_list->setUniformItemSizes(true);
   m_list->setMinimumHeight(150);
+  m_list->setIconSize(QSize(16, 16));
   m_list->setToolTip(tr("Encoder layers, input first; the decoder mirrors them. Drag to reorder."));
   connect(m_list, &QListWidget::currentRowChanged, this, [this] {
     syncArgumentEditor();
     updateButtons();
   });
   connect(m_list->model(), &QAbstractItemModel::rowsMoved, this, &LayerStackEditor::onRowsMoved);
+  // A style may carry out a drag as an insert plus a remove: both arrive before the next turn of
+  // the event loop, which then reports the new order once.
+  const auto dragged = [this] {
+    if (m_rebuilding || m_dragPending) return;
+    m_dragPending = true;
+    QTimer::singleShot(0, this, [this] {
+      m_dragPending = false;
+      onRowsMoved();
+    });
+  };
+  connect(m_list->model(), &QAbstractItemModel::rowsInserted, this, dragged);
+  connect(m_list->model(), &QAbstractItemModel::rowsRemoved, this, dragged);
+
+  auto* removeShortcut = new QAction(tr("Remove layer"), m_list);
+  removeShortcut->setShortcut(QKeySequence::Delete);
+  removeShortcut->setShortcutContext(Qt::WidgetShortcut);
+  connect(removeShortcut, &QAction::triggered, this, &LayerStackEditor::removeCurrentLayer);
+  m_list->addAction(removeShortcut);
 
   m_addMenu = new QMenu(this);
   m_addMenu->setObjectName(QStringLiteral("addLayerMenu"));
@@ -57,16 +79,13 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     connect(action, &QAction::triggered, this, [this, qname] { addLayer(qname); });
   }
 
-  m_add = new QToolButton(this);
+  m_add = new QPushButton(tr("Add layer"), this);
   m_add->setObjectName(QStringLiteral("addLayerButton"));
-  m_add->setText(tr("Add layer"));
   m_add->setToolTip(tr("Insert a layer after the selected one"));
   m_add->setMenu(m_addMenu);
-  m_add->setPopupMode(QToolButton::InstantPopup);
-  m_add->setToolButtonStyle(Qt::ToolButtonTextOnly);
 
   auto makeButton = [this](const QString& name, const QString& text, const QString& tip) {
-    auto* button = new QToolButton(this);
+    auto* button = new QPushButton(this);
     button->setObjectName(name);
     button->setText(text);
     button->setToolTip(tip);
@@ -78,9 +97,9 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
                     tr("Move the selected layer one place towards the input"));
   m_down = makeButton(QStringLiteral("moveLayerDownButton"), tr("Move down"),
                       tr("Move the selected layer one place towards the bottleneck"));
-  connect(m_remove, &QToolButton::clicked, this, &LayerStackEditor::removeCurrentLayer);
-  connect(m_up, &QToolButton::clicked, this, [this] { moveCurrentLayer(-1); });
-  connect(m_down, &QToolButton::clicked, this, [this] { moveCurrentLayer(1); });
+  connect(m_remove, &QPushButton::clicked, this, &LayerStackEditor::removeCurrentLayer);
+  connect(m_up, &QPushButton::clicked, this, [this] { moveCurrentLayer(-1); });
+  connect(m_down, &QPushButton::clicked, this, [this] { moveCurrentLayer(1); });
 
   m_argumentLabel = new QLabel(this);
   m_argumentLabel->setObjectName(QStringLiteral("argumentLabel"));
@@ -252,6 +271,7 @@ void LayerStackEditor::moveCurrentLayer(int delta) {
 
 void LayerStackEditor::rebuildItems(const std::vector<core::LayerSpec>& layers, int selectRow) {
   const QSignalBlocker blocker(m_list);
+  m_rebuilding = true;
   m_list->clear();
   for (const core::LayerSpec& layer : layers) {
     auto* item = new QListWidgetItem(m_list);
@@ -260,6 +280,7 @@ void LayerStackEditor::rebuildItems(const std::vector<core::LayerSpec>& layers, 
     item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled | Qt::ItemIsDragEnabled);
     refreshItem(item);
   }
+  m_rebuilding = false;
   m_list->setCurrentRow(selectRow);
   syncArgumentEditor();
   updateButtons();
@@ -278,7 +299,13 @@ void LayerStackEditor::refreshItem(QListWidgetItem* item) {
   } else {
     item->setData(Qt::ForegroundRole, QVariant());
     item->setToolTip(documentation);
-    item->setIcon(QIcon());
+    // A blank icon keeps the names in line with those of marked rows.
+    static const QIcon kBlank = [] {
+      QPixmap blank(16, 16);
+      blank.fill(Qt::transparent);
+      return QIcon(blank);
+    }();
+    item->setIcon(kBlank);
   }
 }
 

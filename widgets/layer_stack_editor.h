@@ -13,8 +13,8 @@ class QLabel;
 class QListWidget;
 class QListWidgetItem;
 class QMenu;
+class QPushButton;
 class QSpinBox;
-class QToolButton;
 
 namespace tb::widgets {
 
@@ -81,17 +81,19 @@ class LayerStackEditor : public QWidget {
   core::LayerSpec layerAt(int row) const;
 
   QListWidget* m_list = nullptr;
-  QToolButton* m_add = nullptr;
+  QPushButton* m_add = nullptr;
   QMenu* m_addMenu = nullptr;
-  QToolButton* m_remove = nullptr;
-  QToolButton* m_up = nullptr;
-  QToolButton* m_down = nullptr;
+  QPushButton* m_remove = nullptr;
+  QPushButton* m_up = nullptr;
+  QPushButton* m_down = nullptr;
   QLabel* m_argumentLabel = nullptr;
   QCheckBox* m_argumentSet = nullptr;
   QSpinBox* m_argument = nullptr;
   QLabel* m_listError = nullptr;
   QMap<int, QString> m_errors;
   bool m_syncing = false;
+  bool m_rebuilding = false;
+  bool m_dragPending = false;
 };
 
 }  // namespace tb::widgets

@@ -358,6 +358,10 @@ QString ConfigFieldEditor::humanName(const core::FieldInfo& field) {
                            (words.back() == QLatin1String("mb") && unit == QLatin1String("mib")))) {
     words.pop_back();
   }
+  // "num_frames" reads "Number of frames"; inside a name ("attn_num_mem_kv") "num" says nothing.
+  for (int i = 1; i < words.size(); ++i) {
+    if (words[i] == QLatin1String("num")) words.removeAt(i--);
+  }
   for (QString& word : words) word = kWords.value(word, word);
   QString name = words.join(QLatin1Char(' '));
   if (!name.isEmpty() && name.front().isLower()) name[0] = name.front().toUpper();

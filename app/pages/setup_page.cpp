@@ -412,6 +412,7 @@ void SetupPage::buildTopBar() {
   m_problems->setToolTip(tr("Click a problem to go to its field"));
   m_problems->setSelectionMode(QAbstractItemView::SingleSelection);
   m_problems->setUniformItemSizes(true);
+  m_problems->setIconSize(QSize(16, 16));
   connect(m_problems, &QListWidget::itemClicked, this,
           [this](QListWidgetItem* item) { focusField(item->data(Qt::UserRole).toString()); });
   connect(m_problems, &QListWidget::itemActivated, this,
@@ -557,17 +558,21 @@ QWidget* SetupPage::buildModelPanel() {
       QStringLiteral("MAGVIT-v2 architecture"),
       pathsInGroup(QStringLiteral("MAGVIT-v2 architecture"), QStringLiteral("model")), content);
   auto* form = qobject_cast<QFormLayout*>(m_magvitGroup->layout());
-  auto* layersLabel = new QLabel(tr("Encoder layers"), m_magvitGroup);
+  auto* layersLabel =
+      new QLabel(tr("Encoder layers, input first (the decoder mirrors them; drag to reorder):"),
+                 m_magvitGroup);
   layersLabel->setToolTip(ConfigFieldEditor::describe([] {
     for (const core::FieldInfo& f : core::configSchema()) {
       if (f.path == "model.layers") return f;
     }
     return core::FieldInfo{"model.layers", core::FieldType::LayerList, {}, core::FieldSpec("")};
   }()));
+  layersLabel->setObjectName(QStringLiteral("label:model.layers"));
   m_layers->setParent(m_magvitGroup);
-  m_layers->setMinimumHeight(250);
-  form->insertRow(0, layersLabel, m_layers);
-  form->setLabelAlignment(Qt::AlignLeft | Qt::AlignTop);
+  m_layers->setMinimumHeight(220);
+  // The layer stack spans the group's width; the generated fields follow below it.
+  form->insertRow(0, layersLabel);
+  form->insertRow(1, m_layers);
   m_groupOf.insert(QStringLiteral("model.layers"), m_magvitGroup);
   addToColumn(left, m_magvitGroup);
 
@@ -1211,8 +1216,17 @@ void SetupPage::setRunDirectory(const QString& path) {
   if (path.isEmpty()) return;
   const QFileInfo info(QDir::cleanPath(path));
   m_runsFolder->setText(QDir::toNativeSeparators(info.absolutePath()));
-  m_runName->setText(info.fileName());
-  m_runNameAuto = false;
+  if (QFileInfo::exists(QDir(info.absoluteFilePath()).filePath(QStringLiteral("config.json")))) {
+    // An existing run (opened to watch or compare it): new runs go beside it, under a fresh
+    // name, rather than into it.
+    if (m_runName->text().trimmed().isEmpty() || m_runName->text() == info.fileName()) {
+      m_runNameAuto = true;
+      suggestRunName();
+    }
+  } else {
+    m_runName->setText(info.fileName());
+    m_runNameAuto = false;
+  }
   refreshProblemList();
   refreshCommandLine();
   Q_EMIT configChanged();

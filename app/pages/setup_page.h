@@ -124,8 +124,9 @@ class SetupPage : public QWidget {
 
   /// --config FILE: loads it ("" leaves the document alone).
   void setConfigPath(const QString& path);
-  /// A run directory opened in the window: its parent becomes the runs folder and its name the
-  /// run name.
+  /// A run directory opened in the window: its parent becomes the runs folder. A folder that
+  /// holds no run yet (no config.json) becomes the run directory itself; beside an existing
+  /// run, a fresh run name is suggested so that a launch never targets a finished run.
   void setRunDirectory(const QString& path);
   /// Which trainer model-info, data-info and the launch use.
   void setTrainerLocation(const TrainerLocation& trainer);

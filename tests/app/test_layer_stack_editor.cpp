@@ -7,10 +7,10 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenu>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
-#include <QToolButton>
 
 #include <vector>
 
@@ -86,9 +86,9 @@ class LayerStackEditorTest : public QObject {
     LayerStackEditor editor;
     editor.setLayers(demoLayers());
     QSignalSpy changed(&editor, &LayerStackEditor::layersChanged);
-    auto* up = editor.findChild<QToolButton*>(QStringLiteral("moveLayerUpButton"));
-    auto* down = editor.findChild<QToolButton*>(QStringLiteral("moveLayerDownButton"));
-    auto* remove = editor.findChild<QToolButton*>(QStringLiteral("removeLayerButton"));
+    auto* up = editor.findChild<QPushButton*>(QStringLiteral("moveLayerUpButton"));
+    auto* down = editor.findChild<QPushButton*>(QStringLiteral("moveLayerDownButton"));
+    auto* remove = editor.findChild<QPushButton*>(QStringLiteral("removeLayerButton"));
     QVERIFY(up && down && remove);
 
     editor.setCurrentRow(0);
@@ -155,6 +155,31 @@ class LayerStackEditorTest : public QObject {
     QCOMPARE(names(editor.layers()),
              (QStringList{"compress_time", "residual", "compress_space", "residual"}));
     QCOMPARE(list->item(0)->text(), QStringLiteral("1.  compress_time"));
+    QTest::qWait(20);  // nothing more arrives later
+    QCOMPARE(changed.count(), 1);
+
+    // An insert plus a remove (how a drag may arrive): one report once both happened.
+    list->insertItem(1, list->item(3)->clone());
+    delete list->takeItem(4);
+    QCOMPARE(changed.count(), 1);
+    QTRY_COMPARE(changed.count(), 2);
+    QCOMPARE(names(editor.layers()),
+             (QStringList{"compress_time", "residual", "residual", "compress_space"}));
+    QCOMPARE(list->item(3)->text(), QStringLiteral("4.  compress_space"));
+  }
+
+  void deleteKeyRemovesTheSelectedLayer() {
+    LayerStackEditor editor;
+    editor.setLayers(demoLayers());
+    editor.show();
+    QVERIFY(QTest::qWaitForWindowActive(&editor));
+    auto* list = editor.findChild<QListWidget*>(QStringLiteral("layerList"));
+    list->setFocus();
+    editor.setCurrentRow(1);
+    QSignalSpy changed(&editor, &LayerStackEditor::layersChanged);
+    QTest::keyClick(list, Qt::Key_Delete);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(names(editor.layers()), (QStringList{"residual", "residual", "compress_time"}));
   }
 
   void marksBadRows() {

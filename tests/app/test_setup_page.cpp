@@ -610,6 +610,40 @@ class SetupPageTest : public QObject {
     QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("cannot start")));
   }
 
+  // With TB_TEST_TRAINER naming a real tokenbench-trainer (the full build sets it): the page's
+  // document goes through the real model-info and data-info.
+  void worksWithTheRealTrainer() {
+    const QString trainer = qEnvironmentVariable("TB_TEST_TRAINER");
+    if (trainer.isEmpty()) QSKIP("TB_TEST_TRAINER is not set");
+    SetupPage page;
+    QVERIFY(page.applyPreset(QStringLiteral("demo")));
+    page.modelInfoQuery()->setDebounceInterval(0);
+    page.dataInfoQuery()->setDebounceInterval(0);
+    page.setTrainerLocation(trainerAt(trainer));
+    tb::app::ModelInfoView* model = page.modelInfoView();
+    QTRY_VERIFY_WITH_TIMEOUT(model->state() != tb::app::ModelInfoView::State::Computing, 60000);
+    QVERIFY2(model->state() == tb::app::ModelInfoView::State::Ready,
+             qPrintable(model->statusText()));
+    // demo: 32x32, 5 frames, one compress_space and one compress_time.
+    QCOMPARE(model->valueText(QStringLiteral("token_grid")),
+             QStringLiteral("3 \u00d7 16 \u00d7 16"));
+    QCOMPARE(model->valueText(QStringLiteral("bits_per_token")), QStringLiteral("8"));
+
+    tb::app::DataInfoView* data = page.dataInfoView();
+    QTRY_VERIFY_WITH_TIMEOUT(data->state() != tb::app::DataInfoView::State::Computing, 120000);
+    QVERIFY2(data->state() == tb::app::DataInfoView::State::Ready, qPrintable(data->statusText()));
+    QCOMPARE(data->valueText(QStringLiteral("type")), QStringLiteral("synthetic"));
+    QCOMPARE(data->previewCount(), 4);
+
+    // A layer the model cannot build is the trainer's message, shown inline.
+    Json layers = page.value(QStringLiteral("model.layers"));
+    layers.push_back("bogus");
+    page.setValue(QStringLiteral("model.layers"), layers);
+    QTRY_VERIFY_WITH_TIMEOUT(model->state() == tb::app::ModelInfoView::State::Failed, 60000);
+    QVERIFY2(model->statusText().contains(QStringLiteral("model.layers[5]")),
+             qPrintable(model->statusText()));
+  }
+
   void screenshotsOfEveryPanel() {
     const QString stripA = writeStrip(m_dir, QStringLiteral("shot_0.png"), 5, 32, 210);
     const QString stripB = writeStrip(m_dir, QStringLiteral("shot_1.png"), 5, 32, 30);
@@ -637,7 +671,9 @@ class SetupPageTest : public QObject {
     SetupPage* page = window.setupPage();
     page->modelInfoQuery()->setDebounceInterval(0);
     page->dataInfoQuery()->setDebounceInterval(0);
-    window.setTrainerLocation(trainerAt(script));
+    // TB_TEST_TRAINER (a real trainer) gives screenshots of real answers when set.
+    const QString real = qEnvironmentVariable("TB_TEST_TRAINER");
+    window.setTrainerLocation(trainerAt(real.isEmpty() ? script : real));
     page->setRunDirectory(
         QDir::current().absoluteFilePath(QStringLiteral("runs/demo-20250101-120000")));
     window.show();
@@ -669,7 +705,7 @@ class SetupPageTest : public QObject {
     layers.push_back("attend_spaces");
     page->setValue(QStringLiteral("model.layers"), layers);
     page->showPanel(SetupPage::Panel::Model);
-    QTest::qWait(30);
+    QTRY_VERIFY(page->modelInfoView()->state() != tb::app::ModelInfoView::State::Computing);
     QVERIFY(window.grab().toImage().save(shots + QStringLiteral("/setup-problems.png")));
     QCOMPARE(page->validationErrors().size(), 3);
   }
