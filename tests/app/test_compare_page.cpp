@@ -514,6 +514,10 @@ class ComparePageTest : public QObject {
     const QImage heat = window.grab().toImage();
     QVERIFY(heat.save(kShotsDir + QStringLiteral("/compare_page_heatmap.png")));
     QVERIFY(differingPixels(shot, heat) > 100);
+    QString error;
+    QVERIFY2(window.comparePage()->review()->exportGrid(
+                 kShotsDir + QStringLiteral("/compare_grid.png"), &error),
+             qPrintable(error));
   }
 };
 
