@@ -8,6 +8,9 @@ namespace {
 const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
 const QString kStateKey = QStringLiteral("mainWindow/state");
 const QString kPageKey = QStringLiteral("mainWindow/page");
+const QString kRecentRunsKey = QStringLiteral("runs/recent");
+const QString kRunsFolderKey = QStringLiteral("runs/folder");
+const QString kRunsTableKey = QStringLiteral("runs/tableState");
 
 }  // namespace
 
@@ -33,6 +36,37 @@ std::optional<PageId> WindowSettings::lastPage() const {
 void WindowSettings::setLastPage(PageId page) {
   m_settings.setValue(
       kPageKey, QString::fromUtf8(pageName(page).data(), static_cast<int>(pageName(page).size())));
+}
+
+QStringList WindowSettings::recentRuns() const {
+  QStringList runs = m_settings.value(kRecentRunsKey).toStringList();
+  runs.removeAll(QString());
+  runs.removeDuplicates();
+  return runs.mid(0, kMaxRecentRuns);
+}
+
+void WindowSettings::addRecentRun(const QString& path) {
+  if (path.isEmpty()) return;
+  QStringList runs = recentRuns();
+  runs.removeAll(path);
+  runs.prepend(path);
+  m_settings.setValue(kRecentRunsKey, runs.mid(0, kMaxRecentRuns));
+}
+
+void WindowSettings::clearRecentRuns() { m_settings.remove(kRecentRunsKey); }
+
+QString WindowSettings::runsFolder() const { return m_settings.value(kRunsFolderKey).toString(); }
+
+void WindowSettings::setRunsFolder(const QString& path) {
+  m_settings.setValue(kRunsFolderKey, path);
+}
+
+QByteArray WindowSettings::runsTableState() const {
+  return m_settings.value(kRunsTableKey).toByteArray();
+}
+
+void WindowSettings::setRunsTableState(const QByteArray& state) {
+  m_settings.setValue(kRunsTableKey, state);
 }
 
 bool WindowSettings::sync() {
