@@ -22,12 +22,14 @@ constexpr std::array<QRgb, 10> kSeriesColors = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0x
 
 // Breathing room above and below the data when the y axis follows it (fraction of the span).
 constexpr double kRangeMargin = 0.05;
+// Room left and right of the data (fraction of the span).
+constexpr double kXMargin = 0.01;
 // Points each series contributes to the outlier-robust range: enough for stable 2 % quantiles,
 // few enough that sorting them costs nothing at a million points.
 constexpr int kRangeSamplesPerSeries = 4096;
 // Below this many points a series is drawn with a dot on every point (a validation metric
 // logged every few hundred steps would otherwise be a handful of bare segments, or nothing).
-constexpr int kDotsBelowPoints = 60;
+constexpr int kDotsBelowPoints = 40;
 // Alpha of the raw curve behind a smoothed one.
 constexpr int kRawAlphaWhenSmoothed = 64;
 constexpr const char* kRawLayer = "raw";
@@ -62,13 +64,23 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_plot->xAxis->setLabel(tr("step"));
   m_plot->yAxis->setLabel(tr("value"));
+  // The legend goes under the axes, in as many columns as fit: inside them it would hide the
+  // curves of a small plot.
   m_plot->legend->setVisible(false);
-  m_plot->legend->setBrush(QColor(255, 255, 255, 220));
-  m_plot->legend->setBorderPen(QPen(QColor(0, 0, 0, 60)));
+  m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+  m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+  m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+  m_plot->plotLayout()->setRowSpacing(0);
+  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_plot->legend->setBrush(Qt::NoBrush);
+  m_plot->legend->setBorderPen(Qt::NoPen);
+  m_plot->legend->setMargins(QMargins(8, 0, 8, 4));
+  m_plot->legend->setRowSpacing(0);
+  m_plot->legend->setColumnSpacing(14);
   QFont legendFont = font();
   legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
   m_plot->legend->setFont(legendFont);
-  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  connect(m_plot, &QCustomPlot::beforeReplot, this, &CurvePlot::updateLegendColumns);
   // Raw curves lie under every smoothed one, whatever order the series were created in.
   m_plot->addLayer(QString::fromLatin1(kRawLayer), m_plot->layer(QStringLiteral("main")),
                    QCustomPlot::limBelow);
@@ -486,7 +498,7 @@ void CurvePlot::applyStyle(Series& series) {
   QPen main(series.color);
   main.setWidthF(1.6);
   main.setStyle(series.style);
-  const QCPScatterStyle dot(QCPScatterStyle::ssDisc, series.color, series.color, 4.5);
+  const QCPScatterStyle dot(QCPScatterStyle::ssDisc, series.color, series.color, 4.0);
   if (smoothed) {
     QColor faint = series.color;
     faint.setAlpha(kRawAlphaWhenSmoothed);
@@ -594,19 +606,39 @@ void CurvePlot::rescaleToData() {
     }
   }
   if (haveX) {
+    // A labelled marker just outside the data (the discriminator's first step, when the GAN
+    // curves start right after it) is brought into view with its label.
+    const double span = xRange.upper - xRange.lower;
+    for (const Marker& marker : m_markers) {
+      if (marker.text->text().isEmpty() || (logX && marker.x <= 0.0)) {
+        continue;
+      }
+      if (marker.x < xRange.lower && xRange.lower - marker.x <= 0.1 * span) {
+        xRange.lower = marker.x - 0.01 * span;
+      } else if (marker.x > xRange.upper && marker.x - xRange.upper <= 0.1 * span) {
+        xRange.upper = marker.x + 0.01 * span;
+      }
+    }
     if (xRange.lower == xRange.upper) {
       xRange = logX ? QCPRange(xRange.lower / 2.0, xRange.upper * 2.0)
                     : QCPRange(xRange.lower - 0.5, xRange.upper + 0.5);
+    } else if (!logX) {
+      // Room for the dot on a first or last point.
+      const double pad = kXMargin * (xRange.upper - xRange.lower);
+      xRange = QCPRange(xRange.lower - pad, xRange.upper + pad);
     }
     m_plot->xAxis->setRange(xRange);
   }
   if (yRange) {
-    double span = yRange->upper - yRange->lower;
-    if (span <= 0.0) {
-      span = logY ? 1.0 : std::max(std::abs(yRange->upper) * 0.2, 1e-9);
-    }
+    const double span = yRange->upper - yRange->lower;
     double lower = yRange->lower - kRangeMargin * span;
     double upper = yRange->upper + kRangeMargin * span;
+    if (span <= 0.0) {
+      // A constant: centre it, a decade (log) or a tenth of its value (linear) either side.
+      const double half = logY ? 1.0 : (yRange->upper != 0.0 ? 0.1 * std::abs(yRange->upper) : 1.0);
+      lower = yRange->lower - half;
+      upper = yRange->upper + half;
+    }
     if (logY) {
       lower = std::pow(10.0, lower);
       upper = std::pow(10.0, upper);
@@ -622,24 +654,43 @@ void CurvePlot::scheduleReplot() {
 }
 
 void CurvePlot::updateLegend() {
+  // Rebuilt in series order, so that entries keep their place when smoothing swaps the graph
+  // that stands for a series, or a series is hidden and shown again.
+  m_plot->legend->clearItems();
+  m_plot->legend->setWrap(legendColumns());
   int entries = 0;
   for (const QString& name : m_order) {
-    Series& series = m_series[name];
-    const bool smoothed = series.smooth != nullptr;
-    // The legend names each series once, by the curve drawn in full colour.
-    QCPGraph* shown = smoothed ? series.smooth : series.raw;
-    QCPGraph* faint = smoothed ? series.raw : nullptr;
-    if (faint != nullptr) {
-      faint->removeFromLegend();
-    }
+    const Series& series = m_series[name];
     if (series.visible) {
-      shown->addToLegend();
+      // Each series once, by the curve drawn in full colour.
+      (series.smooth != nullptr ? series.smooth : series.raw)->addToLegend();
       ++entries;
-    } else {
-      shown->removeFromLegend();
     }
   }
   m_plot->legend->setVisible(entries > 0);
+}
+
+int CurvePlot::legendColumns() const {
+  const QFontMetrics metrics(m_plot->legend->font());
+  int widest = 0;
+  int entries = 0;
+  for (const QString& name : m_order) {
+    if (m_series[name].visible) {
+      widest = std::max(widest, metrics.horizontalAdvance(name));
+      ++entries;
+    }
+  }
+  const int itemWidth = widest + m_plot->legend->iconSize().width() +
+                        m_plot->legend->iconTextPadding() + m_plot->legend->columnSpacing() + 8;
+  return std::clamp(m_plot->width() / std::max(1, itemWidth), 1, std::max(1, entries));
+}
+
+void CurvePlot::updateLegendColumns() {
+  const int columns = legendColumns();
+  if (m_plot->legend->wrap() != columns) {
+    m_plot->legend->setWrap(columns);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
+  }
 }
 
 void CurvePlot::followData(bool follow) {

@@ -187,6 +187,8 @@ class CurvePlot : public QWidget {
   void rescaleToData();
   void scheduleReplot();
   void updateLegend();
+  void updateLegendColumns();
+  int legendColumns() const;
   void followData(bool follow);
   void placeMarker(Marker& marker, double x);
 

@@ -1,60 +1,986 @@
 #include "app/pages/monitor_page.h"
 
+#include "app/pages/alert_banner.h"
 #include "app/pages/empty_state.h"
+#include "app/pages/metric_chooser.h"
 #include "app/pages/page_header.h"
+#include "app/pages/run_progress_view.h"
+#include "app/run_follower.h"
+#include "app/run_metrics.h"
+#include "widgets/codebook_view.h"
 #include "widgets/curve_plot.h"
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
 #include <QDir>
+#include <QEvent>
+#include <QFileDialog>
 #include <QFileInfo>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSplitter>
 #include <QStackedWidget>
+#include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <variant>
+
 namespace tb::app {
+namespace {
+
+// One small plot of the grid: the metrics it takes (patterns with '*'), first match wins.
+struct PanelSpec {
+  const char* id;
+  const char* title;
+  const char* yLabel;
+  std::vector<const char*> patterns;
+  bool smoothed;   // validation metrics are averages already: drawn as they are
+  bool wallClock;  // always over wall-clock time, whatever the x axis choice
+};
+
+const std::vector<PanelSpec>& panelSpecs() {
+  static const std::vector<PanelSpec> specs = {
+      {"loss",
+       QT_TRANSLATE_NOOP("MonitorPage", "Loss"),
+       QT_TRANSLATE_NOOP("MonitorPage", "loss"),
+       {"train/loss", "train/recon_loss", "valid/recon_loss", "train/recon_l1", "train/recon_mse",
+        "train/perceptual_loss"},
+       true,
+       false},
+      {"quantizer",
+       QT_TRANSLATE_NOOP("MonitorPage", "Quantizer losses"),
+       QT_TRANSLATE_NOOP("MonitorPage", "loss"),
+       {"train/quantizer*", "train/commitment*", "train/entropy*"},
+       true,
+       false},
+      {"gan",
+       QT_TRANSLATE_NOOP("MonitorPage", "GAN"),
+       QT_TRANSLATE_NOOP("MonitorPage", "value"),
+       {"train/gan_loss", "train/discr_loss", "train/adaptive_weight", "train/r1_penalty",
+        "train/lecam*", "train/logits_*"},
+       true,
+       false},
+      {"lr",
+       QT_TRANSLATE_NOOP("MonitorPage", "Learning rate"),
+       QT_TRANSLATE_NOOP("MonitorPage", "learning rate"),
+       {"train/lr", "train/*_lr"},
+       false,
+       false},
+      {"grad",
+       QT_TRANSLATE_NOOP("MonitorPage", "Gradient norm"),
+       QT_TRANSLATE_NOOP("MonitorPage", "norm"),
+       {"train/*grad_norm*"},
+       true,
+       false},
+      {"psnr",
+       QT_TRANSLATE_NOOP("MonitorPage", "Held-out PSNR over wall-clock time"),
+       QT_TRANSLATE_NOOP("MonitorPage", "PSNR (dB)"),
+       {"valid/psnr"},
+       false,
+       true},
+      {"quality",
+       QT_TRANSLATE_NOOP("MonitorPage", "Held-out SSIM and LPIPS"),
+       QT_TRANSLATE_NOOP("MonitorPage", "value"),
+       {"valid/ssim", "valid/lpips"},
+       false,
+       false},
+      {"usage",
+       QT_TRANSLATE_NOOP("MonitorPage", "Codebook usage"),
+       QT_TRANSLATE_NOOP("MonitorPage", "share of codes used"),
+       {"valid/codebook_usage"},
+       false,
+       false},
+      {"perplexity",
+       QT_TRANSLATE_NOOP("MonitorPage", "Codebook perplexity"),
+       QT_TRANSLATE_NOOP("MonitorPage", "perplexity"),
+       {"valid/perplexity"},
+       false,
+       false},
+      {"throughput",
+       QT_TRANSLATE_NOOP("MonitorPage", "Throughput"),
+       QT_TRANSLATE_NOOP("MonitorPage", "steps/s"),
+       {"perf/it_per_s"},
+       true,
+       false},
+      {"steptime",
+       QT_TRANSLATE_NOOP("MonitorPage", "Step time and data wait"),
+       QT_TRANSLATE_NOOP("MonitorPage", "seconds"),
+       {"perf/step_s", "perf/data_wait_s"},
+       true,
+       false},
+      {"datawait",
+       QT_TRANSLATE_NOOP("MonitorPage", "Data wait share"),
+       QT_TRANSLATE_NOOP("MonitorPage", "share of step time"),
+       {"perf/data_wait_fraction"},
+       true,
+       false},
+      {"data",
+       QT_TRANSLATE_NOOP("MonitorPage", "Skipped files"),
+       QT_TRANSLATE_NOOP("MonitorPage", "files"),
+       {"data/*"},
+       false,
+       false},
+      {"valid",
+       QT_TRANSLATE_NOOP("MonitorPage", "Other validation metrics"),
+       QT_TRANSLATE_NOOP("MonitorPage", "value"),
+       {"valid/*"},
+       false,
+       false},
+      {"other",
+       QT_TRANSLATE_NOOP("MonitorPage", "Other metrics"),
+       QT_TRANSLATE_NOOP("MonitorPage", "value"),
+       {"*"},
+       true,
+       false},
+  };
+  return specs;
+}
+
+// '*' matches any run of characters (slashes included); everything else matches itself.
+bool globMatch(QStringView pattern, QStringView text) {
+  const int star = pattern.indexOf(QLatin1Char('*'));
+  if (star < 0) {
+    return pattern == text;
+  }
+  if (!text.startsWith(pattern.left(star))) {
+    return false;
+  }
+  const QStringView rest = pattern.mid(star + 1);
+  for (qsizetype i = star; i <= text.size(); ++i) {
+    if (globMatch(rest, text.mid(i))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Tableau 10, as CurvePlot uses: metric i of a panel gets colour i in every run.
+constexpr std::array<QRgb, 10> kColors = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+                                          0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+// Open run solid, overlays dashed, dotted, dash-dotted.
+constexpr std::array<Qt::PenStyle, 4> kRunStyles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                                    Qt::DashDotLine};
+const QColor kDiscriminatorColor(0x55, 0x55, 0x55);
+const QColor kCriticalColor(0xd6, 0x27, 0x28);
+const QColor kWarningColor(0xe0, 0x9b, 0x00);
+
+constexpr int kPanelMinimumHeight = 260;
+constexpr int kPanelMinimumWidth = 360;
+constexpr int kMaxGridColumns = 3;
+constexpr int kClockMs = 5000;
+constexpr double kSmoothingSteps = 100.0;  // slider positions per unit of weight
+
+const QString kPerplexity = QStringLiteral("valid/perplexity");
+const QString kUsage = QStringLiteral("valid/codebook_usage");
+
+QString penName(Qt::PenStyle style) {
+  switch (style) {
+    case Qt::DashLine:
+      return MonitorPage::tr("dashed");
+    case Qt::DotLine:
+      return MonitorPage::tr("dotted");
+    case Qt::DashDotLine:
+      return MonitorPage::tr("dash-dotted");
+    default:
+      return MonitorPage::tr("solid");
+  }
+}
+
+}  // namespace
+
+struct MonitorPage::Run {
+  QString path;
+  QString label;
+  Qt::PenStyle style = Qt::SolidLine;
+  RunFollower* follower = nullptr;  // owned by the page (QObject child)
+  RunMetrics metrics;
+};
+
+struct MonitorPage::Panel {
+  PanelSpec spec;
+  widgets::CurvePlot* plot = nullptr;
+  QStringList metrics;  // in order of arrival: the index picks the colour
+};
 
 MonitorPage::MonitorPage(QWidget* parent) : QWidget(parent) {
   auto* header = new PageHeader(
-      tr("Monitor"), tr("Loss curves, learning rate and metrics of the open run as they arrive."),
-      this);
-  m_empty = new EmptyState({}, {}, this);
-  m_plot = new widgets::CurvePlot(this);
-  m_plot->setAxisLabels(tr("step"), tr("loss"));
+      tr("Monitor"),
+      tr("Curves, progress, alerts and codebook use of the open run, live or finished."), this);
 
+  // Run line: name, progress, overlays.
+  m_runName = new QLabel(this);
+  m_runName->setObjectName(QStringLiteral("runName"));
+  QFont nameFont = m_runName->font();
+  nameFont.setBold(true);
+  m_runName->setFont(nameFont);
+  m_progress = new RunProgressView(this);
+  m_overlayButton = new QPushButton(tr("Overlay Run\u2026"), this);
+  m_overlayButton->setObjectName(QStringLiteral("overlayRunButton"));
+  m_overlayButton->setToolTip(tr("Draw another run's curves over these, for comparison"));
+  connect(m_overlayButton, &QPushButton::clicked, this, &MonitorPage::chooseOverlayRun);
+  auto* runLine = new QHBoxLayout;
+  runLine->setSpacing(14);
+  runLine->addWidget(m_runName);
+  runLine->addWidget(m_progress, 1);
+  runLine->addWidget(m_overlayButton);
+
+  m_alerts = new AlertBanner(this);
+
+  // View controls.
+  m_xAxisChooser = new QComboBox(this);
+  m_xAxisChooser->setObjectName(QStringLiteral("xAxisChooser"));
+  m_xAxisChooser->addItem(tr("Step"));
+  m_xAxisChooser->addItem(tr("Wall-clock time"));
+  connect(m_xAxisChooser, qOverload<int>(&QComboBox::activated), this,
+          [this](int index) { setXAxis(index == 1 ? XAxis::WallClock : XAxis::Step); });
+  m_smoothingSlider = new QSlider(Qt::Horizontal, this);
+  m_smoothingSlider->setObjectName(QStringLiteral("smoothingSlider"));
+  m_smoothingSlider->setRange(0, 99);
+  m_smoothingSlider->setFixedWidth(150);
+  m_smoothingSlider->setToolTip(
+      tr("Exponential moving average of the training curves (debiased, as in TensorBoard); the "
+         "raw values stay faint behind. Validation metrics are averages already and are drawn "
+         "as they are."));
+  m_smoothingValue = new QLabel(this);
+  m_smoothingValue->setObjectName(QStringLiteral("smoothingValue"));
+  m_smoothingValue->setMinimumWidth(QFontMetrics(font()).horizontalAdvance(QStringLiteral("0.00")) +
+                                    4);
+  connect(m_smoothingSlider, &QSlider::valueChanged, this,
+          [this](int value) { setSmoothing(value / kSmoothingSteps); });
+  m_ignoreOutliers = new QCheckBox(tr("Ignore outliers"), this);
+  m_ignoreOutliers->setObjectName(QStringLiteral("ignoreOutliers"));
+  m_ignoreOutliers->setChecked(true);
+  m_ignoreOutliers->setToolTip(
+      tr("Scale the y axes to the bulk of each curve; spikes are drawn but clipped"));
+  connect(m_ignoreOutliers, &QCheckBox::toggled, this, &MonitorPage::setIgnoreOutliers);
+  m_logX = new QCheckBox(tr("Log x"), this);
+  m_logX->setObjectName(QStringLiteral("pageLogX"));
+  m_logX->setToolTip(tr("Logarithmic x axis on every plot"));
+  connect(m_logX, &QCheckBox::toggled, this, &MonitorPage::setLogX);
+  m_overlayLabel = new QLabel(this);
+  m_overlayLabel->setObjectName(QStringLiteral("overlayLabel"));
+  m_overlayLabel->setForegroundRole(QPalette::PlaceholderText);
+  m_clearOverlaysButton = new QToolButton(this);
+  m_clearOverlaysButton->setObjectName(QStringLiteral("clearOverlaysButton"));
+  m_clearOverlaysButton->setText(tr("Remove Overlays"));
+  connect(m_clearOverlaysButton, &QToolButton::clicked, this, &MonitorPage::clearOverlayRuns);
+  auto* controls = new QHBoxLayout;
+  controls->setSpacing(8);
+  controls->addWidget(new QLabel(tr("X axis"), this));
+  controls->addWidget(m_xAxisChooser);
+  controls->addSpacing(14);
+  controls->addWidget(new QLabel(tr("Smoothing"), this));
+  controls->addWidget(m_smoothingSlider);
+  controls->addWidget(m_smoothingValue);
+  controls->addSpacing(14);
+  controls->addWidget(m_ignoreOutliers);
+  controls->addWidget(m_logX);
+  controls->addStretch(1);
+  controls->addWidget(m_overlayLabel);
+  controls->addWidget(m_clearOverlaysButton);
+
+  // Curves grid, one small plot per kind of metric.
+  m_gridHost = new QWidget;
+  m_grid = new QGridLayout(m_gridHost);
+  m_grid->setContentsMargins(0, 0, 4, 0);
+  m_grid->setSpacing(12);
+  for (const PanelSpec& spec : panelSpecs()) {
+    auto panel = std::make_unique<Panel>();
+    panel->spec = spec;
+    panel->plot = new widgets::CurvePlot(m_gridHost);
+    panel->plot->setObjectName(QStringLiteral("panel_%1").arg(QLatin1String(spec.id)));
+    panel->plot->setTitle(tr(spec.title));
+    panel->plot->setMinimumSize(kPanelMinimumWidth - 60, kPanelMinimumHeight);
+    panel->plot->setSmoothing(spec.smoothed ? m_smoothing : 0.0);
+    panel->plot->hide();
+    connect(panel->plot, &widgets::CurvePlot::replotted, this, &MonitorPage::updateView);
+    m_panels.push_back(std::move(panel));
+  }
+  m_gridArea = new QScrollArea(this);
+  m_gridArea->setObjectName(QStringLiteral("curveGrid"));
+  m_gridArea->setWidgetResizable(true);
+  m_gridArea->setFrameShape(QFrame::NoFrame);
+  m_gridArea->setWidget(m_gridHost);
+  m_gridArea->viewport()->installEventFilter(this);
+
+  m_codebook = new widgets::CodebookView(this);
+  connect(m_codebook, &widgets::CodebookView::stepRequested, this,
+          &MonitorPage::loadCodebookCounts);
+
+  m_tabs = new QTabWidget(this);
+  m_tabs->setObjectName(QStringLiteral("monitorTabs"));
+  m_tabs->setDocumentMode(true);
+  m_tabs->addTab(m_gridArea, tr("Curves"));
+  m_tabs->addTab(m_codebook, tr("Codebook"));
+
+  m_chooser = new MetricChooser(this);
+  m_chooser->setMinimumWidth(180);
+  connect(m_chooser, &MetricChooser::checkedChanged, this,
+          [this](const QString& metric, bool checked) {
+            if (Panel* panel = panelOf(metric)) {
+              for (size_t i = 0; i < m_runs.size(); ++i) {
+                panel->plot->setSeriesVisible(seriesName(static_cast<int>(i), metric), checked);
+              }
+            }
+          });
+
+  auto* splitter = new QSplitter(Qt::Horizontal, this);
+  splitter->setChildrenCollapsible(false);
+  splitter->addWidget(m_chooser);
+  splitter->addWidget(m_tabs);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({210, 900});
+
+  m_content = new QWidget(this);
+  auto* contentLayout = new QVBoxLayout(m_content);
+  contentLayout->setContentsMargins(0, 0, 0, 0);
+  contentLayout->setSpacing(8);
+  contentLayout->addLayout(controls);
+  contentLayout->addWidget(splitter, 1);
+
+  m_empty = new EmptyState({}, {}, this);
   m_stack = new QStackedWidget(this);
   m_stack->addWidget(m_empty);
-  m_stack->addWidget(m_plot);
+  m_stack->addWidget(m_content);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(24, 20, 24, 20);
+  layout->setSpacing(10);
   layout->addWidget(header);
+  layout->addLayout(runLine);
+  layout->addWidget(m_alerts);
   layout->addWidget(m_stack, 1);
 
-  // Whoever feeds the plot needs not know about the empty state: every replot re-decides.
-  connect(m_plot, &widgets::CurvePlot::replotted, this, &MonitorPage::updateView);
+  m_clock.setInterval(kClockMs);
+  connect(&m_clock, &QTimer::timeout, this, &MonitorPage::updateProgress);
+
+  {
+    const QSignalBlocker blocker(m_smoothingSlider);
+    m_smoothingSlider->setValue(static_cast<int>(std::lround(m_smoothing * kSmoothingSteps)));
+  }
+  m_smoothingValue->setText(QLocale().toString(m_smoothing, 'f', 2));
+  setXAxis(XAxis::Step);  // axis labels and tickers; the PSNR panel is over wall-clock time
   setRunDirectory({});
 }
 
-widgets::CurvePlot* MonitorPage::curvePlot() const { return m_plot; }
+MonitorPage::~MonitorPage() = default;
+
+// ---------------------------------------------------------------------------------------------
+// Runs
 
 void MonitorPage::setRunDirectory(const QString& path) {
+  for (const auto& run : m_runs) {
+    delete run->follower;
+  }
+  m_runs.clear();
+  m_alerts->clear();
+  m_alertMarks.clear();
+  m_progress->clear();
+  m_codebook->clear();
+  m_chooser->clear();
+  for (const auto& panel : m_panels) {
+    panel->plot->clear();
+    panel->plot->clearMarkers();
+    panel->metrics.clear();
+  }
+  m_clock.stop();
   if (path.isEmpty()) {
     m_empty->setText(tr("No run open"),
                      tr("Open a run directory (File \u25b8 Open Run Directory\u2026) to follow "
-                        "its loss curves here."));
+                        "its curves here, while it trains or after."));
   } else {
-    m_empty->setText(tr("No curves for %1 yet").arg(QFileInfo(path).fileName()),
-                     tr("Reading metrics.jsonl from %1 is not available in this version.")
+    const QString name = QFileInfo(path).fileName();
+    m_empty->setText(tr("Waiting for metrics from %1").arg(name),
+                     tr("Following %1. Curves appear when the trainer writes its first "
+                        "metrics.jsonl row (every train.log_every steps).")
                          .arg(QDir::toNativeSeparators(path)));
+    addRun(path, 0);
+    m_clock.start();
   }
+  updateRunLabels();
   updateView();
 }
 
-bool MonitorPage::isShowingPlot() const { return m_stack->currentWidget() == m_plot; }
+QString MonitorPage::runDirectory() const { return m_runs.empty() ? QString() : m_runs[0]->path; }
+
+bool MonitorPage::addOverlayRun(const QString& path) {
+  const QFileInfo info(path);
+  if (m_runs.empty() || !info.isDir()) {
+    return false;
+  }
+  const QString absolute = QDir::cleanPath(info.absoluteFilePath());
+  for (const auto& run : m_runs) {
+    if (QDir::cleanPath(QFileInfo(run->path).absoluteFilePath()) == absolute) {
+      return false;
+    }
+  }
+  addRun(absolute, static_cast<int>(m_runs.size()));
+  updateRunLabels();
+  updateGrid();
+  return true;
+}
+
+QStringList MonitorPage::overlayRuns() const {
+  QStringList paths;
+  for (size_t i = 1; i < m_runs.size(); ++i) {
+    paths.append(m_runs[i]->path);
+  }
+  return paths;
+}
+
+void MonitorPage::clearOverlayRuns() {
+  while (m_runs.size() > 1) {
+    const int index = static_cast<int>(m_runs.size()) - 1;
+    Run* run = m_runs.back().get();
+    for (const QString& metric : run->metrics.names()) {
+      if (Panel* panel = panelOf(metric)) {
+        panel->plot->removeSeries(seriesName(index, metric));
+      }
+    }
+    delete run->follower;
+    m_runs.pop_back();
+  }
+  updateRunLabels();
+  updateGrid();
+}
+
+RunFollower* MonitorPage::runFollower(int index) const {
+  return index >= 0 && index < static_cast<int>(m_runs.size()) ? m_runs[index]->follower : nullptr;
+}
+
+void MonitorPage::pollNow() {
+  for (const auto& run : m_runs) {
+    run->follower->poll();
+  }
+}
+
+MonitorPage::Run* MonitorPage::addRun(const QString& path, int index) {
+  auto run = std::make_unique<Run>();
+  run->path = path;
+  run->label = QFileInfo(path).fileName();
+  for (const auto& other : m_runs) {
+    if (other->label == run->label) {
+      run->label += QStringLiteral(" (%1)").arg(index + 1);
+    }
+  }
+  run->style = kRunStyles[static_cast<size_t>(index) % kRunStyles.size()];
+  run->follower = new RunFollower(this);
+  Run* raw = run.get();
+  m_runs.push_back(std::move(run));
+  connectRun(raw);
+  raw->follower->setRunDirectory(path);  // reads what is there now
+  raw->follower->start();
+  return raw;
+}
+
+void MonitorPage::connectRun(Run* run) {
+  RunFollower* follower = run->follower;
+  connect(follower, &RunFollower::reset, this, [this, run] { onReset(run); });
+  connect(follower, &RunFollower::rowsAppended, this,
+          [this, run](const QVector<core::MetricsRow>& rows) { onRows(run, rows); });
+  connect(follower, &RunFollower::eventsAppended, this,
+          [this, run](const QVector<core::Event>& events) { onEvents(run, events); });
+  if (runIndexOf(run) == 0) {
+    connect(follower, &RunFollower::codebookCountsChanged, this, &MonitorPage::onCodebookChanged);
+    connect(follower, &RunFollower::settingsChanged, this, [this] {
+      updateMarkers();
+      updateProgress();
+    });
+  }
+}
+
+int MonitorPage::runIndexOf(const Run* run) const {
+  for (size_t i = 0; i < m_runs.size(); ++i) {
+    if (m_runs[i].get() == run) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void MonitorPage::onReset(Run* run) {
+  const int index = runIndexOf(run);
+  for (const QString& metric : run->metrics.names()) {
+    if (Panel* panel = panelOf(metric)) {
+      panel->plot->removeSeries(seriesName(index, metric));
+    }
+  }
+  run->metrics.clear();
+  if (index == 0) {
+    m_alerts->clear();
+    m_alertMarks.clear();
+    m_codebook->clear();
+    for (const auto& panel : m_panels) {
+      panel->plot->clearMarkers();
+    }
+    m_progress->clear();
+  }
+  updateGrid();
+}
+
+void MonitorPage::onRows(Run* run, const QVector<core::MetricsRow>& rows) {
+  const int index = runIndexOf(run);
+  const RunMetrics::Change change = run->metrics.append(rows);
+  for (const QString& metric : change.added) {
+    registerMetric(metric);
+  }
+  // In the order the metrics first appeared, so that plots list them as the file does.
+  for (const QString& metric : run->metrics.names()) {
+    if (change.rewritten.contains(metric)) {
+      plotMetric(index, metric, 0);
+    } else if (const auto from = change.appendedFrom.constFind(metric);
+               from != change.appendedFrom.cend()) {
+      plotMetric(index, metric, *from);
+    }
+  }
+  if (index == 0) {
+    if (m_xAxis == XAxis::WallClock || !m_alertMarks.isEmpty()) {
+      updateMarkers();  // markers placed by wall time move as rows tell the times of steps
+    }
+    updateProgress();
+  }
+  updateGrid();
+  updateView();
+}
+
+void MonitorPage::onEvents(Run* run, const QVector<core::Event>& events) {
+  if (runIndexOf(run) != 0) {
+    return;  // overlays are there to compare curves; their alerts belong to their own Monitor
+  }
+  const int marksBefore = m_alertMarks.size();
+  auto mark = [this](qint64 step, const QString& code) {
+    const QPair<qint64, QString> entry(step, code);
+    if (m_alertMarks.size() < widgets::CurvePlot::kMaxMarkers - 10 &&
+        !m_alertMarks.contains(entry)) {
+      m_alertMarks.append(entry);
+    }
+  };
+  for (const core::Event& event : events) {
+    if (const auto* warning = std::get_if<core::WarningEvent>(&event)) {
+      const QString code = QString::fromStdString(warning->code);
+      m_alerts->addAlert(
+          RunAlert{code, QString::fromStdString(warning->message),
+                   warning->step ? std::optional<qint64>(*warning->step) : std::nullopt,
+                   AlertBanner::severityOfWarning(code)});
+      if (warning->step &&
+          (code == QLatin1String("nonfinite_step") || code == QLatin1String("rollback") ||
+           code == QLatin1String("data_skipped"))) {
+        mark(*warning->step, code);
+      }
+    } else if (const auto* error = std::get_if<core::ErrorEvent>(&event)) {
+      QString message = QString::fromStdString(error->message);
+      if (!error->hint.empty()) {
+        message += QStringLiteral(" (%1)").arg(QString::fromStdString(error->hint));
+      }
+      const std::optional<std::int64_t> step = run->metrics.lastStep();
+      m_alerts->addAlert(RunAlert{QString::fromStdString(error->code), message,
+                                  step ? std::optional<qint64>(*step) : std::nullopt,
+                                  RunAlert::Severity::Critical});
+      if (step) {
+        mark(*step, QStringLiteral("error"));
+      }
+    }
+  }
+  if (m_alertMarks.size() != marksBefore) {
+    updateMarkers();
+  }
+  updateProgress();
+}
+
+void MonitorPage::registerMetric(const QString& metric) {
+  m_chooser->addMetric(metric);
+  Panel* panel = panelOf(metric);
+  if (panel != nullptr && !panel->metrics.contains(metric)) {
+    panel->metrics.append(metric);
+  }
+}
+
+QString MonitorPage::seriesName(int runIndex, const QString& metric) const {
+  if (runIndex <= 0 || runIndex >= static_cast<int>(m_runs.size())) {
+    return metric;
+  }
+  return QStringLiteral("%1 \u00b7 %2").arg(metric, m_runs[runIndex]->label);
+}
+
+void MonitorPage::plotMetric(int runIndex, const QString& metric, int from) {
+  const Run& run = *m_runs[runIndex];
+  const RunMetrics::Series* series = run.metrics.series(metric);
+  Panel* panel = panelOf(metric);
+  if (series == nullptr || panel == nullptr) {
+    return;
+  }
+  const bool wall = panelUsesWallClock(*panel);
+  QVector<double> xs;
+  QVector<double> ys;
+  xs.reserve(series->size() - from);
+  ys.reserve(series->size() - from);
+  for (int i = from; i < series->size(); ++i) {
+    const double x = wall ? series->wallTimes[i] - run.metrics.startWallTime() : series->steps[i];
+    if (std::isfinite(x)) {
+      xs.append(x);
+      ys.append(series->values[i]);
+    }
+  }
+  const QString name = seriesName(runIndex, metric);
+  const bool isNew = panel->plot->pointCount(name) < 0;
+  if (from == 0) {
+    panel->plot->setSeries(name, xs, ys);
+  } else {
+    panel->plot->appendPoints(name, xs, ys);
+  }
+  if (isNew) {
+    const int colorIndex = static_cast<int>(panel->metrics.indexOf(metric));
+    panel->plot->setSeriesStyle(
+        name, QColor(kColors[static_cast<size_t>(qMax(0, colorIndex)) % kColors.size()]),
+        run.style);
+    panel->plot->setSeriesVisible(name, m_chooser->isChecked(metric));
+  }
+  // The Codebook tab draws the open run's perplexity and usage over the run too.
+  if (runIndex == 0 && (metric == kPerplexity || metric == kUsage)) {
+    widgets::CurvePlot* target =
+        metric == kPerplexity ? m_codebook->perplexityPlot() : m_codebook->usagePlot();
+    const QString codebookName = metric == kPerplexity ? tr("perplexity") : tr("codes used");
+    const bool codebookWall = m_xAxis == XAxis::WallClock;
+    QVector<double> cx;
+    QVector<double> cy;
+    for (int i = from; i < series->size(); ++i) {
+      const double x =
+          codebookWall ? series->wallTimes[i] - run.metrics.startWallTime() : series->steps[i];
+      if (std::isfinite(x)) {
+        cx.append(x);
+        cy.append(metric == kUsage ? 100.0 * series->values[i] : series->values[i]);
+      }
+    }
+    if (from == 0) {
+      target->setSeries(codebookName, cx, cy);
+    } else {
+      target->appendPoints(codebookName, cx, cy);
+    }
+  }
+}
+
+void MonitorPage::refeedAll() {
+  for (size_t i = 0; i < m_runs.size(); ++i) {
+    for (const QString& metric : m_runs[i]->metrics.names()) {
+      plotMetric(static_cast<int>(i), metric, 0);
+    }
+  }
+}
+
+bool MonitorPage::panelUsesWallClock(const Panel& panel) const {
+  return panel.spec.wallClock || m_xAxis == XAxis::WallClock;
+}
+
+MonitorPage::Panel* MonitorPage::panelOf(const QString& metric) const {
+  const QString id = panelIdOfMetric(metric);
+  for (const auto& panel : m_panels) {
+    if (QLatin1String(panel->spec.id) == id) {
+      return panel.get();
+    }
+  }
+  return nullptr;
+}
+
+QString MonitorPage::panelIdOfMetric(const QString& metric) {
+  for (const PanelSpec& spec : panelSpecs()) {
+    for (const char* pattern : spec.patterns) {
+      if (globMatch(QString::fromLatin1(pattern), metric)) {
+        return QString::fromLatin1(spec.id);
+      }
+    }
+  }
+  return QStringLiteral("other");
+}
+
+std::optional<double> MonitorPage::xOf(const Run& run, const Panel& panel,
+                                       std::int64_t step) const {
+  if (!panelUsesWallClock(panel)) {
+    return static_cast<double>(step);
+  }
+  return run.metrics.elapsedAtStep(step);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events: alerts and progress
+
+void MonitorPage::onCodebookChanged(qint64 step) {
+  if (m_runs.empty()) {
+    return;
+  }
+  m_codebook->setAvailableSteps(m_runs[0]->follower->codebookSteps());
+  if (step == m_codebook->shownStep()) {
+    loadCodebookCounts(step);  // the shown file was rewritten
+  }
+}
+
+void MonitorPage::loadCodebookCounts(qint64 step) {
+  if (m_runs.empty()) {
+    return;
+  }
+  const QString file = m_runs[0]->follower->codebookFile(step);
+  if (file.isEmpty()) {
+    return;
+  }
+  QString error;
+  if (const std::optional<QVector<qint64>> counts = RunFollower::readCodebookCounts(file, &error)) {
+    m_codebook->setCounts(step, *counts);
+  } else {
+    m_alerts->addAlert(
+        RunAlert{QStringLiteral("codebook_unreadable"), error, step, RunAlert::Severity::Warning});
+  }
+}
+
+void MonitorPage::updateProgress() {
+  if (m_runs.empty()) {
+    m_progress->clear();
+    return;
+  }
+  const Run& run = *m_runs[0];
+  const RunFollower& follower = *run.follower;
+  const std::optional<RunSettings> settings = follower.settings();
+  const std::optional<core::ProgressEvent> progress = follower.lastProgress();
+  const qint64 lastStep = run.metrics.lastStep().value_or(progress ? progress->step : 0);
+  const qint64 total = progress && progress->total > 0 ? progress->total
+                       : settings                      ? settings->maxSteps
+                                                       : 0;
+  if (const std::optional<core::DoneEvent> done = follower.done()) {
+    const qint64 step = done->step.value_or(lastStep);
+    if (done->status == "completed") {
+      m_progress->setEnded(RunProgressView::State::Completed, step, total);
+    } else if (done->status == "stopped") {
+      m_progress->setEnded(RunProgressView::State::Stopped, step, total);
+    } else {
+      const std::optional<core::ErrorEvent> error = follower.error();
+      m_progress->setEnded(RunProgressView::State::Failed, step, total,
+                           error ? QString::fromStdString(error->message) : QString());
+    }
+    return;
+  }
+  if (progress) {
+    m_progress->setRunning(progress->step, total, progress->it_per_s, progress->eta_s);
+  } else if (run.metrics.rowCount() > 0) {
+    m_progress->setRunning(lastStep, total,
+                           run.metrics.latestValue(QStringLiteral("perf/it_per_s"))
+                               .value_or(std::numeric_limits<double>::quiet_NaN()),
+                           std::numeric_limits<double>::quiet_NaN());
+  } else {
+    m_progress->clear();
+    return;
+  }
+  const QDateTime lastWrite = follower.lastWrite();
+  if (lastWrite.isValid()) {
+    m_progress->setLastWrite(lastWrite.secsTo(QDateTime::currentDateTime()));
+  }
+}
+
+void MonitorPage::updateMarkers() {
+  if (m_runs.empty()) {
+    return;
+  }
+  const Run& run = *m_runs[0];
+  const std::optional<RunSettings> settings = run.follower->settings();
+  const bool gan = settings && settings->ganEnabled && settings->discrStartStep > 0;
+  for (const auto& panel : m_panels) {
+    const std::optional<double> x =
+        gan ? xOf(run, *panel, settings->discrStartStep) : std::optional<double>();
+    if (!x) {
+      panel->plot->removeMarker(QStringLiteral("discr"));
+      continue;
+    }
+    const QString id = QLatin1String(panel->spec.id);
+    const bool labelled = id == QLatin1String("loss") || id == QLatin1String("gan");
+    panel->plot->setMarker(
+        QStringLiteral("discr"), *x,
+        labelled ? tr("GAN from step %1").arg(QLocale().toString(settings->discrStartStep))
+                 : QString(),
+        kDiscriminatorColor, Qt::DashLine);
+  }
+  Panel* loss = panelOf(QStringLiteral("train/loss"));
+  for (int i = 0; i < m_alertMarks.size(); ++i) {
+    const auto& [step, code] = m_alertMarks[i];
+    const QString id = QStringLiteral("alert:%1").arg(i);
+    if (const std::optional<double> x = xOf(run, *loss, step)) {
+      const bool critical = AlertBanner::severityOfWarning(code) == RunAlert::Severity::Critical ||
+                            code == QLatin1String("error");
+      loss->plot->setMarker(id, *x, QString(), critical ? kCriticalColor : kWarningColor,
+                            Qt::SolidLine);
+    } else {
+      loss->plot->removeMarker(id);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// View
+
+void MonitorPage::setXAxis(XAxis axis) {
+  m_xAxis = axis;
+  {
+    const QSignalBlocker blocker(m_xAxisChooser);
+    m_xAxisChooser->setCurrentIndex(axis == XAxis::WallClock ? 1 : 0);
+  }
+  for (const auto& panel : m_panels) {
+    const bool wall = panelUsesWallClock(*panel);
+    panel->plot->setTimeAxis(wall);
+    panel->plot->setAxisLabels(wall ? tr("time since start (h:mm:ss)") : tr("step"),
+                               tr(panel->spec.yLabel));
+  }
+  const bool wall = axis == XAxis::WallClock;
+  m_codebook->setCurvesXAxis(wall ? tr("time since start (h:mm:ss)") : tr("step"), wall);
+  refeedAll();
+  updateMarkers();
+}
+
+void MonitorPage::setSmoothing(double weight) {
+  m_smoothing = std::clamp(weight, 0.0, 0.99);
+  {
+    const QSignalBlocker blocker(m_smoothingSlider);
+    m_smoothingSlider->setValue(static_cast<int>(std::lround(m_smoothing * kSmoothingSteps)));
+  }
+  m_smoothingValue->setText(QLocale().toString(m_smoothing, 'f', 2));
+  for (const auto& panel : m_panels) {
+    panel->plot->setSmoothing(panel->spec.smoothed ? m_smoothing : 0.0);
+  }
+}
+
+void MonitorPage::setIgnoreOutliers(bool ignore) {
+  {
+    const QSignalBlocker blocker(m_ignoreOutliers);
+    m_ignoreOutliers->setChecked(ignore);
+  }
+  for (const auto& panel : m_panels) {
+    panel->plot->setIgnoreOutliers(ignore);
+  }
+}
+
+void MonitorPage::setLogX(bool logarithmic) {
+  {
+    const QSignalBlocker blocker(m_logX);
+    m_logX->setChecked(logarithmic);
+  }
+  for (const auto& panel : m_panels) {
+    panel->plot->setLogX(logarithmic);
+  }
+}
+
+void MonitorPage::setCurrentTab(int index) { m_tabs->setCurrentIndex(index); }
+
+widgets::CurvePlot* MonitorPage::curvePlot() const { return panel(QStringLiteral("loss")); }
+
+widgets::CurvePlot* MonitorPage::panel(const QString& id) const {
+  for (const auto& panel : m_panels) {
+    if (QLatin1String(panel->spec.id) == id) {
+      return panel->plot;
+    }
+  }
+  return nullptr;
+}
+
+QStringList MonitorPage::panelIds() const {
+  QStringList ids;
+  for (const auto& panel : m_panels) {
+    ids.append(QLatin1String(panel->spec.id));
+  }
+  return ids;
+}
+
+QStringList MonitorPage::shownPanelIds() const { return m_gridShown; }
+
+bool MonitorPage::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_gridArea->viewport() && event->type() == QEvent::Resize) {
+    updateGrid();  // the column count follows the width
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+bool MonitorPage::isShowingPlot() const { return m_stack->currentWidget() == m_content; }
 
 QString MonitorPage::emptyHeadline() const { return m_empty->headline(); }
 
+void MonitorPage::updateGrid() {
+  QStringList shown;
+  for (const auto& panel : m_panels) {
+    bool any = false;
+    for (const QString& name : panel->plot->seriesNames()) {
+      any = any || (panel->plot->isSeriesVisible(name) && panel->plot->pointCount(name) > 0);
+    }
+    if (any) {
+      shown.append(QLatin1String(panel->spec.id));
+    }
+  }
+  const int width = m_gridArea->viewport()->width();
+  const int columns = std::clamp(width / kPanelMinimumWidth, 1, kMaxGridColumns);
+  if (shown == m_gridShown && columns == m_gridColumns) {
+    return;
+  }
+  m_gridShown = shown;
+  m_gridColumns = columns;
+  for (const auto& panel : m_panels) {
+    m_grid->removeWidget(panel->plot);
+    panel->plot->hide();
+  }
+  int position = 0;
+  for (const auto& panel : m_panels) {
+    if (shown.contains(QLatin1String(panel->spec.id))) {
+      m_grid->addWidget(panel->plot, position / columns, position % columns);
+      panel->plot->show();
+      ++position;
+    }
+  }
+  for (int c = 0; c < kMaxGridColumns; ++c) {
+    m_grid->setColumnStretch(c, c < columns ? 1 : 0);
+  }
+  // Rows keep their height; the last one takes the slack so plots do not stretch to fill.
+  const int rows = (position + columns - 1) / columns;
+  for (int r = 0; r <= rows; ++r) {
+    m_grid->setRowStretch(r, r == rows ? 1 : 0);
+  }
+}
+
 void MonitorPage::updateView() {
-  m_stack->setCurrentWidget(m_plot->seriesNames().isEmpty() ? static_cast<QWidget*>(m_empty)
-                                                            : m_plot);
+  updateGrid();
+  const bool haveRows = !m_runs.empty() && m_runs[0]->metrics.rowCount() > 0;
+  m_stack->setCurrentWidget(haveRows || !m_gridShown.isEmpty() ? m_content
+                                                               : static_cast<QWidget*>(m_empty));
+}
+
+void MonitorPage::updateRunLabels() {
+  if (m_runs.empty()) {
+    m_runName->setText(tr("No run"));
+    m_runName->setToolTip({});
+  } else {
+    m_runName->setText(m_runs[0]->label);
+    m_runName->setToolTip(QDir::toNativeSeparators(m_runs[0]->path));
+  }
+  m_overlayButton->setEnabled(!m_runs.empty());
+  QStringList overlays;
+  for (size_t i = 1; i < m_runs.size(); ++i) {
+    overlays.append(QStringLiteral("%1 (%2)").arg(m_runs[i]->label, penName(m_runs[i]->style)));
+  }
+  m_overlayLabel->setText(overlays.isEmpty() ? QString()
+                                             : tr("Overlaid: %1").arg(overlays.join(", ")));
+  m_overlayLabel->setVisible(!overlays.isEmpty());
+  m_clearOverlaysButton->setVisible(!overlays.isEmpty());
+}
+
+void MonitorPage::chooseOverlayRun() {
+  const QString path = QFileDialog::getExistingDirectory(
+      this, tr("Overlay Run Directory"),
+      m_runs.empty() ? QString() : QFileInfo(m_runs[0]->path).absolutePath());
+  if (!path.isEmpty()) {
+    addOverlayRun(path);
+  }
 }
 
 }  // namespace tb::app
