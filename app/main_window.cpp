@@ -5,6 +5,7 @@
 #include "app/pages/runs_page.h"
 #include "app/pages/samples_page.h"
 #include "app/pages/setup_page.h"
+#include "app/run_control_bar.h"
 #include "app/trainer_location.h"
 #include "app/window_settings.h"
 #include "core/version.h"
@@ -24,6 +25,7 @@
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QVBoxLayout>
 
 namespace tb::app {
 namespace {
@@ -92,7 +94,14 @@ void MainWindow::createPages() {
   layout->setSpacing(0);
   layout->addWidget(m_navigation);
   layout->addWidget(separator);
-  layout->addWidget(m_pages, 1);
+  // The run-control bar sits above whichever page is shown.
+  auto* pageArea = new QWidget;
+  auto* pageLayout = new QVBoxLayout(pageArea);
+  pageLayout->setContentsMargins(0, 0, 0, 0);
+  pageLayout->setSpacing(0);
+  pageLayout->addWidget(createRunControl());
+  pageLayout->addWidget(m_pages, 1);
+  layout->addWidget(pageArea, 1);
   setCentralWidget(central);
 }
 
@@ -102,11 +111,16 @@ void MainWindow::createMenus() {
       file->addAction(tr("&Open Run Directory\u2026"), this, &MainWindow::chooseRunDirectory);
   open->setObjectName(QStringLiteral("openRunDirectoryAction"));
   open->setShortcut(QKeySequence::Open);
+  m_recentMenu = file->addMenu(tr("Open &Recent"));
+  m_recentMenu->setObjectName(QStringLiteral("recentRunsMenu"));
+  connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+  fillRecentMenu();
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setObjectName(QStringLiteral("quitAction"));
   quit->setShortcut(QKeySequence::Quit);
   quit->setMenuRole(QAction::QuitRole);
+  createRunMenu(menuBar());
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* about = help->addAction(tr("&About Tokenbench"), this, &MainWindow::showAbout);
@@ -147,6 +161,7 @@ QWidget* MainWindow::pageWidget(PageId page) const {
 void MainWindow::setTrainerLocation(const TrainerLocation& trainer) {
   m_setupPage->setTrainerLocation(trainer);
   m_comparePage->setTrainerPath(trainer.path);
+  m_runControlBar->setTrainer(trainer.path, trainer.problem);
   if (trainer.found()) {
     m_trainerStatus->setText(tr("Trainer: %1").arg(QFileInfo(trainer.path).fileName()));
     m_trainerStatus->setToolTip(QDir::toNativeSeparators(trainer.path));
@@ -171,6 +186,9 @@ bool MainWindow::openRunDirectory(const QString& path) {
   }
   const QString absolute = QDir::cleanPath(info.absoluteFilePath());
   m_runsPage->addRunDirectory(absolute);
+  m_runsPage->setCurrentRun(absolute);
+  m_openRunDirectory = absolute;
+  WindowSettings().addRecentRun(absolute);
   m_setupPage->setRunDirectory(absolute);
   m_monitorPage->setRunDirectory(absolute);
   m_samplesPage->setRunDirectory(absolute);

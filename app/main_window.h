@@ -7,20 +7,26 @@
 
 class QLabel;
 class QListWidget;
+class QMenu;
+class QMenuBar;
 class QStackedWidget;
 
 namespace tb::app {
 
 class ComparePage;
 class MonitorPage;
+class RunControlBar;
+class RunController;
 class RunsPage;
 class SamplesPage;
 class SetupPage;
+struct LaunchPlan;
 struct TrainerLocation;
 
 /// The Tokenbench window: a navigation list of pages (Setup, Monitor, Samples, Compare,
-/// Runs) on the left, the current page on the right, a File and a Help menu, and a status bar
-/// that shows the trainer in use. Opens at 1280x800 unless restoreWindowState() finds a
+/// Runs) on the left, the run-control bar above the current page on the right, File, Run and
+/// Help menus, and a status bar that shows the trainer in use. Opens at 1280x800 unless
+/// restoreWindowState() finds a
 /// remembered geometry.
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -44,6 +50,11 @@ class MainWindow : public QMainWindow {
   SamplesPage* samplesPage() const { return m_samplesPage; }
   ComparePage* comparePage() const { return m_comparePage; }
   RunsPage* runsPage() const { return m_runsPage; }
+  /// The trainer process of the window's run, and the bar above the pages that drives it.
+  RunController* runController() const { return m_runController; }
+  RunControlBar* runControlBar() const { return m_runControlBar; }
+  /// The run directory opened last (what Resume continues); empty when none.
+  QString openRunDirectoryPath() const { return m_openRunDirectory; }
 
   /// Tells the window which trainer a run would use (shown on Setup and in the status bar).
   void setTrainerLocation(const TrainerLocation& trainer);
@@ -76,6 +87,12 @@ class MainWindow : public QMainWindow {
   void createMenus();
   void createStatusBar();
   void chooseRunDirectory();
+  // Run control (main_window_runs.cpp): the bar, the Run menu, recent runs, launch plans.
+  QWidget* createRunControl();
+  void createRunMenu(QMenuBar* bar);
+  void fillRecentMenu();
+  LaunchPlan launchPlan() const;
+  void onRunDirectoryReady(const QString& path);
   void showAbout();
 
   QListWidget* m_navigation = nullptr;
@@ -85,6 +102,10 @@ class MainWindow : public QMainWindow {
   SamplesPage* m_samplesPage = nullptr;
   ComparePage* m_comparePage = nullptr;
   RunsPage* m_runsPage = nullptr;
+  RunController* m_runController = nullptr;
+  RunControlBar* m_runControlBar = nullptr;
+  QMenu* m_recentMenu = nullptr;
+  QString m_openRunDirectory;
   QLabel* m_trainerStatus = nullptr;
   bool m_remembersWindowState = true;
 };

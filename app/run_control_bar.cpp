@@ -24,6 +24,9 @@ namespace {
 constexpr int kAvailabilityPollMs = 1500;
 constexpr int kProgressWidth = 200;
 constexpr int kDetailsHeight = 150;
+constexpr int kDetailsMinHeight = 64;
+// Same left and right margins as the pages, so the buttons line up with page titles.
+constexpr int kHorizontalMargin = 24;
 
 QString capitalized(QString text) {
   if (!text.isEmpty()) text[0] = text[0].toUpper();
@@ -98,7 +101,10 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
   m_details->setReadOnly(true);
   m_details->setLineWrapMode(QPlainTextEdit::NoWrap);
   m_details->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  m_details->setFixedHeight(kDetailsHeight);
+  // At most kDetailsHeight; less when the window is short, rather than growing the window.
+  m_details->setMinimumHeight(kDetailsMinHeight);
+  m_details->setMaximumHeight(kDetailsHeight);
+  m_details->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Maximum);
   m_details->hide();
 
   auto* row = new QHBoxLayout;
@@ -117,7 +123,7 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
   row->addWidget(m_detailsToggle);
 
   auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(16, 8, 16, 8);
+  layout->setContentsMargins(kHorizontalMargin, 8, kHorizontalMargin, 8);
   layout->setSpacing(6);
   layout->addLayout(row);
   layout->addWidget(m_details);

@@ -1,0 +1,119 @@
+// MainWindow, run control: the bar above the pages, the Run menu, File > Open Recent, and what
+// Launch and Resume start (split from main_window.cpp by concern, as OBS splits OBSBasic).
+#include "app/main_window.h"
+
+#include "app/pages/runs_page.h"
+#include "app/pages/setup_page.h"
+#include "app/run_control_bar.h"
+#include "app/run_controller.h"
+#include "app/window_settings.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFileInfo>
+#include <QFrame>
+#include <QKeySequence>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QVBoxLayout>
+
+namespace tb::app {
+namespace {
+
+constexpr int kStatusMessageMs = 8000;
+
+}  // namespace
+
+QWidget* MainWindow::createRunControl() {
+  m_runController = new RunController(this);
+  m_runControlBar = new RunControlBar(m_runController);
+  m_runControlBar->setPlanner([this] { return launchPlan(); });
+  // Resume continues the run the window has open (the Setup page's target is a new run).
+  m_runControlBar->setResumeDirectoryProvider([this] { return m_openRunDirectory; });
+  connect(m_runControlBar, &RunControlBar::runDirectoryReady, this,
+          &MainWindow::onRunDirectoryReady);
+  connect(m_runController, &RunController::finished, this, [this] {
+    statusBar()->showMessage(tr("Run %1").arg(m_runController->describe()), kStatusMessageMs);
+  });
+  connect(m_runsPage, &RunsPage::openRequested, this, &MainWindow::openRunDirectory);
+
+  auto* area = new QWidget;
+  area->setObjectName(QStringLiteral("runControlArea"));
+  auto* layout = new QVBoxLayout(area);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(m_runControlBar);
+  auto* line = new QFrame;
+  line->setFrameShape(QFrame::HLine);
+  line->setFrameShadow(QFrame::Sunken);
+  layout->addWidget(line);
+  return area;
+}
+
+void MainWindow::createRunMenu(QMenuBar* bar) {
+  QMenu* run = bar->addMenu(tr("&Run"));
+  QAction* launch = run->addAction(m_runControlBar->launchButton()->icon(), tr("&Launch"),
+                                   m_runControlBar, [this] { m_runControlBar->launch(); });
+  launch->setObjectName(QStringLiteral("launchAction"));
+  launch->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+  QAction* stop = run->addAction(m_runControlBar->stopButton()->icon(), tr("&Stop"),
+                                 m_runControlBar, &RunControlBar::stop);
+  stop->setObjectName(QStringLiteral("stopAction"));
+  stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+  QAction* resume = run->addAction(m_runControlBar->resumeButton()->icon(), tr("&Resume"),
+                                   m_runControlBar, [this] { m_runControlBar->resume(); });
+  resume->setObjectName(QStringLiteral("resumeAction"));
+  QAction* checkpoint = run->addAction(tr("Write &Checkpoint Now"), m_runController,
+                                       &RunController::requestCheckpoint);
+  checkpoint->setObjectName(QStringLiteral("checkpointAction"));
+  // The menu offers what the bar's buttons offer, no more.
+  connect(run, &QMenu::aboutToShow, this, [this, launch, stop, resume, checkpoint] {
+    launch->setEnabled(m_runControlBar->launchButton()->isEnabled());
+    stop->setEnabled(m_runControlBar->stopButton()->isEnabled());
+    stop->setText(m_runControlBar->stopButton()->text());
+    resume->setEnabled(m_runControlBar->resumeButton()->isEnabled());
+    checkpoint->setEnabled(m_runControlBar->checkpointButton()->isEnabled());
+  });
+}
+
+void MainWindow::fillRecentMenu() {
+  m_recentMenu->clear();
+  const QStringList recent = WindowSettings().recentRuns();
+  for (const QString& path : recent) {
+    QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(path), this,
+                                              [this, path] { openRunDirectory(path); });
+    action->setEnabled(QFileInfo(path).isDir());
+  }
+  if (recent.isEmpty()) {
+    m_recentMenu->addAction(tr("No recent runs"))->setEnabled(false);
+    return;
+  }
+  m_recentMenu->addSeparator();
+  m_recentMenu->addAction(tr("&Clear Recent Runs"), this,
+                          [] { WindowSettings().clearRecentRuns(); });
+}
+
+LaunchPlan MainWindow::launchPlan() const {
+  LaunchPlan plan;
+  plan.request = m_setupPage->launchRequest();
+  plan.problems = m_setupPage->validationErrors();
+  if (plan.problems.isEmpty()) {
+    // The file the Setup page's command line names: what runs is what the page shows.
+    QString error;
+    if (!m_setupPage->writeLaunchConfig(&error)) {
+      plan.problems << error;
+    }
+  }
+  return plan;
+}
+
+void MainWindow::onRunDirectoryReady(const QString& path) {
+  openRunDirectory(path);
+  if (currentPage() == PageId::Setup) {
+    setCurrentPage(PageId::Monitor);  // launched from Setup: watch it
+  }
+}
+
+}  // namespace tb::app

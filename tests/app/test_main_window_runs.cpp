@@ -1,0 +1,178 @@
+// The window's run control with the fake trainer: Launch takes the Setup page's settings (and
+// is refused with its problems), a started run is opened in every page, the Runs page and
+// File > Open Recent open runs, Resume continues the open run. Screenshots of the whole window:
+// TB_APP_SCREENSHOT_DIR/window-run-*.png.
+#include "app/main_window.h"
+#include "app/pages/runs_page.h"
+#include "app/pages/setup_page.h"
+#include "app/run_control_bar.h"
+#include "app/run_controller.h"
+#include "app/trainer_location.h"
+#include "app/window_settings.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QMenu>
+#include <QObject>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using tb::app::MainWindow;
+using tb::app::PageId;
+using tb::app::RunController;
+using tb::app::WindowSettings;
+using State = RunController::State;
+
+namespace {
+
+constexpr int kTimeoutMs = 30000;
+
+bool waitForEnd(RunController* controller) {
+  QSignalSpy finished(controller, &RunController::finished);
+  return !controller->isActive() || finished.wait(kTimeoutMs);
+}
+
+}  // namespace
+
+class TestMainWindowRuns : public QObject {
+  Q_OBJECT
+
+ private:
+  void prepare(MainWindow& window, const QString& runDir) {
+    window.setRemembersWindowState(false);
+    tb::app::TrainerLocation trainer;
+    trainer.path = QStringLiteral(TB_FAKE_TRAINER);
+    trainer.origin = QStringLiteral("--trainer");
+    window.setTrainerLocation(trainer);
+    window.setupPage()->setRunDirectory(runDir);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+  }
+
+  void shoot(MainWindow& window, const QString& name) {
+    QTest::qWait(50);
+    const QString dir = QStringLiteral(TB_APP_SCREENSHOT_DIR);
+    QDir().mkpath(dir);
+    QVERIFY(
+        window.grab().save(dir + QStringLiteral("/window-run-") + name + QStringLiteral(".png")));
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    WindowSettings().clearRecentRuns();
+  }
+
+  void init() { qunsetenv("TB_FAKE_STEPS"); }
+
+  void launchOpensTheRunInEveryPage() {
+    qputenv("TB_FAKE_MODE", "normal");
+    MainWindow window;
+    const QString runDir = m_dir.filePath(QStringLiteral("runs/first"));
+    prepare(window, runDir);
+    QCOMPARE(window.setupPage()->runDirectory(), runDir);
+    QVERIFY2(window.setupPage()->validationErrors().isEmpty(),
+             qPrintable(window.setupPage()->validationErrors().join('\n')));
+    QSignalSpy opened(&window, &MainWindow::runDirectoryOpened);
+
+    QTest::mouseClick(window.runControlBar()->launchButton(), Qt::LeftButton);
+    QVERIFY(window.runController()->isActive());
+    QVERIFY(waitForEnd(window.runController()));
+    QCOMPARE(window.runController()->state(), State::Completed);
+
+    // What ran is what the Setup page showed: its command line, its document.
+    QCOMPARE(window.runController()->request().configFile, runDir + QStringLiteral(".config.json"));
+    QFile config(runDir + QStringLiteral("/config.json"));
+    QVERIFY(config.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(config.readAll()), window.setupPage()->configJsonText());
+
+    QVERIFY(!opened.isEmpty());
+    QCOMPARE(opened.last().first().toString(), runDir);
+    QCOMPARE(window.openRunDirectoryPath(), runDir);
+    QCOMPARE(window.currentPage(), PageId::Monitor);
+    QVERIFY(window.runsPage()->runDirectories().contains(runDir));
+    QCOMPARE(WindowSettings().recentRuns().value(0), runDir);
+    // The next launch would go to a new run beside it; Resume continues this one.
+    QVERIFY(window.setupPage()->runDirectory() != runDir);
+    QTRY_VERIFY(window.runControlBar()->resumeButton()->isEnabled());
+    QCOMPARE(window.runControlBar()->stateText(), QStringLiteral("Completed at step 20"));
+    shoot(window, QStringLiteral("completed"));
+
+    QTest::mouseClick(window.runControlBar()->resumeButton(), Qt::LeftButton);
+    QCOMPARE(window.runController()->request().runDir, runDir);
+    QVERIFY(window.runController()->request().resume);
+    QVERIFY(waitForEnd(window.runController()));
+    QCOMPARE(window.runController()->state(), State::Completed);
+  }
+
+  void failedRunShowsWhyInTheWindow() {
+    qputenv("TB_FAKE_MODE", "fail");
+    MainWindow window;
+    prepare(window, m_dir.filePath(QStringLiteral("runs/failing")));
+    QVERIFY(window.runControlBar()->launch());
+    QVERIFY(waitForEnd(window.runController()));
+    QCOMPARE(window.runController()->state(), State::ExitedWithError);
+    QVERIFY(window.runControlBar()->detailsVisible());
+    QVERIFY(window.runControlBar()->detailsText().contains(
+        QStringLiteral("Hint: point data.path at a folder of videos")));
+    shoot(window, QStringLiteral("failed"));
+  }
+
+  void launchIsRefusedWithTheSetupProblems() {
+    qputenv("TB_FAKE_MODE", "normal");
+    MainWindow window;
+    prepare(window, m_dir.filePath(QStringLiteral("runs/refused")));
+    window.setupPage()->setValue(QStringLiteral("train.max_steps"), -5);
+    QVERIFY(!window.setupPage()->validationErrors().isEmpty());
+    QVERIFY(!window.runControlBar()->launch());
+    QCOMPARE(window.runController()->state(), State::Idle);
+    QVERIFY(window.runControlBar()->stateText().startsWith(QStringLiteral("Cannot launch: ")));
+    QVERIFY2(window.runControlBar()->detailsText().contains(QStringLiteral("train.max_steps")),
+             qPrintable(window.runControlBar()->detailsText()));
+    QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("runs/refused"))));
+    shoot(window, QStringLiteral("refused"));
+  }
+
+  void recentRunsAndTheRunsPageOpenRuns() {
+    const QString first = m_dir.filePath(QStringLiteral("runs/first"));
+    QVERIFY(QFile::exists(first + QStringLiteral("/config.json")));  // from the launch above
+    MainWindow window;
+    window.setRemembersWindowState(false);
+    QSignalSpy opened(&window, &MainWindow::runDirectoryOpened);
+
+    auto* recent = window.findChild<QMenu*>(QStringLiteral("recentRunsMenu"));
+    QVERIFY(recent);
+    Q_EMIT recent->aboutToShow();
+    QAction* action = nullptr;
+    for (QAction* a : recent->actions()) {
+      if (a->text() == QDir::toNativeSeparators(first)) action = a;
+    }
+    QVERIFY2(action, "the launched run is not in File > Open Recent");
+    action->trigger();
+    QCOMPARE(opened.count(), 1);
+    QCOMPARE(opened.last().first().toString(), first);
+
+    Q_EMIT window.runsPage()->openRequested(m_dir.filePath(QStringLiteral("runs/failing")));
+    QCOMPARE(opened.count(), 2);
+    QCOMPARE(window.openRunDirectoryPath(), m_dir.filePath(QStringLiteral("runs/failing")));
+  }
+
+  void runMenuMirrorsTheBar() {
+    MainWindow window;
+    window.setRemembersWindowState(false);
+    for (const char* name : {"launchAction", "stopAction", "resumeAction", "checkpointAction"}) {
+      QVERIFY2(window.findChild<QAction*>(QString::fromLatin1(name)), name);
+    }
+    auto* launch = window.findChild<QAction*>(QStringLiteral("launchAction"));
+    QCOMPARE(launch->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_Return));
+  }
+
+ private:
+  QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(TestMainWindowRuns)
+#include "test_main_window_runs.moc"
