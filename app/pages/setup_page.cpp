@@ -1089,15 +1089,24 @@ bool SetupPage::writeLaunchConfig(QString* error) const {
 
 LaunchRequest SetupPage::launchRequest() const {
   LaunchRequest request;
-  request.trainer = m_trainerPath.isEmpty() ? QString::fromLatin1(TrainerLocation::kExecutableName)
-                                            : m_trainerPath;
+  request.trainer = m_trainerPath;  // empty when none was found
   request.configFile = launchConfigPath();
   request.runDir = runDirectory();
   request.controlStdin = true;
   return request;
 }
 
-QString SetupPage::commandLineText() const { return shellCommandLine(launchRequest()); }
+QString SetupPage::commandLineText() const {
+  LaunchRequest request = launchRequest();
+  if (request.trainer.isEmpty())
+    request.trainer = QString::fromLatin1(TrainerLocation::kExecutableName);
+  return shellCommandLine(request);
+}
+
+void SetupPage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  refreshProblemList();  // the run directory may have been created since
+}
 
 void SetupPage::refreshCommandLine() {
   if (m_commandLine == nullptr) return;
@@ -1141,8 +1150,15 @@ void SetupPage::suggestRunName() {
   QString base = m_preset;
   if (base.isEmpty() && !m_sourceFile.isEmpty()) base = QFileInfo(m_sourceFile).completeBaseName();
   if (base.isEmpty()) base = QStringLiteral("run");
-  m_runName->setText(base + QLatin1Char('-') +
-                     QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  const QString stem = base + QLatin1Char('-') +
+                       QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+  // Two runs started within a second get -2, -3, ...
+  const QDir runs(QDir::current().absoluteFilePath(m_runsFolder->text().trimmed()));
+  QString name = stem;
+  for (int n = 2; runs.exists(name) || name == m_runName->text(); ++n) {
+    name = stem + QLatin1Char('-') + QString::number(n);
+  }
+  m_runName->setText(name);
 }
 
 void SetupPage::chooseRunsFolder() {
@@ -1215,11 +1231,14 @@ void SetupPage::setConfigPath(const QString& path) {
 void SetupPage::setRunDirectory(const QString& path) {
   if (path.isEmpty()) return;
   const QFileInfo info(QDir::cleanPath(path));
+  const bool launchedFromHere = info.absoluteFilePath() == runDirectory();
   m_runsFolder->setText(QDir::toNativeSeparators(info.absolutePath()));
-  if (QFileInfo::exists(QDir(info.absoluteFilePath()).filePath(QStringLiteral("config.json")))) {
-    // An existing run (opened to watch or compare it): new runs go beside it, under a fresh
-    // name, rather than into it.
-    if (m_runName->text().trimmed().isEmpty() || m_runName->text() == info.fileName()) {
+  if (launchedFromHere ||
+      QFileInfo::exists(QDir(info.absoluteFilePath()).filePath(QStringLiteral("config.json")))) {
+    // A run (just launched from this page, or opened to watch it): the next run goes beside
+    // it under a fresh name, never into it.
+    if (launchedFromHere || m_runName->text().trimmed().isEmpty() ||
+        m_runName->text() == info.fileName()) {
       m_runNameAuto = true;
       suggestRunName();
     }

@@ -76,9 +76,11 @@ class SetupPage : public QWidget {
   QString launchConfigPath() const;
   /// Writes configJsonText() to launchConfigPath(); false with `error` set on failure.
   bool writeLaunchConfig(QString* error = nullptr) const;
-  /// The trainer invocation the Launch button starts for the current settings.
+  /// The trainer invocation the Launch button starts for the current settings (trainer empty
+  /// when none was found).
   LaunchRequest launchRequest() const;
-  /// shellCommandLine(launchRequest()), as shown on the Distributed panel.
+  /// shellCommandLine(launchRequest()), as shown on the Distributed panel ("tokenbench-trainer"
+  /// standing for a trainer that was not found).
   QString commandLineText() const;
 
   /// Replaces the document with a JSON file (keys it lacks take their defaults). Returns false
@@ -141,6 +143,9 @@ class SetupPage : public QWidget {
  Q_SIGNALS:
   /// The document or the run directory changed.
   void configChanged();
+
+ protected:
+  void showEvent(QShowEvent* event) override;
 
  private:
   void buildTopBar();

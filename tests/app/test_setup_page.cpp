@@ -24,6 +24,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QImage>
 #include <QLabel>
@@ -452,6 +453,17 @@ class SetupPageTest : public QObject {
     runName->clear();
     QTest::keyClicks(runName, QStringLiteral(" "));
     QVERIFY(page.validationErrors().join('\n').contains(QStringLiteral("run name is empty")));
+
+    // After a launch the window opens the new run: the page then targets a fresh run beside it.
+    runName->selectAll();
+    QTest::keyClicks(runName, QStringLiteral("exp-3"));
+    page.setRunDirectory(runs + QStringLiteral("/exp-3"));
+    QVERIFY(page.runDirectory() != runs + QStringLiteral("/exp-3"));
+    QCOMPARE(QFileInfo(page.runDirectory()).path(), runs);
+    // Opening an existing run to watch it does not make it the target either.
+    page.setRunDirectory(expected.runDir);
+    QVERIFY(page.runDirectory() != expected.runDir);
+    QVERIFY(page.validationErrors().isEmpty());
   }
 
   void modelInfoFromTheTrainerIsSummarised() {
@@ -698,6 +710,14 @@ class SetupPageTest : public QObject {
       QVERIFY(shot.width() >= 1280 && shot.height() >= 800);
       QVERIFY(page->minimumSizeHint().width() < 1000);
     }
+    // The VQGAN preset: VQGAN settings in place of the layer stack.
+    QVERIFY(page->applyPreset(QStringLiteral("vqgan-f8")));
+    page->showPanel(SetupPage::Panel::Model);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        page->modelInfoView()->state() != tb::app::ModelInfoView::State::Computing, 60000);
+    QVERIFY(window.grab().toImage().save(shots + QStringLiteral("/setup-model-vqgan.png")));
+    QVERIFY(page->applyPreset(QStringLiteral("demo")));
+
     // With problems: a bad learning rate and an impossible frame count, on the Model panel.
     page->setValue(QStringLiteral("train.lr"), 0);
     page->setValue(QStringLiteral("data.num_frames"), 4);
@@ -705,7 +725,8 @@ class SetupPageTest : public QObject {
     layers.push_back("attend_spaces");
     page->setValue(QStringLiteral("model.layers"), layers);
     page->showPanel(SetupPage::Panel::Model);
-    QTRY_VERIFY(page->modelInfoView()->state() != tb::app::ModelInfoView::State::Computing);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        page->modelInfoView()->state() != tb::app::ModelInfoView::State::Computing, 60000);
     QVERIFY(window.grab().toImage().save(shots + QStringLiteral("/setup-problems.png")));
     QCOMPARE(page->validationErrors().size(), 3);
   }
