@@ -61,6 +61,8 @@ CompareSetupForm::CompareSetupForm(QWidget* parent) : QWidget(parent) {
   m_entries->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
   m_entries->verticalHeader()->hide();
   m_entries->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_entries->setWordWrap(false);
+  m_entries->setTextElideMode(Qt::ElideMiddle);
   m_entries->setMinimumHeight(110);
   m_entries->setMaximumHeight(150);
   m_entries->setToolTip(
@@ -319,6 +321,7 @@ QString CompareSetupForm::commandLine() const {
 
 void CompareSetupForm::setRunning(bool running) {
   for (QWidget* input : m_inputs) input->setEnabled(!running);
+  m_dataType->setEnabled(!running && !m_data->text().isEmpty());  // only means something with data
   m_compare->setEnabled(!running);
   m_cancel->setEnabled(running);
   if (running) {

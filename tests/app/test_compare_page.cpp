@@ -27,6 +27,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -470,31 +471,53 @@ class ComparePageTest : public QObject {
     const QString trainer = qEnvironmentVariable("TB_TEST_TRAINER");
     if (trainer.isEmpty()) QSKIP("TB_TEST_TRAINER is not set (the slow test sets it)");
     QTemporaryDir dir;
-    const QString untrained = dir.filePath(QStringLiteral("untrained"));
-    QProcess init;
-    init.start(trainer, {QStringLiteral("init"), QStringLiteral("--preset"), QStringLiteral("demo"),
-                         QStringLiteral("--out"), untrained});
-    QVERIFY(init.waitForFinished(120000));
-    QCOMPARE(init.exitCode(), 0);
+    // Two checkpoint folders (the same seed: the same weights), opened as the window opens runs.
+    QStringList folders;
+    for (const char* name : {"demo-a", "demo-b"}) {
+      folders << dir.filePath(QString::fromLatin1(name));
+      QProcess init;
+      init.start(trainer, {QStringLiteral("init"), QStringLiteral("--preset"),
+                           QStringLiteral("demo"), QStringLiteral("--out"), folders.back()});
+      QVERIFY(init.waitForFinished(120000));
+      QCOMPARE(init.exitCode(), 0);
+    }
+    tb::app::MainWindow window;
+    window.setRemembersWindowState(false);
+    tb::app::TrainerLocation location;
+    location.path = trainer;
+    window.setTrainerLocation(location);
+    for (const QString& folder : folders) QVERIFY(window.openRunDirectory(folder));
+    window.setCurrentPage(tb::app::PageId::Compare);
+    ComparePage* page = window.comparePage();
+    page->setupForm()->setClipCount(2);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
 
-    ComparePage page;
-    page.setTrainerPath(trainer);
-    page.setupForm()->addEntry(untrained);
-    page.setupForm()->addEntry(untrained, QStringLiteral("again"));
-    page.setupForm()->setClipCount(2);
-    page.setupForm()->setOutputDirectory(dir.filePath(QStringLiteral("cmp")));
-    QSignalSpy finished(&page, &ComparePage::compareFinished);
-    QVERIFY(page.startCompare());
-    QVERIFY(finished.wait(300000));
-    QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(page.setupForm()->statusText()));
-    QVERIFY(page.isShowingReview());
-    const auto& report = page.review()->report();
+    // One click on Compare.
+    QSignalSpy finished(page, &ComparePage::compareFinished);
+    auto* compare = page->findChild<QPushButton*>(QStringLiteral("runCompare"));
+    QVERIFY(compare != nullptr);
+    QTest::mouseClick(compare, Qt::LeftButton);
+    QVERIFY(page->process()->isRunning() || finished.count() == 1);
+    QVERIFY(finished.count() == 1 || finished.wait(300000));
+    QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(page->setupForm()->statusText()));
+    QVERIFY(page->isShowingReview());
+    const auto& report = page->review()->report();
+    QVERIFY(report->directory().startsWith(folders[0] + QStringLiteral("/compare/")));
     QCOMPARE(report->clips().size(), 2);
     QCOMPARE(report->tokenizers().size(), 2);
+    QCOMPARE(report->tokenizers()[1].name, QStringLiteral("demo-b"));
+    QVERIFY(page->review()->panelsAreLossless());
     // The same weights twice: identical reconstructions and metrics.
-    QCOMPARE(report->clips()[0].scores.value(QStringLiteral("untrained")).psnr,
-             report->clips()[0].scores.value(QStringLiteral("again")).psnr);
-    QCOMPARE(page.review()->players()[1]->frames(), page.review()->players()[2]->frames());
+    QCOMPARE(report->clips()[0].scores.value(QStringLiteral("demo-a")).psnr,
+             report->clips()[0].scores.value(QStringLiteral("demo-b")).psnr);
+    QCOMPARE(page->review()->players()[1]->frames(), page->review()->players()[2]->frames());
+    QVERIFY(
+        !page->setupForm()->findChild<QWidget*>(QStringLiteral("compareDataType"))->isEnabled());
+    // Laid out, the panels share the width.
+    QTRY_VERIFY(page->review()->players()[2]->frameRectInPlayer().width() > 150);
+    QVERIFY(QDir().mkpath(kShotsDir));
+    QVERIFY(window.grab().save(kShotsDir + QStringLiteral("/compare_page_after_run.png")));
   }
 
   void screenshotWithRealData() {
