@@ -61,6 +61,9 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   m_plot->setObjectName(QStringLiteral("customPlot"));
   m_plot->setMinimumSize(240, 160);
   m_plot->setAntialiasedElements(QCP::aeAll);
+  // Polylines of thousands of points drawn with a pen wider than one pixel: without this hint
+  // QPainter strokes every join, which costs most of a replot.
+  m_plot->setPlottingHint(QCP::phFastPolylines, true);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_plot->xAxis->setLabel(tr("step"));
   m_plot->yAxis->setLabel(tr("value"));
@@ -316,6 +319,8 @@ void CurvePlot::setTimeAxis(bool duration) {
   if (duration) {
     auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
     ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));  // hours are not wrapped at 24
+    ticker->setFieldWidth(QCPAxisTickerTime::tuHours, 1);  // 0:05:00, not 00:05:00
+    ticker->setTickCount(4);  // h:mm:ss labels are wide; a small plot fits four
     axis->setTicker(ticker);
   } else {
     axis->setTicker(QSharedPointer<QCPAxisTicker>::create());

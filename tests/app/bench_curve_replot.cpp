@@ -45,10 +45,13 @@ double value(int curve, int i) {
   return (1.0 + curve) / (1.0 + 1e-5 * i) + noise + spike;
 }
 
-void run(int curves, int points, double smoothing, int repeats) {
+void run(int curves, int points, double smoothing, int repeats, bool antialiased) {
   tb::widgets::CurvePlot plot;
   plot.resize(1200, 700);
   plot.setSmoothing(smoothing);
+  if (!antialiased) {
+    plot.customPlot()->setNotAntialiasedElements(QCP::aeAll);
+  }
   plot.show();
   QApplication::processEvents();
   for (int c = 0; c < curves; ++c) {
@@ -81,9 +84,10 @@ void run(int curves, int points, double smoothing, int repeats) {
   const Figures l = summarise(live);
   const Figures d = summarise(redraw);
   std::printf(
-      "%6d curves x %8d points  smoothing %.1f   first %8.1f ms   live median %7.1f max %7.1f ms"
-      "   redraw median %7.1f max %7.1f ms\n",
-      curves, points, smoothing, first.front(), l.median, l.max, d.median, d.max);
+      "%3d curves x %8d points  smoothing %.1f  %-5s  first %7.1f ms  live median %6.1f "
+      "max %6.1f ms  redraw median %6.1f max %6.1f ms\n",
+      curves, points, smoothing, antialiased ? "AA" : "no AA", first.front(), l.median, l.max,
+      d.median, d.max);
   std::fflush(stdout);
 }
 
@@ -95,10 +99,13 @@ int main(int argc, char** argv) {
   }
   QApplication app(argc, argv);
   const int repeats = argc > 1 ? std::max(3, std::atoi(argv[1])) : 15;
-  std::printf("CurvePlot replot, 1200x700, antialiased, adaptive sampling (%d repeats)\n", repeats);
-  run(10, 100000, 0.0, repeats);
-  run(10, 100000, 0.6, repeats);
-  run(10, 1000000, 0.0, repeats);
-  run(10, 1000000, 0.6, repeats);
+  std::printf("CurvePlot replot in a 1200x700 plot (%d repeats)\n", repeats);
+  for (const bool antialiased : {true, false}) {
+    for (const int points : {100000, 1000000}) {
+      for (const double smoothing : {0.0, 0.6}) {
+        run(10, points, smoothing, repeats, antialiased);
+      }
+    }
+  }
   return 0;
 }

@@ -46,12 +46,12 @@ QByteArray line(const tb::core::Event& event) {
   return QByteArray::fromStdString(tb::core::encodeEvent(event)) + '\n';
 }
 
-QByteArray trainRow(std::int64_t step, double loss) {
+QByteArray trainRow(std::int64_t step, double loss, double lrScale = 1.0) {
   std::vector<std::pair<std::string, double>> values = {
       {"train/loss", loss},
       {"train/recon_loss", loss * 0.8},
       {"train/grad_norm", 2.0 + std::sin(step * 0.1)},
-      {"train/lr", 1e-4 * std::min(1.0, step / 50.0)},
+      {"train/lr", lrScale * 1e-4 * std::min(1.0, step / 50.0)},
       {"perf/it_per_s", 0.5},
       {"perf/data_wait_fraction", 0.01},
   };
@@ -78,15 +78,15 @@ QByteArray validRow(std::int64_t step) {
 
 // A run at step 200 of 300: train rows every 2 steps, validation every 50, GAN from step 100,
 // a non-finite step at 120 and a rollback at 124, codebook counts at 200.
-void writeRun(const QString& dir, const QString& name = QStringLiteral("run-a")) {
-  Q_UNUSED(name);
+void writeRun(const QString& dir, double lossScale = 1.0) {
   writeFile(dir + QStringLiteral("/config.json"),
             R"({"version": 1, "loss": {"adversarial_weight": 0.1, "discr_start_step": 100},
                 "train": {"max_steps": 300},
                 "model": {"quantizer": {"codebook_size": 8}}})");
   QByteArray metrics;
   for (std::int64_t step = 2; step <= 200; step += 2) {
-    metrics += trainRow(step, 1.0 / (1.0 + 0.02 * step));
+    metrics +=
+        trainRow(step, lossScale / (1.0 + 0.02 * step) + 0.02 * std::sin(step * 0.7), lossScale);
     if (step % 50 == 0) {
       metrics += validRow(step);
     }
@@ -454,6 +454,19 @@ class TestMonitorPage : public QObject {
     settle(page);
     QVERIFY(page.grab().toImage().save(
         QStringLiteral(TB_MONITOR_SCREENSHOT_DIR "/monitor-codebook.png")));
+
+    // Another run overlaid (dashed), over wall-clock time.
+    const QString other = run.filePath(QStringLiteral("run-2024-12-02"));
+    QVERIFY(QDir().mkpath(other));
+    writeRun(other, 1.3);
+    QVERIFY(page.addOverlayRun(other));
+    page.setXAxis(MonitorPage::XAxis::WallClock);
+    page.setCurrentTab(0);
+    settle(page);
+    const QImage overlaid = page.grab().toImage();
+    QVERIFY(overlaid.save(QStringLiteral(TB_MONITOR_SCREENSHOT_DIR "/monitor-overlay.png")));
+    QVERIFY(pixelsLike(overlaid, plotAreaIn(&page, page.curvePlot()), QColor(0xff7f0e)) >
+            loss.width() / 3);
   }
 };
 
