@@ -54,6 +54,8 @@ using Json = nlohmann::ordered_json;
 const QColor kErrorColor(0xc6, 0x28, 0x28);
 const QColor kOkColor(0x2e, 0x7d, 0x32);
 constexpr int kPreviewClips = 4;
+constexpr int kDataInfoTimeLimitMs = 10 * 60 * 1000;
+constexpr int kModelInfoTimeLimitMs = 2 * 60 * 1000;
 const QString kRunDirPath = QStringLiteral("run_dir");
 
 Json::json_pointer pointerOf(const QString& path) {
@@ -127,6 +129,10 @@ void setColor(QLabel* label, const QColor& color) {
 SetupPage::SetupPage(QWidget* parent) : QWidget(parent) {
   m_modelQuery = new TrainerQuery(this);
   m_dataQuery = new TrainerQuery(this);
+  // The first scan of a large video folder probes every file (later scans use the trainer's
+  // index cache); building a large model for model-info takes seconds, not minutes.
+  m_dataQuery->setTimeLimit(kDataInfoTimeLimitMs);
+  m_modelQuery->setTimeLimit(kModelInfoTimeLimitMs);
   m_previewDir = new QTemporaryDir(QDir::tempPath() + QStringLiteral("/tokenbench-preview-XXXXXX"));
 
   createEditors();
@@ -417,29 +423,35 @@ void SetupPage::requestModelInfo() {
 }
 
 void SetupPage::requestDataInfo() {
-  Json input = Json::object();
-  for (const char* section : {"version", "data", "model"}) {
-    if (m_doc.contains(section)) input[section] = m_doc[section];
-  }
-  const std::string text = input.dump();
-  if (text == m_lastDataInput) return;
-  m_lastDataInput = text;
-  QStringList dataErrors;
+  // Scanning a folder of videos can be slow, so only a change to the dataset settings scans
+  // again. The model goes along because the trainer checks the frame size and count against
+  // it; while it or the dataset has a problem nothing is sent, and the scan runs once it is
+  // fixed (the remembered input is forgotten while blocked).
+  QStringList blocking;
   for (const auto& [path, message] : m_configErrors) {
-    if (path.startsWith(QLatin1String("data.")))
-      dataErrors << path + QStringLiteral(": ") + message;
+    if (path.startsWith(QLatin1String("data.")) || path.startsWith(QLatin1String("model."))) {
+      blocking << path + QStringLiteral(": ") + message;
+    }
   }
-  if (!dataErrors.isEmpty()) {
+  if (!blocking.isEmpty()) {
+    m_lastDataInput.clear();
     m_dataQuery->cancel();
-    m_dataInfo->setUnavailable(tr("Not scanned until the dataset settings are valid:\n%1")
-                                   .arg(dataErrors.join(QLatin1Char('\n'))));
+    m_dataInfo->setUnavailable(tr("Not scanned until the dataset and model settings are valid:\n%1")
+                                   .arg(blocking.join(QLatin1Char('\n'))));
     return;
   }
+  const std::string key = m_doc.contains("data") ? m_doc["data"].dump() : std::string();
+  if (key == m_lastDataInput) return;
+  m_lastDataInput = key;
   if (m_trainerPath.isEmpty()) {
     m_dataQuery->cancel();
     m_dataInfo->setUnavailable(
         tr("No trainer found, so the data cannot be scanned: %1").arg(m_trainerText));
     return;
+  }
+  Json input = Json::object();
+  for (const char* section : {"version", "data", "model"}) {
+    if (m_doc.contains(section)) input[section] = m_doc[section];
   }
   QStringList arguments{QStringLiteral("data-info"), QStringLiteral("--config"),
                         QStringLiteral("-")};
@@ -447,7 +459,7 @@ void SetupPage::requestDataInfo() {
     arguments << QStringLiteral("--preview") << m_previewDir->path()
               << QStringLiteral("--preview-clips") << QString::number(kPreviewClips);
   }
-  m_dataQuery->request(arguments, QByteArray::fromStdString(text));
+  m_dataQuery->request(arguments, QByteArray::fromStdString(input.dump()));
 }
 
 // -- Load, save, presets -----------------------------------------------------------------------

@@ -563,9 +563,24 @@ class SetupPageTest : public QObject {
     QCOMPARE(view->skippedReason(0), QStringLiteral("no video stream"));
     QCOMPARE(view->previewCount(), 2);
     QVERIFY(QString::fromUtf8(readFile(argsCopy)).contains(QStringLiteral("--preview-clips 4")));
+    // A model edit does not scan the data again; a dataset edit does.
+    int started = page.dataInfoQuery()->startedCount();
+    page.setValue(QStringLiteral("model.init_dim"), 24);
+    QTest::qWait(60);
+    QCOMPARE(page.dataInfoQuery()->startedCount(), started);
+    page.setValue(QStringLiteral("data.hflip"), true);
+    QTRY_COMPARE(page.dataInfoQuery()->startedCount(), started + 1);
+    QTRY_COMPARE(view->state(), tb::app::DataInfoView::State::Ready);
+    // A model problem holds the scan back; fixing it scans again.
+    page.setValue(QStringLiteral("model.max_dim"), 8);  // below init_dim
+    QCOMPARE(view->state(), tb::app::DataInfoView::State::Empty);
+    QVERIFY(view->statusText().contains(QStringLiteral("model.max_dim")));
+    page.setValue(QStringLiteral("model.max_dim"), 64);
+    QTRY_COMPARE(page.dataInfoQuery()->startedCount(), started + 2);
+    QTRY_COMPARE(view->state(), tb::app::DataInfoView::State::Ready);
 
     // A dataset setting that fails validation is not sent to the trainer.
-    const int started = page.dataInfoQuery()->startedCount();
+    started = page.dataInfoQuery()->startedCount();
     page.setValue(QStringLiteral("data.type"), "videos");  // with no data.path
     QCOMPARE(view->state(), tb::app::DataInfoView::State::Empty);
     QVERIFY(view->statusText().contains(QStringLiteral("data.path: required")));
