@@ -348,7 +348,10 @@ QString ConfigFieldEditor::humanName(const core::FieldInfo& field) {
       {QStringLiteral("adam"), QStringLiteral("Adam")},
       {QStringLiteral("hflip"), QStringLiteral("horizontal flip")},
       {QStringLiteral("patchgan"), QStringLiteral("PatchGAN")},
-      {QStringLiteral("dim"), QStringLiteral("dim")},
+      {QStringLiteral("grad"), QStringLiteral("gradient")},
+      {QStringLiteral("accum"), QStringLiteral("accumulation")},
+      {QStringLiteral("nan"), QStringLiteral("NaN")},
+      {QStringLiteral("res"), QStringLiteral("residual")},
   };
   const QString path = QString::fromStdString(field.path);
   QStringList words = path.section(QLatin1Char('.'), -1).split(QLatin1Char('_'));

@@ -344,26 +344,53 @@ void SetupPage::refreshDependentFields() {
     const Json v = value(QString::fromLatin1(path));
     return v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString();
   };
-  const QString dataType = text("data.type");
+  const auto positive = [this](const char* path) {
+    const Json v = value(QString::fromLatin1(path));
+    return v.is_number() && v.get<double>() > 0;
+  };
+  const auto on = [this](const char* path) {
+    const Json v = value(QString::fromLatin1(path));
+    return v.is_boolean() && v.get<bool>();
+  };
+  // Keys that only matter for some values of another key (as their documentation says) are
+  // greyed out otherwise. A key with a problem stays editable so that it can be fixed.
+  const bool gan = positive("loss.adversarial_weight");
+  const std::map<QString, bool> used = {
+      {QStringLiteral("data.path"), text("data.type") != QLatin1String("synthetic")},
+      {QStringLiteral("data.synthetic_clips"), text("data.type") == QLatin1String("synthetic")},
+      {QStringLiteral("model.discriminator.patchgan_layers"),
+       text("model.discriminator.type") == QLatin1String("patchgan")},
+      {QStringLiteral("loss.perceptual_net"), positive("loss.perceptual_weight")},
+      {QStringLiteral("loss.lpips_backbone"), positive("loss.perceptual_weight")},
+      {QStringLiteral("loss.lpips_lin"), positive("loss.perceptual_weight")},
+      {QStringLiteral("loss.perceptual_frames"), positive("loss.perceptual_weight")},
+      {QStringLiteral("loss.adaptive_weight"), gan},
+      {QStringLiteral("loss.adaptive_weight_max"), gan && on("loss.adaptive_weight")},
+      {QStringLiteral("loss.discr_start_step"), gan},
+      {QStringLiteral("loss.r1_weight"), gan},
+      {QStringLiteral("loss.r1_every"), gan && positive("loss.r1_weight")},
+      {QStringLiteral("loss.lecam_weight"), gan},
+      {QStringLiteral("loss.lecam_decay"), gan && positive("loss.lecam_weight")},
+      {QStringLiteral("train.discr_lr"), gan},
+      {QStringLiteral("train.min_lr_ratio"), text("train.schedule") == QLatin1String("cosine")},
+      {QStringLiteral("train.ema_beta"), on("train.ema")},
+      {QStringLiteral("train.ema_update_every"), on("train.ema")},
+      {QStringLiteral("train.ema_start_step"), on("train.ema")},
+  };
   const QString quantizer = text("model.quantizer.type");
-  const QString discriminator = text("model.discriminator.type");
-  // Keys that only matter for one choice of another key are greyed out for the others (still
-  // editable through a file, still validated, still outlined when bad).
   for (auto it = m_editors.constBegin(); it != m_editors.constEnd(); ++it) {
     const QString& path = it.key();
-    bool used = true;
-    if (path == QLatin1String("data.path")) used = dataType != QLatin1String("synthetic");
-    if (path == QLatin1String("data.synthetic_clips"))
-      used = dataType == QLatin1String("synthetic");
-    if (path.startsWith(QLatin1String("model.quantizer.fsq_")))
-      used = quantizer == QLatin1String("fsq");
-    if (path.startsWith(QLatin1String("model.quantizer.vq_")))
-      used = quantizer == QLatin1String("vq");
-    if (path == QLatin1String("model.discriminator.patchgan_layers")) {
-      used = discriminator == QLatin1String("patchgan");
+    bool inUse = true;
+    if (const auto rule = used.find(path); rule != used.end()) inUse = rule->second;
+    if (path.startsWith(QLatin1String("model.quantizer.fsq_"))) {
+      inUse = quantizer == QLatin1String("fsq");
     }
-    it.value()->setEnabled(used);
-    if (QLabel* label = m_labels.value(path)) label->setEnabled(used);
+    if (path.startsWith(QLatin1String("model.quantizer.vq_"))) {
+      inUse = quantizer == QLatin1String("vq");
+    }
+    inUse = inUse || it.value()->hasError();
+    it.value()->setEnabled(inUse);
+    if (QLabel* label = m_labels.value(path)) label->setEnabled(inUse);
   }
 }
 

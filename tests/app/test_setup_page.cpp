@@ -32,6 +32,7 @@
 #include <QListWidget>
 #include <QPainter>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -53,7 +54,7 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// model-info's answer for the demo preset, as the real trainer printed it.
+// model-info's answer for the default configuration, as the real trainer printed it.
 const char* const kModelInfo = R"({"kind":"magvit2","params":{"tokenizer":1355795,
 "encoder":701043,"decoder":652054,"quantizer":2698,"discriminator":14125909},
 "input_shape":[3,5,32,32],"token_grid":[3,16,16],"tokens_per_clip":768,"bits_per_token":8.0,
@@ -227,6 +228,24 @@ class SetupPageTest : public QObject {
     QVERIFY(!page.applyPreset(QStringLiteral("no-such-preset")));
     QVERIFY(page.lastMessage().contains(QStringLiteral("no-such-preset")));
     QCOMPARE(page.presetName(), QStringLiteral("demo"));
+  }
+
+  void keysOtherKeysSwitchOffAreGreyedOut() {
+    SetupPage page;
+    QVERIFY(page.applyPreset(QStringLiteral("demo")));  // synthetic data, no GAN, no LPIPS
+    QVERIFY(!page.fieldEditor(QStringLiteral("data.path"))->isEnabled());
+    QVERIFY(page.fieldEditor(QStringLiteral("data.synthetic_clips"))->isEnabled());
+    QVERIFY(!page.fieldEditor(QStringLiteral("loss.lpips_backbone"))->isEnabled());
+    QVERIFY(!page.fieldEditor(QStringLiteral("loss.r1_weight"))->isEnabled());
+    page.setValue(QStringLiteral("data.type"), "videos");
+    QVERIFY(page.fieldEditor(QStringLiteral("data.path"))->isEnabled());
+    QVERIFY(!page.fieldEditor(QStringLiteral("data.synthetic_clips"))->isEnabled());
+    page.setValue(QStringLiteral("loss.adversarial_weight"), 0.1);
+    QVERIFY(page.fieldEditor(QStringLiteral("loss.r1_weight"))->isEnabled());
+    // A greyed-out key with a problem stays editable.
+    page.setValue(QStringLiteral("loss.lpips_lin"), 5);
+    QVERIFY(page.fieldEditor(QStringLiteral("loss.lpips_lin"))->hasError());
+    QVERIFY(page.fieldEditor(QStringLiteral("loss.lpips_lin"))->isEnabled());
   }
 
   void badValueIsMarkedListedAndFocusable() {
@@ -720,6 +739,13 @@ class SetupPageTest : public QObject {
       QTest::qWait(30);
       const QImage shot = window.grab().toImage();
       QVERIFY(shot.save(shots + QLatin1Char('/') + QLatin1String(name)));
+      // The whole scrolled form too, for reviewing every field at once.
+      auto* tabs = page->findChild<QTabWidget*>(QStringLiteral("setupTabs"));
+      auto* scroll = qobject_cast<QScrollArea*>(tabs->currentWidget());
+      QVERIFY(scroll != nullptr);
+      QVERIFY(scroll->widget()->grab().save(
+          shots + QLatin1Char('/') +
+          QString::fromLatin1(name).replace(QStringLiteral(".png"), QStringLiteral("-full.png"))));
       // The window is 1280x800 unless another page is wider than that at its minimum; the
       // Setup page itself must fit well inside.
       QVERIFY(shot.width() >= 1280 && shot.height() >= 800);
