@@ -26,8 +26,7 @@ struct TrainerLocation;
 /// The Tokenbench window: a navigation list of pages (Setup, Monitor, Samples, Compare,
 /// Runs) on the left, the run-control bar above the current page on the right, File, Run and
 /// Help menus, and a status bar that shows the trainer in use. Opens at 1280x800 unless
-/// restoreWindowState() finds a
-/// remembered geometry.
+/// restoreWindowState() finds a remembered geometry.
 class MainWindow : public QMainWindow {
   Q_OBJECT
 

@@ -384,7 +384,10 @@ void RunController::onWatchdog() {
 }
 
 void RunController::readStdout() {
-  const QByteArray bytes = m_process->readAllStandardOutput();
+  // A bounded slice per call, the rest on the next turn of the event loop: a trainer that
+  // floods stdout delays timers and repaints by one slice at most, never by the whole backlog.
+  m_process->setReadChannel(QProcess::StandardOutput);
+  const QByteArray bytes = m_process->read(kReadSliceBytes);
   if (bytes.isEmpty()) {
     return;
   }
@@ -392,6 +395,15 @@ void RunController::readStdout() {
   for (const core::EventLineSplitter::Line& line :
        m_stdoutSplitter.feed(std::string_view(bytes.constData(), bytes.size()))) {
     handleLine(line);
+  }
+  if (m_process->bytesAvailable() > 0 && !m_readScheduled) {
+    m_readScheduled = true;
+    // A zero timer, not a posted event: timers (the window's included) take their turns
+    // between slices instead of waiting behind a chain of posted calls.
+    QTimer::singleShot(0, this, [this] {
+      m_readScheduled = false;
+      readStdout();
+    });
   }
 }
 
@@ -537,7 +549,10 @@ void RunController::onProcessError(QProcess::ProcessError error) {
 }
 
 void RunController::drainOutput() {
-  readStdout();
+  m_process->setReadChannel(QProcess::StandardOutput);
+  while (m_process->bytesAvailable() > 0) {
+    readStdout();
+  }
   readStderr();
   if (std::optional<core::EventLineSplitter::Line> last = m_stdoutSplitter.flush()) {
     handleLine(*last);

@@ -53,6 +53,8 @@ class RunController : public QObject {
   static constexpr int kStderrTailLines = 50;
   /// Longest stderr line kept, in bytes (the rest of the line is dropped).
   static constexpr std::size_t kMaxStderrLineBytes = 16 * 1024;
+  /// Most stdout bytes decoded per turn of the event loop.
+  static constexpr qint64 kReadSliceBytes = 8 * 1024;
   /// Default period between the stop line and SIGTERM, and between SIGTERM and SIGKILL.
   static constexpr int kDefaultStopGraceMs = 15000;
   static constexpr int kDefaultTermGraceMs = 10000;
@@ -204,6 +206,7 @@ class RunController : public QObject {
   int m_watchdogMs = kDefaultWatchdogMs;
   QElapsedTimer m_sinceOutput;
   bool m_finishedEmitted = true;
+  bool m_readScheduled = false;  // a queued readStdout() will take the next slice
   State m_stateBeforeSilence = State::Running;
 };
 

@@ -10,6 +10,7 @@
 //   TB_FAKE_STEPS    steps of a normal run (default 20)
 //   TB_FAKE_STEP_MS  milliseconds per step (default 10)
 //   TB_FAKE_FLOOD    metric lines of the flood (default 100000)
+//   TB_FAKE_FLOOD_VALUES  values per flood metric line (default 2)
 //   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
 //
 // normal:      hello, per step a metric and a progress event, a sample and a checkpoint half
@@ -172,9 +173,15 @@ int flood(const fs::path& runDir) {
   const long count = envInt("TB_FAKE_FLOOD", 100000);
   static char buffer[1 << 16];
   std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
+  const long extra = envInt("TB_FAKE_FLOOD_VALUES", 2) - 2;
   emit(hello(runDir.string()));
   for (long s = 1; s <= count; ++s) {
-    emit(MetricEvent{s, {{"train/loss", 1.0 / static_cast<double>(s)}, {"train/lr", 1e-4}}}, false);
+    MetricEvent metric{s, {{"train/loss", 1.0 / static_cast<double>(s)}, {"train/lr", 1e-4}}};
+    for (long v = 0; v < extra; ++v) {
+      metric.values.emplace_back("train/value_" + std::to_string(v),
+                                 0.001 * static_cast<double>(v));
+    }
+    emit(metric, false);
   }
   emit(DoneEvent{"completed", count});
   return 0;
