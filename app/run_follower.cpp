@@ -10,6 +10,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonValue>
+#include <QMutex>
+#include <QMutexLocker>
+#include <QPointer>
 #include <QRegularExpression>
 
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -29,6 +33,8 @@ namespace {
 // What the tail compares to tell "appended to" from "rewritten": the first bytes of the file.
 constexpr std::size_t kHeadBytes = 256;
 constexpr std::size_t kReadChunkBytes = 64 * 1024;
+// How core::encodeEvent starts a metric event.
+constexpr std::string_view kMetricEventPrefix = R"({"v":1,"type":"metric",)";
 
 std::filesystem::path toPath(const QString& path) {
   return std::filesystem::path(QFile::encodeName(path).toStdString());
@@ -49,8 +55,10 @@ bool isBlank(std::string_view line) {
 
 }  // namespace
 
+namespace {
+
 /// events.jsonl, tailed the way core::MetricsFollower tails metrics.jsonl.
-class RunFollower::EventsTail {
+class EventsTail {
  public:
   struct Result {
     std::vector<std::string> lines;
@@ -124,23 +132,218 @@ class RunFollower::EventsTail {
   std::string m_head;
 };
 
-RunFollower::RunFollower(QObject* parent) : QObject(parent) {
+}  // namespace
+
+/// What one read found: everything the follower delivers, in the order it delivers it.
+struct RunFollower::Batch {
+  quint64 generation = 0;
+  bool restarted = false;  // a file started over: reset(), then this batch from the beginning
+  std::vector<core::MetricsRow> rows;
+  QVector<core::Event> events;
+  std::size_t malformedMetricLines = 0;  // new since the previous batch
+  std::size_t malformedEventLines = 0;
+  std::optional<RunSettings> settings;  // set when config.json changed what it says
+  QList<qint64> codebookSteps;          // every step with a file, ascending
+  QList<qint64> codebookChanged;        // files new or changed since the previous batch
+  QDateTime lastWrite;
+};
+
+class RunFollower::BatchQueue {
+ public:
+  void push(Batch batch) {
+    const QMutexLocker lock(&m_mutex);
+    m_batches.push_back(std::move(batch));
+  }
+  std::vector<Batch> takeAll() {
+    const QMutexLocker lock(&m_mutex);
+    std::vector<Batch> batches;
+    batches.swap(m_batches);
+    return batches;
+  }
+
+ private:
+  QMutex m_mutex;
+  std::vector<Batch> m_batches;
+};
+
+/// Reads one run directory; used by one thread at a time (the follower's reading thread).
+class RunFollower::Reader {
+ public:
+  Reader(QString path, quint64 generation) : m_path(std::move(path)), m_generation(generation) {
+    restart();
+  }
+
+  Batch read() {
+    Batch batch;
+    batch.generation = m_generation;
+    std::vector<core::MetricsRow> rows = m_metrics->poll();
+    EventsTail::Result events = m_events->poll();
+    if (m_metrics->resets() != 0 || events.restarted) {
+      // One file started over: read both again from their beginnings, so that listeners never
+      // hold rows of a file that no longer says so, and announce the codebook files again.
+      countMalformed(batch);
+      restart();
+      m_codebook.clear();
+      batch.restarted = true;
+      rows = m_metrics->poll();
+      events = m_events->poll();
+    }
+    countMalformed(batch);
+    batch.malformedEventLines += events.oversized;
+    batch.rows = std::move(rows);
+    batch.events.reserve(static_cast<int>(events.lines.size()));
+    for (const std::string& line : events.lines) {
+      // Metric events repeat metrics.jsonl, which rowsAppended() delivers: not worth parsing
+      // (they are half the lines of a long run's events.jsonl).
+      if (std::string_view(line).substr(0, kMetricEventPrefix.size()) == kMetricEventPrefix) {
+        continue;
+      }
+      core::DecodeResult result = core::decodeEventLine(line);
+      if (core::Event* event = std::get_if<core::Event>(&result.value)) {
+        batch.events.append(std::move(*event));
+      } else {
+        ++batch.malformedEventLines;
+      }
+    }
+    readSettings(batch);
+    readCodebook(batch);
+    const QDir dir(m_path);
+    for (const char* name : {"metrics.jsonl", "events.jsonl"}) {
+      const QFileInfo info(dir.filePath(QLatin1String(name)));
+      if (info.exists() && (!batch.lastWrite.isValid() || info.lastModified() > batch.lastWrite)) {
+        batch.lastWrite = info.lastModified();
+      }
+    }
+    return batch;
+  }
+
+ private:
+  struct FileStamp {
+    qint64 size = -1;
+    qint64 modified = 0;  // ms since the epoch
+    bool operator==(const FileStamp& o) const { return size == o.size && modified == o.modified; }
+  };
+
+  void restart() {
+    const core::RunDirectory run(toPath(m_path));
+    m_metrics = std::make_unique<core::MetricsFollower>(run.metricsFile());
+    m_events = std::make_unique<EventsTail>(run.eventsFile());
+    m_malformedReported = 0;
+  }
+
+  void countMalformed(Batch& batch) {
+    batch.malformedMetricLines += m_metrics->malformedLines() - m_malformedReported;
+    m_malformedReported = m_metrics->malformedLines();
+  }
+
+  void readSettings(Batch& batch) {
+    const QFileInfo info(QDir(m_path).filePath(QStringLiteral("config.json")));
+    FileStamp stamp;
+    if (info.isFile()) {
+      stamp.size = info.size();
+      stamp.modified = info.lastModified().toMSecsSinceEpoch();
+    }
+    if (stamp == m_configStamp) {
+      return;
+    }
+    m_configStamp = stamp;
+    QFile file(info.filePath());
+    if (stamp.size < 0 || !file.open(QIODevice::ReadOnly)) {
+      return;
+    }
+    QJsonParseError parseError;
+    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
+    if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
+      m_configStamp = {};  // maybe caught mid-write: read it again next time
+      return;
+    }
+    const core::RunConfig defaults;
+    const QJsonObject root = document.object();
+    const QJsonObject loss = root.value(QStringLiteral("loss")).toObject();
+    const QJsonObject train = root.value(QStringLiteral("train")).toObject();
+    const QJsonObject quantizer = root.value(QStringLiteral("model"))
+                                      .toObject()
+                                      .value(QStringLiteral("quantizer"))
+                                      .toObject();
+    RunSettings settings;
+    settings.maxSteps =
+        train.value(QStringLiteral("max_steps")).toInteger(defaults.train.max_steps);
+    settings.discrStartStep =
+        loss.value(QStringLiteral("discr_start_step")).toInteger(defaults.loss.discr_start_step);
+    settings.ganEnabled = loss.value(QStringLiteral("adversarial_weight"))
+                              .toDouble(defaults.loss.adversarial_weight) > 0.0;
+    settings.codebookSize = quantizer.value(QStringLiteral("codebook_size")).toInteger(0);
+    if (!m_settings || *m_settings != settings) {
+      m_settings = settings;
+      batch.settings = settings;
+    }
+  }
+
+  void readCodebook(Batch& batch) {
+    static const QRegularExpression kName(QStringLiteral("^step_(\\d+)\\.safetensors$"));
+    const QDir dir(QDir(m_path).filePath(QStringLiteral("codebook")));
+    QHash<qint64, FileStamp> seen;
+    for (const QFileInfo& info :
+         dir.entryInfoList({QStringLiteral("step_*.safetensors")}, QDir::Files, QDir::NoSort)) {
+      const QRegularExpressionMatch match = kName.match(info.fileName());
+      bool ok = false;
+      const qint64 step = match.hasMatch() ? match.captured(1).toLongLong(&ok) : -1;
+      if (!ok) {
+        continue;
+      }
+      const FileStamp stamp{info.size(), info.lastModified().toMSecsSinceEpoch()};
+      seen.insert(step, stamp);
+      if (!(m_codebook.value(step) == stamp)) {
+        batch.codebookChanged.append(step);
+      }
+    }
+    m_codebook = seen;
+    batch.codebookSteps = seen.keys();
+    std::sort(batch.codebookSteps.begin(), batch.codebookSteps.end());
+    std::sort(batch.codebookChanged.begin(), batch.codebookChanged.end());
+  }
+
+  QString m_path;
+  quint64 m_generation;
+  std::unique_ptr<core::MetricsFollower> m_metrics;
+  std::unique_ptr<EventsTail> m_events;
+  std::size_t m_malformedReported = 0;
+  FileStamp m_configStamp;
+  std::optional<RunSettings> m_settings;
+  QHash<qint64, FileStamp> m_codebook;
+};
+
+RunFollower::RunFollower(QObject* parent)
+    : QObject(parent),
+      m_queue(std::make_shared<BatchQueue>()),
+      m_reading(std::make_shared<std::atomic<bool>>(false)) {
   qRegisterMetaType<core::MetricsRow>();
   qRegisterMetaType<QVector<core::MetricsRow>>();
   qRegisterMetaType<core::Event>();
   qRegisterMetaType<QVector<core::Event>>();
   m_timer.setInterval(kDefaultPollIntervalMs);
-  connect(&m_timer, &QTimer::timeout, this, &RunFollower::poll);
+  connect(&m_timer, &QTimer::timeout, this, [this] { requestRead(false); });
+  m_thread = new QThread(this);
+  m_thread->setObjectName(QStringLiteral("RunFollower"));
+  m_worker = new QObject;
+  m_worker->moveToThread(m_thread);
+  m_thread->start();
 }
 
-RunFollower::~RunFollower() = default;
+RunFollower::~RunFollower() {
+  m_timer.stop();
+  m_thread->quit();
+  m_thread->wait();  // a read stalled on a dead file system is waited for: it owns no way out
+  delete m_worker;
+}
 
 void RunFollower::setRunDirectory(const QString& path) {
   m_path = path;
-  restartReading();
+  ++m_generation;  // reads of the previous directory, still queued or under way, are dropped
+  m_reader = path.isEmpty() ? nullptr : std::make_shared<Reader>(path, m_generation);
+  clearState();
   m_settings.reset();
-  m_configStamp = {};
-  m_codebookFiles.clear();
+  m_codebookSteps.clear();
   m_lastWrite = {};
   Q_EMIT reset();
   poll();
@@ -161,90 +364,101 @@ void RunFollower::setPollInterval(int milliseconds) { m_timer.setInterval(qMax(1
 
 int RunFollower::pollInterval() const { return m_timer.interval(); }
 
-QList<qint64> RunFollower::codebookSteps() const {
-  QList<qint64> steps = m_codebookFiles.keys();
-  std::sort(steps.begin(), steps.end());
-  return steps;
-}
+QList<qint64> RunFollower::codebookSteps() const { return m_codebookSteps; }
 
 QString RunFollower::codebookFile(qint64 step) const {
-  if (!m_codebookFiles.contains(step) || m_path.isEmpty()) {
+  if (!m_codebookSteps.contains(step) || m_path.isEmpty()) {
     return {};
   }
   return QDir(m_path).filePath(QStringLiteral("codebook/step_%1.safetensors").arg(step));
 }
 
-std::size_t RunFollower::malformedMetricLines() const {
-  return m_malformedMetricLinesBefore + (m_metrics ? m_metrics->malformedLines() : 0);
+void RunFollower::poll() { requestRead(true); }
+
+void RunFollower::requestRead(bool wait) {
+  if (!m_reader) {
+    return;
+  }
+  if (!wait && m_reading->exchange(true)) {
+    return;  // the last read has not finished (a slow file system): do not pile up more
+  }
+  std::shared_ptr<Reader> reader = m_reader;
+  std::shared_ptr<BatchQueue> queue = m_queue;
+  std::shared_ptr<std::atomic<bool>> reading = m_reading;
+  QPointer<RunFollower> self(this);
+  auto read = [reader, queue, reading, self, wait] {
+    queue->push(reader->read());
+    if (!wait) {
+      reading->store(false);
+      // Back in the follower's thread (if it still exists): deliver what was read.
+      QMetaObject::invokeMethod(
+          self.data(),
+          [self] {
+            if (self) {
+              self->deliver();
+            }
+          },
+          Qt::QueuedConnection);
+    }
+  };
+  if (wait) {
+    // Queued behind any read under way, so batches stay in file order.
+    QMetaObject::invokeMethod(m_worker, read, Qt::BlockingQueuedConnection);
+    deliver();
+  } else {
+    QMetaObject::invokeMethod(m_worker, read, Qt::QueuedConnection);
+  }
 }
 
-void RunFollower::restartReading() {
-  m_malformedMetricLinesBefore = malformedMetricLines();
-  m_metrics.reset();
-  m_events.reset();
-  if (!m_path.isEmpty()) {
-    const core::RunDirectory run(toPath(m_path));
-    m_metrics = std::make_unique<core::MetricsFollower>(run.metricsFile());
-    m_events = std::make_unique<EventsTail>(run.eventsFile());
+void RunFollower::deliver() {
+  for (Batch& batch : m_queue->takeAll()) {
+    if (batch.generation == m_generation) {
+      apply(batch);
+    }
   }
-  m_metricsResetsSeen = 0;
+}
+
+void RunFollower::apply(Batch& batch) {
+  m_malformedMetricLines += batch.malformedMetricLines;
+  m_malformedEventLines += batch.malformedEventLines;
+  if (batch.restarted) {
+    ++m_restarts;
+    clearState();
+    m_codebookSteps.clear();
+    Q_EMIT reset();
+  }
+  if (batch.lastWrite.isValid()) {
+    m_lastWrite = batch.lastWrite;
+  }
+  if (batch.settings) {
+    m_settings = batch.settings;
+    Q_EMIT settingsChanged();
+  }
+  if (!batch.rows.empty()) {
+    m_rowCount += static_cast<qint64>(batch.rows.size());
+    m_lastStep = batch.rows.back().step;
+    Q_EMIT rowsAppended(QVector<core::MetricsRow>(std::make_move_iterator(batch.rows.begin()),
+                                                  std::make_move_iterator(batch.rows.end())));
+  }
+  if (!batch.events.isEmpty()) {
+    for (const core::Event& event : qAsConst(batch.events)) {
+      noteEvent(event);
+    }
+    Q_EMIT eventsAppended(batch.events);
+  }
+  m_codebookSteps = batch.codebookSteps;
+  for (qint64 step : qAsConst(batch.codebookChanged)) {
+    Q_EMIT codebookCountsChanged(step);
+  }
+}
+
+void RunFollower::clearState() {
   m_rowCount = 0;
   m_lastStep.reset();
   m_lastProgress.reset();
   m_hello.reset();
   m_done.reset();
   m_error.reset();
-}
-
-void RunFollower::poll() {
-  if (m_path.isEmpty() || !m_metrics) {
-    return;
-  }
-  std::vector<core::MetricsRow> rows = m_metrics->poll();
-  EventsTail::Result events = m_events->poll();
-  if (m_metrics->resets() != m_metricsResetsSeen || events.restarted) {
-    // One file started over: deliver both again from their beginnings, so that listeners never
-    // hold rows of a file that no longer says so.
-    ++m_restarts;
-    restartReading();
-    m_codebookFiles.clear();  // listeners drop their codebook state on reset(): announce again
-    Q_EMIT reset();
-    rows = m_metrics->poll();
-    events = m_events->poll();
-  }
-  m_metricsResetsSeen = m_metrics->resets();
-  m_malformedEventLines += events.oversized;
-
-  pollSettings();
-  for (const char* name : {"metrics.jsonl", "events.jsonl"}) {
-    const QFileInfo info(QDir(m_path).filePath(QLatin1String(name)));
-    if (info.exists() && (!m_lastWrite.isValid() || info.lastModified() > m_lastWrite)) {
-      m_lastWrite = info.lastModified();
-    }
-  }
-  if (!rows.empty()) {
-    m_rowCount += static_cast<qint64>(rows.size());
-    m_lastStep = rows.back().step;
-    Q_EMIT rowsAppended(QVector<core::MetricsRow>(std::make_move_iterator(rows.begin()),
-                                                  std::make_move_iterator(rows.end())));
-  }
-  if (!events.lines.empty()) {
-    QVector<core::Event> decoded;
-    decoded.reserve(static_cast<int>(events.lines.size()));
-    for (const std::string& line : events.lines) {
-      core::DecodeResult result = core::decodeEventLine(line);
-      if (const core::Event* event = result.event()) {
-        noteEvent(*event);
-        decoded.append(*event);
-      } else {
-        ++m_malformedEventLines;
-      }
-    }
-    if (!decoded.isEmpty()) {
-      Q_EMIT eventsAppended(decoded);
-    }
-  }
-  pollCodebook();
 }
 
 void RunFollower::noteEvent(const core::Event& event) {
@@ -260,73 +474,6 @@ void RunFollower::noteEvent(const core::Event& event) {
     if (!m_error) {
       m_error = *error;
     }
-  }
-}
-
-void RunFollower::pollSettings() {
-  const QFileInfo info(QDir(m_path).filePath(QStringLiteral("config.json")));
-  FileStamp stamp;
-  if (info.isFile()) {
-    stamp.size = info.size();
-    stamp.modified = info.lastModified().toMSecsSinceEpoch();
-  }
-  if (stamp == m_configStamp) {
-    return;
-  }
-  m_configStamp = stamp;
-  QFile file(info.filePath());
-  if (stamp.size < 0 || !file.open(QIODevice::ReadOnly)) {
-    return;
-  }
-  QJsonParseError parseError;
-  const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
-  if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
-    m_configStamp = {};  // maybe caught mid-write: read it again next time
-    return;
-  }
-  const core::RunConfig defaults;
-  const QJsonObject root = document.object();
-  const QJsonObject loss = root.value(QStringLiteral("loss")).toObject();
-  const QJsonObject train = root.value(QStringLiteral("train")).toObject();
-  const QJsonObject quantizer =
-      root.value(QStringLiteral("model")).toObject().value(QStringLiteral("quantizer")).toObject();
-  RunSettings settings;
-  settings.maxSteps = train.value(QStringLiteral("max_steps")).toInteger(defaults.train.max_steps);
-  settings.discrStartStep =
-      loss.value(QStringLiteral("discr_start_step")).toInteger(defaults.loss.discr_start_step);
-  settings.ganEnabled =
-      loss.value(QStringLiteral("adversarial_weight")).toDouble(defaults.loss.adversarial_weight) >
-      0.0;
-  settings.codebookSize = quantizer.value(QStringLiteral("codebook_size")).toInteger(0);
-  if (!m_settings || *m_settings != settings) {
-    m_settings = settings;
-    Q_EMIT settingsChanged();
-  }
-}
-
-void RunFollower::pollCodebook() {
-  static const QRegularExpression kName(QStringLiteral("^step_(\\d+)\\.safetensors$"));
-  const QDir dir(QDir(m_path).filePath(QStringLiteral("codebook")));
-  QHash<qint64, FileStamp> seen;
-  QList<qint64> changed;
-  for (const QFileInfo& info :
-       dir.entryInfoList({QStringLiteral("step_*.safetensors")}, QDir::Files, QDir::NoSort)) {
-    const QRegularExpressionMatch match = kName.match(info.fileName());
-    bool ok = false;
-    const qint64 step = match.hasMatch() ? match.captured(1).toLongLong(&ok) : -1;
-    if (!ok) {
-      continue;
-    }
-    const FileStamp stamp{info.size(), info.lastModified().toMSecsSinceEpoch()};
-    seen.insert(step, stamp);
-    if (!(m_codebookFiles.value(step) == stamp)) {
-      changed.append(step);
-    }
-  }
-  m_codebookFiles = seen;
-  std::sort(changed.begin(), changed.end());
-  for (qint64 step : changed) {
-    Q_EMIT codebookCountsChanged(step);
   }
 }
 

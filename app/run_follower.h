@@ -9,9 +9,11 @@
 #include <QMetaType>
 #include <QObject>
 #include <QString>
+#include <QThread>
 #include <QTimer>
 #include <QVector>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +39,11 @@ struct RunSettings {
 /// kept, a partial last line waits for its '\n', truncation, replacement and rewrites detected),
 /// the codebook/step_N.safetensors files, and config.json. No inotify: a file system that does
 /// not report changes (NFS, Lustre, sshfs) is followed the same way.
+///
+/// Files are read and parsed on a thread of the follower's own, so a slow or stalled file
+/// system, or a long metrics.jsonl read for the first time, never freezes the window: the timer
+/// asks for a read only when the previous one has finished, and the results are delivered, in
+/// order, as signals in the follower's thread. setRunDirectory() and poll() wait for their read.
 ///
 /// When metrics.jsonl or events.jsonl starts over (truncated, replaced, rewritten), the follower
 /// emits reset() and then delivers the run again from the beginning, so a listener that clears
@@ -83,7 +90,7 @@ class RunFollower : public QObject {
   /// time at the last poll); invalid while neither exists.
   QDateTime lastWrite() const { return m_lastWrite; }
   /// Lines that could not be read: metrics rows and events (since construction).
-  std::size_t malformedMetricLines() const;
+  std::size_t malformedMetricLines() const { return m_malformedMetricLines; }
   std::size_t malformedEventLines() const { return m_malformedEventLines; }
   /// How many times the run started over (reset() emitted for a file that changed under us).
   int restarts() const { return m_restarts; }
@@ -94,7 +101,8 @@ class RunFollower : public QObject {
                                                            QString* error = nullptr);
 
  public Q_SLOTS:
-  /// Reads whatever is new now and emits what it found.
+  /// Reads whatever is new now (after any read already under way) and emits what it found
+  /// before returning.
   void poll();
 
  Q_SIGNALS:
@@ -103,7 +111,8 @@ class RunFollower : public QObject {
   void reset();
   /// New metrics rows, in file order.
   void rowsAppended(const QVector<tb::core::MetricsRow>& rows);
-  /// New events, in file order (lines that do not decode are counted and skipped).
+  /// New events, in file order (lines that do not decode are counted and skipped). Metric
+  /// events are left out: they repeat metrics.jsonl, whose rows rowsAppended() delivers.
   void eventsAppended(const QVector<tb::core::Event>& events);
   /// codebook/step_`step`.safetensors appeared or changed.
   void codebookCountsChanged(qint64 step);
@@ -111,24 +120,26 @@ class RunFollower : public QObject {
   void settingsChanged();
 
  private:
-  class EventsTail;
-  struct FileStamp {
-    qint64 size = -1;
-    qint64 modified = 0;  // ms since the epoch
-    bool operator==(const FileStamp& o) const { return size == o.size && modified == o.modified; }
-  };
+  class Reader;
+  struct Batch;
+  class BatchQueue;
 
-  void restartReading();
-  void pollSettings();
-  void pollCodebook();
+  void requestRead(bool wait);
+  void deliver();
+  void apply(Batch& batch);
+  void clearState();
   void noteEvent(const core::Event& event);
 
   QString m_path;
   QTimer m_timer;
-  std::unique_ptr<core::MetricsFollower> m_metrics;
-  std::unique_ptr<EventsTail> m_events;
-  std::size_t m_metricsResetsSeen = 0;
-  std::size_t m_malformedMetricLinesBefore = 0;
+  QThread* m_thread = nullptr;
+  QObject* m_worker = nullptr;  // lives in m_thread: reads run in its event loop
+  std::shared_ptr<Reader> m_reader;
+  // Batches read and not yet delivered, in read order; shared with the reading thread.
+  std::shared_ptr<BatchQueue> m_queue;
+  std::shared_ptr<std::atomic<bool>> m_reading;
+  quint64 m_generation = 0;  // bumped by setRunDirectory(): batches of older readers are dropped
+  std::size_t m_malformedMetricLines = 0;
   std::size_t m_malformedEventLines = 0;
   qint64 m_rowCount = 0;
   std::optional<std::int64_t> m_lastStep;
@@ -137,8 +148,7 @@ class RunFollower : public QObject {
   std::optional<core::DoneEvent> m_done;
   std::optional<core::ErrorEvent> m_error;
   std::optional<RunSettings> m_settings;
-  FileStamp m_configStamp;
-  QHash<qint64, FileStamp> m_codebookFiles;
+  QList<qint64> m_codebookSteps;
   QDateTime m_lastWrite;
   int m_restarts = 0;
 };

@@ -318,7 +318,7 @@ void CurvePlot::setTimeAxis(bool duration) {
   QCPAxis* axis = m_plot->xAxis;
   if (duration) {
     auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
-    ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));  // hours are not wrapped at 24
+    ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));     // hours are not wrapped at 24
     ticker->setFieldWidth(QCPAxisTickerTime::tuHours, 1);  // 0:05:00, not 00:05:00
     ticker->setTickCount(4);  // h:mm:ss labels are wide; a small plot fits four
     axis->setTicker(ticker);
@@ -537,10 +537,15 @@ void CurvePlot::updateSmoothed(Series& series) {
     series.smoothFromScratch = true;
   }
   const QSharedPointer<QCPGraphDataContainer> raw = series.raw->data();
+  // The slider means as much smoothing for a million points as for a thousand.
+  const double weight = EmaSmoother::weightForPoints(m_smoothing, raw->size());
+  if (weight != series.ema.weight()) {
+    series.smoothFromScratch = true;
+  }
   int first = 0;
   if (series.smoothFromScratch) {
     series.smooth->data()->clear();
-    series.ema = EmaSmoother(m_smoothing);
+    series.ema = EmaSmoother(weight);
   } else {
     // Continue the average where the last replot left it: appends cost what they add.
     first = series.smoothedCount;

@@ -85,7 +85,9 @@ class CurvePlot : public QWidget {
   /// Labels of the x and y axes ("step" and "value" by default).
   void setAxisLabels(const QString& xLabel, const QString& yLabel);
 
-  /// Smoothing weight in [0, 1) (0: raw values only). Values are clamped to [0, 0.999].
+  /// Smoothing weight in [0, 1) (0: raw values only), meant as TensorBoard means it: for a
+  /// curve of up to 1000 points; longer curves are smoothed with the weight that averages the
+  /// same share of the curve (EmaSmoother::weightForPoints). Clamped to [0, 0.999].
   void setSmoothing(double weight);
   double smoothing() const;
 

@@ -6,7 +6,18 @@
 namespace tb::widgets {
 
 EmaSmoother::EmaSmoother(double weight)
-    : m_weight(std::isfinite(weight) ? std::clamp(weight, 0.0, 0.999) : 0.0) {}
+    : m_weight(std::isfinite(weight) ? std::clamp(weight, 0.0, kMaxWeight) : 0.0) {}
+
+double EmaSmoother::weightForPoints(double weight, int points) {
+  if (points <= kReferencePoints || weight <= 0.0) {
+    return weight;
+  }
+  int bucket = kReferencePoints;
+  while (bucket < points && bucket < (1 << 30)) {
+    bucket *= 2;
+  }
+  return std::pow(weight, static_cast<double>(kReferencePoints) / bucket);
+}
 
 double EmaSmoother::next(double y) {
   if (!std::isfinite(y)) {

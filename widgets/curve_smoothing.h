@@ -15,8 +15,20 @@ namespace tb::widgets {
 /// recomputing what was smoothed before.
 class EmaSmoother {
  public:
+  /// Largest weight used (a window of about a million values).
+  static constexpr double kMaxWeight = 0.999999;
+  /// Points a weight is meant for: TensorBoard draws at most about this many points per curve
+  /// and smooths those, so its slider means the same for 100 points and for a million.
+  static constexpr int kReferencePoints = 1000;
+
+  /// The weight that smooths a series of `points` values as much as `weight` smooths
+  /// kReferencePoints of them: weight^(kReferencePoints / n), where n is `points` rounded up to
+  /// a power of two (so a growing series changes its weight, and is smoothed again from its
+  /// start, only when it doubles). `weight` itself for kReferencePoints points or fewer.
+  static double weightForPoints(double weight, int points);
+
   /// `weight` is w in [0, 1): 0 leaves values unchanged, 0.99 smooths hard. Values outside are
-  /// clamped to [0, 0.999].
+  /// clamped to [0, kMaxWeight].
   explicit EmaSmoother(double weight = 0.0);
 
   double weight() const { return m_weight; }

@@ -525,6 +525,7 @@ void MonitorPage::onReset(Run* run) {
       panel->plot->clearMarkers();
     }
     m_progress->clear();
+    updateMarkers();  // the discriminator's step is still the config's
   }
   updateGrid();
 }

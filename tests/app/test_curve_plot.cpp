@@ -272,6 +272,35 @@ class TestCurvePlot : public QObject {
     QCOMPARE(raw->pen().color().alpha(), 255);
   }
 
+  void longCurvesAreSmoothedAlike() {
+    // The weight means "for 1000 points" (TensorBoard's sample size); a longer curve gets the
+    // weight that averages the same share of it, changing only when the length doubles.
+    QCOMPARE(EmaSmoother::weightForPoints(0.6, 1000), 0.6);
+    QCOMPARE(EmaSmoother::weightForPoints(0.6, 3000), std::pow(0.6, 0.25));
+    QCOMPARE(EmaSmoother::weightForPoints(0.6, 4000), std::pow(0.6, 0.25));
+    QCOMPARE(EmaSmoother::weightForPoints(0.6, 4001), std::pow(0.6, 0.125));
+    QCOMPARE(EmaSmoother::weightForPoints(0.0, 1000000), 0.0);
+
+    CurvePlot plot;
+    QVector<double> xs, ys;
+    for (int i = 0; i < 5000; ++i) {
+      xs.append(i);
+      ys.append(i % 2 == 0 ? 1.0 : -1.0);  // noise of amplitude 1 around 0
+    }
+    plot.setSeries(QStringLiteral("grad"), xs, ys);
+    plot.setSmoothing(0.6);
+    plot.replotNow();
+    QCPGraph* smooth = plot.smoothedGraph(QStringLiteral("grad"));
+    const QVector<double> expected = EmaSmoother::smooth(ys, std::pow(0.6, 0.125));
+    QCOMPARE(smooth->data()->at(4999)->value, expected[4999]);
+    double worst = 0.0;
+    for (int i = 4000; i < 5000; ++i) {
+      worst = std::max(worst, std::abs(smooth->data()->at(i)->value));
+    }
+    // 0.6 on the raw points would leave +-0.25; the scaled weight leaves +-0.03.
+    QVERIFY2(worst < 0.05, qPrintable(QString::number(worst)));
+  }
+
   void robustRangeIgnoresOneSpike() {
     QVector<double> values;
     for (int i = 0; i < 200; ++i) {

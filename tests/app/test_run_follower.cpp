@@ -137,7 +137,9 @@ class TestRunFollower : public QObject {
     tb::core::HelloEvent hello;
     hello.trainer_version = "0.1.0";
     hello.protocol = 1;
-    QByteArray lines = eventLine(hello) + eventLine(tb::core::ProgressEvent{5, 100, 2.5, 38.0});
+    QByteArray lines = eventLine(hello) +
+                       eventLine(tb::core::MetricEvent{5, {{"train/loss", 1.0}}}) +
+                       eventLine(tb::core::ProgressEvent{5, 100, 2.5, 38.0});
     writeBytes(events, lines);
 
     RunFollower follower;
@@ -146,7 +148,9 @@ class TestRunFollower : public QObject {
     QSignalSpy resets(&follower, &RunFollower::reset);
     follower.setRunDirectory(run.path());
     QCOMPARE(eventSpy.count(), 1);
-    QCOMPARE(eventsOf(eventSpy).size(), 2);
+    QCOMPARE(eventsOf(eventSpy).size(), 2);  // hello and progress: the metric event is left out
+    QVERIFY(std::holds_alternative<tb::core::ProgressEvent>(eventsOf(eventSpy).at(1)));
+    QCOMPARE(follower.malformedEventLines(), 0u);
     QVERIFY(follower.hello().has_value());
     QCOMPARE(follower.lastProgress()->total, 100);
     QCOMPARE(follower.lastProgress()->eta_s, 38.0);
