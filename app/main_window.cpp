@@ -234,6 +234,10 @@ QString MainWindow::aboutText() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!confirmCloseWithRun()) {
+    event->ignore();
+    return;
+  }
   if (m_remembersWindowState) {
     saveWindowState();
   }

@@ -92,6 +92,8 @@ class MainWindow : public QMainWindow {
   void fillRecentMenu();
   LaunchPlan launchPlan() const;
   void onRunDirectoryReady(const QString& path);
+  /// With a run going: asks whether to stop it and quit; true when the window may close.
+  bool confirmCloseWithRun();
   void showAbout();
 
   QListWidget* m_navigation = nullptr;

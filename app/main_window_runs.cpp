@@ -15,6 +15,7 @@
 #include <QKeySequence>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QStatusBar>
 #include <QVBoxLayout>
@@ -114,6 +115,28 @@ void MainWindow::onRunDirectoryReady(const QString& path) {
   if (currentPage() == PageId::Setup) {
     setCurrentPage(PageId::Monitor);  // launched from Setup: watch it
   }
+}
+
+bool MainWindow::confirmCloseWithRun() {
+  if (!m_runController->isActive()) {
+    return true;
+  }
+  QMessageBox box(QMessageBox::Question, tr("Quit Tokenbench"),
+                  tr("A run is in progress (%1).").arg(m_runController->describe()),
+                  QMessageBox::Cancel, this);
+  box.setInformativeText(
+      tr("Quitting stops it cleanly: the trainer writes a checkpoint, and "
+         "Resume continues the run later."));
+  QPushButton* stopAndQuit = box.addButton(tr("Stop Run and Quit"), QMessageBox::AcceptRole);
+  box.setDefaultButton(QMessageBox::Cancel);
+  box.exec();
+  if (box.clickedButton() != stopAndQuit) {
+    return false;
+  }
+  // The controller's destructor waits for the trainer (stop line, then SIGTERM, then SIGKILL).
+  m_runController->stop();
+  statusBar()->showMessage(tr("Stopping the run\u2026"));
+  return true;
 }
 
 }  // namespace tb::app

@@ -414,6 +414,9 @@ void RunControlBar::onFinished(RunController::State state) {
 void RunControlBar::refreshButtons() {
   const bool active = m_controller->isActive();
   const RunController::State state = m_controller->state();
+  if (state == RunController::State::Unresponsive) {
+    showState(textFor(state), colorFor(state));  // "no output for ..." keeps counting
+  }
   m_launch->setEnabled(!active);
   m_stop->setEnabled(active);
   const int stage = m_controller->stopStage();

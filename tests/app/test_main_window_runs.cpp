@@ -10,15 +10,19 @@
 #include "app/trainer_location.h"
 #include "app/window_settings.h"
 
+#include <QAbstractButton>
 #include <QAction>
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QMenu>
+#include <QMessageBox>
 #include <QObject>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 using tb::app::MainWindow;
 using tb::app::PageId;
@@ -158,6 +162,39 @@ class TestMainWindowRuns : public QObject {
     Q_EMIT window.runsPage()->openRequested(m_dir.filePath(QStringLiteral("runs/failing")));
     QCOMPARE(opened.count(), 2);
     QCOMPARE(window.openRunDirectoryPath(), m_dir.filePath(QStringLiteral("runs/failing")));
+  }
+
+  void closingWithARunAsksFirst() {
+    qputenv("TB_FAKE_MODE", "normal");
+    qputenv("TB_FAKE_STEPS", "100000");
+    MainWindow window;
+    prepare(window, m_dir.filePath(QStringLiteral("runs/long")));
+    QSignalSpy progress(window.runController(), &RunController::progressReceived);
+    QVERIFY(window.runControlBar()->launch());
+    QVERIFY(progress.wait(kTimeoutMs));
+
+    // Answer the question with `button` as soon as it is asked.
+    auto answer = [](const QString& button) {
+      QTimer::singleShot(100, [button] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        QVERIFY(box);
+        QVERIFY2(box->text().startsWith(QStringLiteral("A run is in progress (running")),
+                 qPrintable(box->text()));
+        for (QAbstractButton* b : box->buttons()) {
+          if (b->text() == button) b->click();
+        }
+      });
+    };
+    answer(QStringLiteral("Cancel"));
+    QVERIFY(!window.close());
+    QVERIFY(window.isVisible());
+    QCOMPARE(window.runController()->state(), State::Running);
+
+    answer(QStringLiteral("Stop Run and Quit"));
+    QVERIFY(window.close());
+    QCOMPARE(window.runController()->state(), State::Stopping);
+    QVERIFY(waitForEnd(window.runController()));
+    QCOMPARE(window.runController()->state(), State::Stopped);
   }
 
   void runMenuMirrorsTheBar() {

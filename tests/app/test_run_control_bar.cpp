@@ -255,6 +255,22 @@ class TestRunControlBar : public QObject {
     QVERIFY(f->bar.stateText().startsWith(QStringLiteral("Stopped at step ")));
   }
 
+  void silenceShowsUnresponsive() {
+    qputenv("TB_FAKE_SILENT_MS", "2500");
+    auto f = makeBar("silent");
+    f->controller.setWatchdogTimeoutMs(300);
+    QVERIFY(f->bar.launch());
+    QTRY_COMPARE(f->controller.state(), State::Unresponsive);
+    QVERIFY2(f->bar.stateText().startsWith(QStringLiteral("Unresponsive: no output for")),
+             qPrintable(f->bar.stateText()));
+    QCOMPARE(f->bar.stateColor(), RunControlBar::colorFor(State::Unresponsive));
+    QVERIFY(f->bar.stopButton()->isEnabled());  // the process is kept, and can be stopped
+    shoot(f->bar, QStringLiteral("unresponsive"));
+    QVERIFY(waitForEnd(f->controller));
+    QCOMPARE(f->controller.state(), State::Completed);
+    qunsetenv("TB_FAKE_SILENT_MS");
+  }
+
   void garbageShowsAWarning() {
     auto f = makeBar("garbage");
     QVERIFY(f->bar.launch());
