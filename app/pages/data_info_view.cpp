@@ -44,9 +44,12 @@ QTableWidget* makeTable(const QStringList& headers, QWidget* parent) {
 
 // Shows up to `maxRows` rows without scrolling, then scrolls.
 void fitHeight(QTableWidget* table, int maxRows) {
-  const int rows = std::clamp(table->rowCount(), 1, maxRows);
-  table->setFixedHeight(table->horizontalHeader()->sizeHint().height() +
-                        rows * table->verticalHeader()->defaultSectionSize() +
+  int rowsHeight = 0;
+  for (int row = 0; row < std::min(table->rowCount(), maxRows); ++row) {
+    rowsHeight += table->rowHeight(row);
+  }
+  if (rowsHeight == 0) rowsHeight = table->verticalHeader()->defaultSectionSize();
+  table->setFixedHeight(table->horizontalHeader()->sizeHint().height() + rowsHeight +
                         2 * table->frameWidth());
 }
 
@@ -79,7 +82,7 @@ DataInfoView::DataInfoView(QWidget* parent) : QWidget(parent) {
 
   m_skipped = makeTable({tr("File"), tr("Reason")}, m_results);
   m_skipped->setObjectName(QStringLiteral("skippedTable"));
-  m_skipped->setColumnWidth(0, 220);
+  m_skipped->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   m_skippedGroup = new QGroupBox(tr("Skipped files"), m_results);
   auto* skippedLayout = new QVBoxLayout(m_skippedGroup);
   skippedLayout->addWidget(m_skipped);
@@ -194,6 +197,10 @@ bool DataInfoView::setResult(const QByteArray& json) {
     m_skipped->setItem(row, 0, fileItem);
     m_skipped->setItem(row, 1, reasonItem);
   }
+  // The file column takes what it needs (within limits); reasons get the rest, elided, whole in
+  // their tooltips.
+  m_skipped->resizeColumnToContents(0);
+  m_skipped->setColumnWidth(0, std::clamp(m_skipped->columnWidth(0), 120, 220));
   fitHeight(m_skipped, 6);
   m_skippedGroup->setTitle(skipped.isEmpty() ? tr("Skipped files: none")
                                              : tr("Skipped files: %1").arg(skipped.size()));
