@@ -318,6 +318,11 @@ class TestMonitorPage : public QObject {
     page.pollNow();
     QCOMPARE(loss->pointCount(QStringLiteral("train/loss")), 1);
     QCOMPARE(loss->graph(QStringLiteral("train/loss"))->data()->at(0)->value, 5.0);
+    QCOMPARE(loss->markerPosition(QStringLiteral("discr")).value(), 100.0);  // still marked
+
+    // And without anyone polling: the follower's own timer reads in the background.
+    writeFile(metrics, trainRow(4, 4.0) + trainRow(6, 3.0), true);
+    QTRY_COMPARE_WITH_TIMEOUT(loss->pointCount(QStringLiteral("train/loss")), 3, 5000);
   }
 
   void overlaysAnotherRun() {
