@@ -1,6 +1,7 @@
 #include "trainer/cli/config_commands.h"
 
 #include "core/config_io.h"
+#include "core/config_reference.h"
 #include "core/presets.h"
 
 #include <iostream>
@@ -41,6 +42,11 @@ int validateConfig(const std::string& source) {
     return 2;
   }
   std::cout << name << ": valid\n";
+  return 0;
+}
+
+int printConfigReference() {
+  std::cout << core::configReferenceMarkdown();
   return 0;
 }
 

@@ -9,5 +9,7 @@ int listPresets();
 int printConfig(const std::string& preset);
 /// `source` is a file path or "-" for standard input.
 int validateConfig(const std::string& source);
+/// Prints docs/configuration.md: every key's type, default, range, unit and description.
+int printConfigReference();
 
 }  // namespace tb::trainer::cli

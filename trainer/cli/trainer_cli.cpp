@@ -50,6 +50,8 @@ int runTrainerCli(int argc, char** argv) {
                                       "Check a configuration; every error on stderr, one per line, "
                                       "starting with its JSON path (exit 2)");
   validate->add_option("file", source, "Configuration file, or - for standard input")->required();
+  auto* reference = app.add_subcommand("config-reference", "Print the configuration reference (Markdown: "
+                                                           "every key, type, default, range, unit)");
 
   cli::TrainArgs train_args;
   auto* train = app.add_subcommand("train", "Train a tokenizer into a run directory (events on stdout, log on stderr)");
@@ -155,6 +157,7 @@ int runTrainerCli(int argc, char** argv) {
   if (*presets) return cli::listPresets();
   if (*print) return cli::printConfig(preset);
   if (*validate) return cli::validateConfig(source);
+  if (*reference) return cli::printConfigReference();
   if (*train) return cli::train(train_args);
   if (*summary) return cli::summarizeRun(summary_dir);
   if (*model_info) return cli::modelInfo(model_config, model_preset);
