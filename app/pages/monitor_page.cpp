@@ -964,7 +964,9 @@ void MonitorPage::updateRunLabels() {
     m_runName->setText(m_runs[0]->label);
     m_runName->setToolTip(QDir::toNativeSeparators(m_runs[0]->path));
   }
-  m_overlayButton->setEnabled(!m_runs.empty());
+  // With no run the empty state says so; the run line would only repeat it.
+  m_runName->setVisible(!m_runs.empty());
+  m_overlayButton->setVisible(!m_runs.empty());
   QStringList overlays;
   for (size_t i = 1; i < m_runs.size(); ++i) {
     overlays.append(QStringLiteral("%1 (%2)").arg(m_runs[i]->label, penName(m_runs[i]->style)));
