@@ -5,6 +5,7 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QShortcut>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QStyle>
@@ -69,6 +70,19 @@ ClipTimeline::ClipTimeline(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_slider, 1);
   layout->addWidget(m_position);
   layout->addWidget(m_fpsBox);
+
+  // Keys of video players: space plays or pauses, ',' and '.' step a frame. Window-wide while
+  // this timeline is visible (a hidden page's timeline does not answer).
+  auto shortcut = [this](const QKeySequence& keys, void (ClipTimeline::*slot)()) {
+    auto* s = new QShortcut(keys, this);
+    s->setContext(Qt::WindowShortcut);
+    connect(s, &QShortcut::activated, this, slot);
+  };
+  shortcut(QKeySequence(Qt::Key_Space), &ClipTimeline::togglePlaying);
+  shortcut(QKeySequence(Qt::Key_Comma), &ClipTimeline::stepBackward);
+  shortcut(QKeySequence(Qt::Key_Period), &ClipTimeline::stepForward);
+  m_previous->setToolTip(tr("Previous frame (,)"));
+  m_next->setToolTip(tr("Next frame (.)"));
 
   m_timer.setInterval(intervalMs(m_fps));
   connect(&m_timer, &QTimer::timeout, this, &ClipTimeline::stepForward);
@@ -183,7 +197,7 @@ void ClipTimeline::updateControls() {
   m_playPause->setEnabled(frames);
   m_playPause->setIcon(
       style()->standardIcon(isPlaying() ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
-  m_playPause->setToolTip(isPlaying() ? tr("Pause") : tr("Play"));
+  m_playPause->setToolTip(isPlaying() ? tr("Pause (space)") : tr("Play (space)"));
   m_position->setText(m_frameCount > 0 ? tr("frame %1 / %2").arg(m_frameIndex + 1).arg(m_frameCount)
                                        : tr("no frames"));
 }

@@ -17,7 +17,8 @@ class ClipPlayer;
 /// The transport shared by several ClipPlayers: previous frame, play/pause, next frame, a frame
 /// slider, "frame i / n" and a frames-per-second box. Every attached player shows the same
 /// frame index, so originals and reconstructions play in sync. The frame count is the largest
-/// of the attached players' (a shorter clip holds its last frame). Playing loops.
+/// of the attached players' (a shorter clip holds its last frame). Playing loops. While the
+/// timeline is visible, space plays or pauses and ',' / '.' step back / forward in its window.
 class ClipTimeline : public QWidget {
   Q_OBJECT
 

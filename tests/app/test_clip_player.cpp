@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 #include <memory>
 
@@ -247,6 +248,32 @@ class ClipPlayerTest : public QObject {
     timeline.attach(&still);
     timeline.play();
     QVERIFY(!timeline.isPlaying());
+  }
+
+  void keysDriveTheVisibleTimeline() {
+    QWidget window;
+    auto* timeline = new ClipTimeline(&window);
+    auto* player = new ClipPlayer(&window);
+    auto* layout = new QVBoxLayout(&window);
+    layout->addWidget(player);
+    layout->addWidget(timeline);
+    player->setFrames(solidFrames({4, 4}, {1, 2, 3, 4}));
+    timeline->attach(player);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QTest::keyClick(&window, Qt::Key_Period);
+    QCOMPARE(player->frameIndex(), 1);
+    QTest::keyClick(&window, Qt::Key_Comma);
+    QTest::keyClick(&window, Qt::Key_Comma);
+    QCOMPARE(player->frameIndex(), 3);  // wrapped
+    QTest::keyClick(&window, Qt::Key_Space);
+    QVERIFY(timeline->isPlaying());
+    QTest::keyClick(&window, Qt::Key_Space);
+    QVERIFY(!timeline->isPlaying());
+    timeline->hide();  // a hidden timeline (another page's) does not answer
+    QTest::keyClick(&window, Qt::Key_Period);
+    QCOMPARE(timeline->frameIndex(), 3);
   }
 
   void differenceMapsShowWhereFramesDiffer() {
