@@ -107,7 +107,14 @@ SamplesPage::SamplesPage(QWidget* parent) : QWidget(parent) {
   m_gridLayout->setContentsMargins(0, 0, 0, 0);
   m_gridLayout->setHorizontalSpacing(16);
   m_gridLayout->setVerticalSpacing(10);
-  m_grid->installEventFilter(this);
+  // The host takes whatever space the page has (its size policy ignores the grid's), and
+  // fitCells() sizes the cells from it; the grid sits centred at its top.
+  m_gridHost = new QWidget(this);
+  m_gridHost->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+  auto* hostLayout = new QVBoxLayout(m_gridHost);
+  hostLayout->setContentsMargins(0, 0, 0, 0);
+  hostLayout->addWidget(m_grid, 0, Qt::AlignHCenter | Qt::AlignTop);
+  m_gridHost->installEventFilter(this);
 
   m_timeline = new widgets::ClipTimeline(this);
   m_timeline->setObjectName(QStringLiteral("samplesTimeline"));
@@ -118,7 +125,7 @@ SamplesPage::SamplesPage(QWidget* parent) : QWidget(parent) {
   contentLayout->setSpacing(10);
   contentLayout->addLayout(toolbar);
   contentLayout->addWidget(m_info);
-  contentLayout->addWidget(m_grid, 1);
+  contentLayout->addWidget(m_gridHost, 1);
   contentLayout->addWidget(m_timeline);
 
   m_empty = new EmptyState({}, {}, this);
@@ -264,36 +271,32 @@ void SamplesPage::rebuildPlayers(int rows) {
     m_gridLabels.append(label);
     return label;
   };
-  // Columns: stretch | clip label | original | reconstruction | stretch, so each pair stays
-  // side by side (fitCells() sizes the cells to the space) and the grid is centred.
-  m_gridLayout->addWidget(heading(tr("Original"), Qt::AlignHCenter), 0, 2);
-  m_gridLayout->addWidget(heading(tr("Reconstruction"), Qt::AlignHCenter), 0, 3);
+  // Columns: clip label | original | reconstruction, each pair side by side in square cells
+  // that fitCells() sizes to the space.
+  m_gridLayout->addWidget(heading(tr("Original"), Qt::AlignHCenter), 0, 1);
+  m_gridLayout->addWidget(heading(tr("Reconstruction"), Qt::AlignHCenter), 0, 2);
   const auto zoom = static_cast<ClipPlayer::Zoom>(m_zoomBox->currentData().toInt());
   for (int r = 0; r < rows; ++r) {
     auto* label = new QLabel(tr("clip %1").arg(r + 1), m_grid);
     label->setForegroundRole(QPalette::PlaceholderText);
     label->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     m_gridLabels.append(label);
-    m_gridLayout->addWidget(label, r + 1, 1);
+    m_gridLayout->addWidget(label, r + 1, 0);
     for (int c = 0; c < 2; ++c) {
       auto* player = new ClipPlayer(m_grid);
       player->setObjectName(
           QStringLiteral("sample%1%2").arg(r).arg(c == 0 ? "Original" : "Reconstruction"));
       player->setZoom(zoom);
-      m_gridLayout->addWidget(player, r + 1, c + 2);
+      m_gridLayout->addWidget(player, r + 1, c + 1);
       m_players.append(player);
       m_timeline->attach(player);
     }
   }
-  for (int row = 0; row < m_gridLayout->rowCount(); ++row) m_gridLayout->setRowStretch(row, 0);
-  m_gridLayout->setRowStretch(rows + 1, 1);  // spare height below the last row
-  m_gridLayout->setColumnStretch(0, 1);
-  m_gridLayout->setColumnStretch(4, 1);
   fitCells();
 }
 
 bool SamplesPage::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == m_grid && event->type() == QEvent::Resize) fitCells();
+  if (watched == m_gridHost && event->type() == QEvent::Resize) fitCells();
   return QWidget::eventFilter(watched, event);
 }
 
@@ -308,12 +311,11 @@ void SamplesPage::fitCells() {
   }
   const int across = m_gridLayout->horizontalSpacing();
   const int down = m_gridLayout->verticalSpacing();
-  const int byHeight = (m_grid->height() - headingHeight - (rows + 1) * down) / rows;
-  const int byWidth = (m_grid->width() - labelWidth - 4 * across) / 2;
+  const int byHeight = (m_gridHost->height() - headingHeight - (rows + 1) * down) / rows;
+  const int byWidth = (m_gridHost->width() - labelWidth - 3 * across) / 2;
   const int side = std::max(kMinCellSide, std::min(byHeight, byWidth));
   for (ClipPlayer* player : m_players) {
-    player->setMinimumSize(kMinCellSide, kMinCellSide);
-    player->setMaximumSize(side, side);
+    player->setFixedSize(side, side);
   }
 }
 

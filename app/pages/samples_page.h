@@ -107,6 +107,7 @@ class SamplesPage : public QWidget {
   QCheckBox* m_follow = nullptr;
   QComboBox* m_zoomBox = nullptr;
   QLabel* m_info = nullptr;
+  QWidget* m_gridHost = nullptr;
   QWidget* m_grid = nullptr;
   QGridLayout* m_gridLayout = nullptr;
   QList<QWidget*> m_gridLabels;

@@ -188,6 +188,10 @@ class SamplesPageTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QTest::qWait(50);
     QVERIFY(window.samplesPage()->isShowingSamples());
+    // The cells fill the page's height: four rows of square panels well past the 48-pixel floor.
+    QTRY_VERIFY(window.samplesPage()->players().front()->width() > 100);
+    QCOMPARE(window.samplesPage()->players().front()->width(),
+             window.samplesPage()->players().front()->height());
     QVERIFY(QDir().mkpath(kShotsDir));
     QVERIFY(window.grab().save(kShotsDir + QStringLiteral("/samples_page.png")));
   }
