@@ -5,6 +5,7 @@
 #include "core/config_io.h"
 #include "core/safetensors.h"
 #include "trainer/cli/compare_command.h"
+#include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
 #include "trainer/media/frame_tensors.h"
@@ -210,6 +211,101 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   EXPECT_EQ(compare(bad), 2);
   bad.checkpoints = {"a=" + fx.ckpt.string(), "a=" + vq_ckpt.string()};
   EXPECT_EQ(compare(bad), 2);
+}
+
+// Frame t of a strip written by compare (frames left to right), as a PNG of its own.
+fs::path cropFrame(const fs::path& strip_png, int t, int width, const fs::path& out) {
+  const media::VideoFrames strip = media::ImageReader::read(strip_png.string());
+  media::VideoFrames frame;
+  frame.width = width;
+  frame.height = strip.height;
+  frame.count = 1;
+  frame.rgb.resize(frame.frameBytes());
+  const std::size_t row = static_cast<std::size_t>(width) * 3;
+  for (int y = 0; y < strip.height; ++y) {
+    std::copy_n(strip.rgb.data() + static_cast<std::size_t>(y) * strip.width * 3 + t * row, row,
+                frame.rgb.data() + y * row);
+  }
+  media::writePng(out.string(), frame.width, frame.height, frame.rgb.data());
+  return out;
+}
+
+nlohmann::json metricsCommand(const MetricsArgs& args) {
+  ::testing::internal::CaptureStdout();
+  const int code = computeMetrics(args);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(code, 0) << args.a << " " << args.b;
+  return nlohmann::json::parse(out);
+}
+
+// compare on two tiny trained tokenizers (MAGVIT-v2 and VQGAN): the report's numbers are those the
+// metrics command gives on the frames compare wrote (clip_<k>/<name>.png), frame by frame.
+TEST(TokenCommands, CompareMatchesTheMetricsCommandOnTheWrittenFrames) {
+  TempFolder dir;
+  core::RunConfig magvit = tinyConfig();
+  magvit.data.image_size = 32;
+  magvit.train.max_steps = 8;
+  magvit.train.warmup_steps = 0;
+  magvit.train.lr = 3e-3;
+  magvit.train.valid_every = 0;
+  magvit.train.sample_every = 0;
+  magvit.loss.adversarial_weight = 0;
+  magvit.loss.perceptual_weight = 0;
+  core::RunConfig vq = magvit;
+  vq.model.kind = "vqgan";
+  vq.model.vqgan.base_channels = 8;
+  vq.model.vqgan.channel_mult = {1, 2};
+  vq.model.vqgan.num_res_blocks = 1;
+  vq.model.vqgan.attn_resolutions = {};
+  vq.model.vqgan.z_channels = 8;
+  ASSERT_EQ(testing::train(magvit, dir.path() / "magvit").code, 0);
+  ASSERT_EQ(testing::train(vq, dir.path() / "vqgan").code, 0);
+
+  const std::string fixture = TB_SHARED_DIR "/fixtures/lpips";
+  const bool with_lpips = fs::exists(fixture + "/alex_backbone.pth");
+  CompareArgs args;
+  args.checkpoints = {"magvit=" + (dir.path() / "magvit").string(), "vqgan=" + (dir.path() / "vqgan").string()};
+  args.out = (dir.path() / "review").string();
+  args.clips = 2;
+  if (with_lpips) {
+    args.lpips_backbone = fixture + "/alex_backbone.pth";
+    args.lpips_lin = fixture + "/alex_lin.pth";
+  }
+  ASSERT_EQ(compare(args), 0);
+  std::ifstream in(fs::path(args.out) / "metrics.json");
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["clips"].size(), 2u);
+  for (const auto& clip : report["clips"]) {
+    const int frames = clip["frames"].get<int>(), width = clip["width"].get<int>();
+    ASSERT_EQ(frames, 5);
+    ASSERT_EQ(width, 32);
+    char name[32];
+    std::snprintf(name, sizeof name, "clip_%03d", clip["clip"].get<int>());
+    const fs::path strips = fs::path(args.out) / name;
+    for (const char* tokenizer : {"magvit", "vqgan"}) {
+      double psnr = 0, ssim = 0, lpips = 0;
+      for (int t = 0; t < frames; ++t) {
+        MetricsArgs m;
+        m.a = cropFrame(strips / "original.png", t, width, dir.path() / "a.png").string();
+        m.b = cropFrame(strips / (std::string(tokenizer) + ".png"), t, width, dir.path() / "b.png").string();
+        m.lpips_backbone = args.lpips_backbone;
+        m.lpips_lin = args.lpips_lin;
+        const auto scores = metricsCommand(m);
+        psnr += scores["psnr"].get<double>() / frames;
+        ssim += scores["ssim"].get<double>() / frames;
+        if (with_lpips) lpips += scores["lpips"].get<double>() / frames;
+      }
+      const auto& reported = clip["metrics"][tokenizer];
+      EXPECT_NEAR(reported["psnr"].get<double>(), psnr, 1e-4) << name << " " << tokenizer;
+      EXPECT_NEAR(reported["ssim"].get<double>(), ssim, 1e-4) << name << " " << tokenizer;
+      if (with_lpips) {
+        EXPECT_NEAR(reported["lpips"].get<double>(), lpips, 1e-4) << name << " " << tokenizer;
+      }
+      // Trained for a few steps, both are better than noise and worse than perfect.
+      EXPECT_GT(psnr, 8.0) << tokenizer;
+      EXPECT_LT(psnr, 60.0) << tokenizer;
+    }
+  }
 }
 
 #endif

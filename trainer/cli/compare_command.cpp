@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -47,6 +49,14 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
       throw UsageError("--checkpoint \"" + spec + "\": expected NAME=PATH");
     }
     Entry e{spec.substr(0, eq), {}};
+    // The name becomes a file name (clip_<k>/<name>.png) and a column of the review.
+    const bool plain = std::all_of(e.name.begin(), e.name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
+    if (!plain || e.name == "original" || e.name.front() == '.') {
+      throw UsageError("--checkpoint \"" + spec + "\": NAME must be letters, digits, '-', '_' or '.' (and not "
+                       "\"original\")");
+    }
     for (const auto& other : entries) {
       if (other.name == e.name) throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
     }
@@ -113,6 +123,24 @@ cv::Mat cellImage(const media::VideoFrames& clip, int cell, const std::vector<st
 }
 #endif
 
+#if TB_WITH_OPENCV
+// The clip's frames side by side, left to right: one image of count x width by height.
+media::VideoFrames frameStrip(const media::VideoFrames& clip) {
+  media::VideoFrames strip;
+  strip.width = clip.width * clip.count;
+  strip.height = clip.height;
+  strip.count = 1;
+  strip.rgb.resize(strip.frameBytes());
+  const std::size_t row = static_cast<std::size_t>(clip.width) * 3;
+  for (int t = 0; t < clip.count; ++t) {
+    for (int y = 0; y < clip.height; ++y) {
+      std::copy_n(clip.frame(t) + y * row, row, strip.rgb.data() + y * row * clip.count + t * row);
+    }
+  }
+  return strip;
+}
+#endif
+
 std::string fixed(double v, int digits) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -166,7 +194,13 @@ int compare(const CompareArgs& args) {
       return j;
     };
     for (std::size_t c = 0; c < clips.size(); ++c) {
-      Json row = {{"clip", c}, {"source", clips[c].first}, {"metrics", Json::object()}};
+      const media::VideoFrames& original = frames[c].front();
+      Json row = {{"clip", c},
+                  {"source", clips[c].first},
+                  {"frames", original.count},
+                  {"width", original.width},
+                  {"height", original.height},
+                  {"metrics", Json::object()}};
       for (std::size_t k = 0; k < entries.size(); ++k) {
         row["metrics"][entries[k].name] = scoreJson(scores[c][k]);
         csv += std::to_string(c) + "," + clips[c].first + "," + entries[k].name + "," + fixed(scores[c][k].psnr, 4) +
@@ -205,6 +239,19 @@ int compare(const CompareArgs& args) {
     }
 #endif
 #if TB_WITH_OPENCV
+    // clip_<k>/original.png and clip_<k>/<name>.png: the exact 8-bit frames the metrics were
+    // computed on, left to right, lossless (the GIFs are palette-quantised).
+    for (std::size_t c = 0; c < clips.size(); ++c) {
+      char name[32];
+      std::snprintf(name, sizeof name, "clip_%03zu", c);
+      const fs::path dir = out / name;
+      fs::create_directories(dir);
+      for (std::size_t k = 0; k < frames[c].size(); ++k) {
+        const media::VideoFrames strip = frameStrip(frames[c][k]);
+        media::writePng((dir / ((k == 0 ? std::string("original") : entries[k - 1].name) + ".png")).string(),
+                        strip.width, strip.height, strip.rgb.data());
+      }
+    }
     // grid.png: a header row of names, then one row per clip.
     const int cell = std::max(128, frames[0][0].width);
     std::vector<cv::Mat> rows;

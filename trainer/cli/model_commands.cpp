@@ -14,10 +14,8 @@
 #include <random>
 
 namespace tb::trainer::cli {
-namespace {
 
-// Reads and validates a configuration; prints the errors and returns false when invalid.
-bool loadConfig(const std::string& source, const std::string& preset, core::RunConfig& out) {
+bool loadConfigArgument(const std::string& source, const std::string& preset, core::RunConfig& out) {
   core::ConfigLoad load;
   std::string name = source;
   if (source.empty() && preset.empty()) {
@@ -45,8 +43,6 @@ bool loadConfig(const std::string& source, const std::string& preset, core::RunC
   out = load.config;
   return true;
 }
-
-}  // namespace
 
 nlohmann::ordered_json modelInfoJson(const core::RunConfig& config) {
   torch::NoGradGuard no_grad;
@@ -82,7 +78,7 @@ nlohmann::ordered_json modelInfoJson(const core::RunConfig& config) {
 
 int modelInfo(const std::string& source, const std::string& preset) {
   core::RunConfig config;
-  if (!loadConfig(source, preset, config)) return 2;
+  if (!loadConfigArgument(source, preset, config)) return 2;
   try {
     std::cout << modelInfoJson(config).dump(2) << "\n";
   } catch (const std::exception& e) {
@@ -95,7 +91,7 @@ int modelInfo(const std::string& source, const std::string& preset) {
 int initCheckpoint(const std::string& source, const std::string& preset,
                    const std::filesystem::path& out) {
   core::RunConfig config;
-  if (!loadConfig(source, preset, config)) return 2;
+  if (!loadConfigArgument(source, preset, config)) return 2;
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(out, ec)) {

@@ -10,6 +10,11 @@
 
 namespace tb::trainer::cli {
 
+/// Reads and validates the configuration of a subcommand: `source` (a file, or "-" for standard
+/// input) or, when `source` is empty, the preset `preset`. Prints every error on stderr (with its
+/// path) and returns false when it is invalid.
+bool loadConfigArgument(const std::string& source, const std::string& preset, core::RunConfig& out);
+
 /// The model-info document for a valid configuration (see modelInfo). Builds the tokenizer and
 /// discriminator on the CPU (weights are initialised, never run).
 nlohmann::ordered_json modelInfoJson(const core::RunConfig& config);

@@ -149,10 +149,17 @@ torch::Tensor ClipDataset::trainSample(std::int64_t position) {
                   "check the files named in the warnings");
 }
 
-std::string ClipDataset::trainSource(std::int64_t position) {
-  const std::int64_t item = m_train[static_cast<std::size_t>(itemAt(position))];
+std::string ClipDataset::itemSource(std::int64_t item) const {
   if (m_synthetic) return "synthetic:" + std::to_string(item);
   return m_index.files[static_cast<std::size_t>(item)].path;
+}
+
+std::string ClipDataset::trainSource(std::int64_t position) {
+  return itemSource(m_train[static_cast<std::size_t>(itemAt(position))]);
+}
+
+std::string ClipDataset::validSource(std::int64_t i) const {
+  return itemSource(m_valid[static_cast<std::size_t>(i % validSize())]);
 }
 
 torch::Tensor ClipDataset::validSample(std::int64_t i) {

@@ -56,6 +56,11 @@ class ClipDataset {
 
   /// Validation sample `i` (modulo validSize()): the middle clip of the file, centre crop, no flip.
   torch::Tensor validSample(std::int64_t i);
+  /// The file (relative to data.path) or "synthetic:<clip>" of validSample(i).
+  std::string validSource(std::int64_t i) const;
+
+  /// The folder's index (files with frames, fps and size); empty for procedural data.
+  const DatasetIndex& index() const { return m_index; }
 
   /// Files skipped at indexing time and since (decode failures during training).
   const std::vector<SkippedFile>& indexSkips() const { return m_index_skips; }
@@ -69,6 +74,7 @@ class ClipDataset {
 
  private:
   torch::Tensor load(std::int64_t item, std::uint64_t draw, bool train);
+  std::string itemSource(std::int64_t item) const;
   std::int64_t itemAt(std::int64_t position);
 
   core::DataConfig m_data;

@@ -1,0 +1,125 @@
+#include "trainer/cli/data_commands.h"
+
+#include "trainer/cli/model_commands.h"
+#include "trainer/data/clip_loader.h"
+#include "trainer/media/frame_tensors.h"
+#if TB_WITH_OPENCV
+#include "trainer/media/image_reader.h"
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <map>
+
+namespace tb::trainer::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+constexpr int kPreviewFrames = 8;
+
+Json describeIndex(const core::DataConfig& data, const data::ClipDataset& dataset) {
+  Json j;
+  j["type"] = data.type;
+  j["path"] = data.path;
+  const auto& index = dataset.index();
+  j["files"] = data.type == "synthetic" ? static_cast<std::size_t>(data.synthetic_clips) : index.files.size();
+  j["train_files"] = dataset.trainSize();
+  j["valid_files"] = dataset.validSize();
+  // Clips: non-overlapping windows of num_frames x frame_stride per file (one per procedural clip).
+  const std::int64_t window = static_cast<std::int64_t>(data.num_frames - 1) * data.frame_stride + 1;
+  std::int64_t train_clips = dataset.trainSize(), valid_clips = dataset.validSize();
+  std::int64_t min_frames = data.num_frames, max_frames = data.num_frames,
+               total = static_cast<std::int64_t>(data.synthetic_clips) * data.num_frames;
+  if (data.type != "synthetic") {
+    train_clips = valid_clips = total = 0;
+    min_frames = std::numeric_limits<std::int64_t>::max();
+    max_frames = 0;
+    // Which files are held out is the dataset's seeded split; count clips over all files and
+    // apportion them by the split.
+    for (const auto& f : index.files) {
+      min_frames = std::min<std::int64_t>(min_frames, f.frames);
+      max_frames = std::max<std::int64_t>(max_frames, f.frames);
+      total += f.frames;
+    }
+    std::int64_t clips = 0;
+    for (const auto& f : index.files) clips += std::max<std::int64_t>(1, f.frames / window);
+    valid_clips = dataset.validSize();  // validation takes one clip per held-out file
+    train_clips = std::max<std::int64_t>(0, clips - valid_clips);
+  }
+  j["train_clips"] = train_clips;
+  j["valid_clips"] = valid_clips;
+  j["frames"] = {{"min", min_frames}, {"max", max_frames}, {"total", total}};
+  std::map<std::pair<int, int>, int> sizes;
+  for (const auto& f : index.files) ++sizes[{f.width, f.height}];
+  if (data.type == "synthetic") sizes[{data.image_size, data.image_size}] = data.synthetic_clips;
+  Json resolutions = Json::array();
+  for (const auto& [wh, n] : sizes) resolutions.push_back({{"width", wh.first}, {"height", wh.second}, {"files", n}});
+  j["resolutions"] = resolutions;
+  Json skipped = Json::array();
+  for (const auto& s : dataset.indexSkips()) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
+  j["skipped"] = skipped;
+  return j;
+}
+
+}  // namespace
+
+int dataInfo(const DataInfoArgs& args) {
+  constexpr const char* kPrefix = "tokenbench-trainer data-info: ";
+  core::RunConfig config;
+  if (!loadConfigArgument(args.config, args.preset, config)) return 2;
+  std::unique_ptr<data::ClipDataset> dataset;
+  try {
+    dataset = std::make_unique<data::ClipDataset>(config.data, static_cast<std::uint64_t>(config.train.seed),
+                                                  fs::path(), std::max(1, config.data.workers));
+  } catch (const UserError& e) {
+    std::cerr << kPrefix << e.what() << (e.hint().empty() ? "" : " (" + e.hint() + ")") << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << kPrefix << e.what() << "\n";
+    return 2;
+  }
+  Json out = describeIndex(config.data, *dataset);
+  Json preview = Json::array();
+  if (!args.preview.empty()) {
+#if TB_WITH_OPENCV
+    try {
+      fs::create_directories(args.preview);
+      const bool held_out = dataset->validSize() > 0;
+      const std::int64_t available = held_out ? dataset->validSize() : dataset->trainSize();
+      const std::int64_t n = std::min<std::int64_t>(args.preview_clips, available);
+      for (std::int64_t k = 0; k < n; ++k) {
+        const torch::Tensor clip = held_out ? dataset->validSample(k) : dataset->trainSample(k);
+        const std::int64_t frames = std::min<std::int64_t>(clip.size(1), kPreviewFrames);
+        // [3, T, H, W] -> [3, H, T * W]: frames left to right.
+        const torch::Tensor strip =
+            clip.slice(1, 0, frames).permute({0, 2, 1, 3}).reshape({3, clip.size(2), frames * clip.size(3)});
+        const media::VideoFrames image = media::tensorToFrames(strip);
+        const fs::path png = fs::absolute(fs::path(args.preview) / ("preview_" + std::to_string(k) + ".png"));
+        media::writePng(png.string(), image.width, image.height, image.rgb.data());
+        const std::string source = held_out ? dataset->validSource(k) : dataset->trainSource(k);
+        preview.push_back({{"source", source}, {"png", png.string()}});
+      }
+    } catch (const UserError& e) {
+      std::cerr << kPrefix << e.what() << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << kPrefix << "preview in " << args.preview << ": " << e.what() << "\n";
+      return 1;
+    }
+#else
+    std::cerr << kPrefix << "--preview needs a build with OpenCV (TB_WITH_OPENCV)\n";
+    return 2;
+#endif
+  }
+  out["preview"] = preview;
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace tb::trainer::cli
