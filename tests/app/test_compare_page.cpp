@@ -423,6 +423,41 @@ class ComparePageTest : public QObject {
     QVERIFY2(problem.contains(QLatin1String("\"original\"")), qPrintable(problem));
   }
 
+  void formTakesDataAndLpipsFromTheRunConfig() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("run"));
+    const QString videos = dir.filePath(QStringLiteral("videos"));
+    QVERIFY(QDir().mkpath(run) && QDir().mkpath(videos));
+    for (const char* weights : {"alex_backbone.pth", "alex_lin.pth"}) {
+      QFile file(dir.filePath(QString::fromLatin1(weights)));
+      QVERIFY(file.open(QIODevice::WriteOnly));
+    }
+    QJsonObject config{
+        {QStringLiteral("data"), QJsonObject{{QStringLiteral("type"), QStringLiteral("videos")},
+                                             {QStringLiteral("path"), videos}}},
+        {QStringLiteral("loss"),
+         QJsonObject{
+             {QStringLiteral("perceptual_net"), QStringLiteral("vgg")},
+             {QStringLiteral("lpips_backbone"), dir.filePath(QStringLiteral("alex_backbone.pth"))},
+             {QStringLiteral("lpips_lin"), dir.filePath(QStringLiteral("alex_lin.pth"))}}}};
+    QFile file(QDir(run).filePath(QStringLiteral("config.json")));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QJsonDocument(config).toJson());
+    file.close();
+
+    tb::app::CompareSetupForm form;
+    form.setTrainerPath(QStringLiteral("/opt/tb/tokenbench-trainer"));
+    form.setRunDirectories({run});
+    QString problem;
+    const std::optional<tb::app::CompareRequest> request = form.request(&problem);
+    QVERIFY2(request.has_value(), qPrintable(problem));
+    QCOMPARE(request->dataDir, videos);
+    QCOMPARE(request->dataType, QStringLiteral("videos"));
+    QCOMPARE(request->lpipsNet, QStringLiteral("vgg"));
+    QCOMPARE(request->lpipsBackbone, dir.filePath(QStringLiteral("alex_backbone.pth")));
+    QVERIFY(form.commandLine().contains(QLatin1String("--lpips-net vgg --lpips-backbone")));
+  }
+
   void reportsTheTrainersError() {
     QTemporaryDir dir;
     const QString script = writeScript(

@@ -3,7 +3,9 @@
 // File > Open Recent open runs, Resume continues the open run. Screenshots of the whole window:
 // TB_APP_SCREENSHOT_DIR/window-run-*.png.
 #include "app/main_window.h"
+#include "app/pages/monitor_page.h"
 #include "app/pages/runs_page.h"
+#include "app/pages/samples_page.h"
 #include "app/pages/setup_page.h"
 #include "app/run_control_bar.h"
 #include "app/run_controller.h"
@@ -195,6 +197,44 @@ class TestMainWindowRuns : public QObject {
     QCOMPARE(window.runController()->state(), State::Stopping);
     QVERIFY(waitForEnd(window.runController()));
     QCOMPARE(window.runController()->state(), State::Stopped);
+  }
+
+  // End to end in the window: Launch a tiny real training from the Setup page; its curves
+  // and a sample arrive on the Monitor and Samples pages, which follow the run's files.
+  void realTrainerLaunch() {
+    const QString trainerPath = QString::fromLocal8Bit(qgetenv("TB_TEST_TRAINER"));
+    if (trainerPath.isEmpty()) QSKIP("TB_TEST_TRAINER is not set (the build has no trainer)");
+    MainWindow window;
+    window.setRemembersWindowState(false);
+    tb::app::TrainerLocation trainer;
+    trainer.path = trainerPath;
+    trainer.origin = QStringLiteral("TB_TEST_TRAINER");
+    window.setTrainerLocation(trainer);
+    QVERIFY(window.setupPage()->applyPreset(QStringLiteral("demo")));
+    const std::pair<const char*, int> settings[] = {
+        {"train.max_steps", 6},  {"train.log_every", 1},        {"train.valid_every", 3},
+        {"train.valid_clips", 2}, {"train.sample_every", 3},    {"train.checkpoint_every", 3}};
+    for (const auto& [key, value] : settings) {
+      window.setupPage()->setValue(QString::fromLatin1(key), value);
+    }
+    const QString runDir = m_dir.filePath(QStringLiteral("runs/real"));
+    window.setupPage()->setRunDirectory(runDir);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+    QSignalSpy finished(window.runController(), &RunController::finished);
+    QVERIFY(window.runControlBar()->launch());
+    QVERIFY(finished.wait(10 * 60 * 1000));
+    QVERIFY2(window.runController()->state() == State::Completed,
+             qPrintable(window.runControlBar()->detailsText()));
+    QCOMPARE(window.runControlBar()->stateText(), QStringLiteral("Completed at step 6"));
+    QCOMPARE(window.currentPage(), PageId::Monitor);
+    QTRY_VERIFY_WITH_TIMEOUT(window.monitorPage()->isShowingPlot(), 15000);
+    shoot(window, QStringLiteral("real-monitor"));
+    window.setCurrentPage(PageId::Samples);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.samplesPage()->steps().isEmpty(), 15000);
+    QVERIFY(window.samplesPage()->steps().contains(6));
+    shoot(window, QStringLiteral("real-samples"));
   }
 
   void runMenuMirrorsTheBar() {
