@@ -240,7 +240,11 @@ const std::vector<std::string>& resumeSafeKeys() {
       "train.max_steps",      "train.log_every",        "train.valid_every",
       "train.valid_clips",    "train.sample_every",     "train.checkpoint_every",
       "train.checkpoint_total_limit", "train.checkpoint_keep", "train.time_budget_s",
-      "data.workers",         "data.prefetch",          "distributed.timeout_s"};
+      "data.workers",         "data.prefetch",          "train.threads",
+      // A checkpoint loads at any world size and under either strategy.
+      "distributed.strategy", "distributed.backend", "distributed.nproc_per_node", "distributed.nnodes",
+      "distributed.node_rank", "distributed.master_addr", "distributed.master_port", "distributed.gpu_ids",
+      "distributed.timeout_s", "distributed.bucket_mb"};
   return k;
 }
 

@@ -30,7 +30,10 @@ bool writeAll(int fd, const std::string& text) {
 EventSink::EventSink(int fd, bool enabled) : m_fd(fd), m_enabled(enabled) {}
 
 EventSink::EventSink(EventSink&& other) noexcept
-    : m_fd(other.m_fd), m_file_fd(std::exchange(other.m_file_fd, -1)), m_enabled(other.m_enabled) {}
+    : m_fd(other.m_fd),
+      m_file_fd(std::exchange(other.m_file_fd, -1)),
+      m_before_file(std::move(other.m_before_file)),
+      m_enabled(other.m_enabled) {}
 
 EventSink::~EventSink() {
   if (m_file_fd >= 0) ::close(m_file_fd);
@@ -43,6 +46,8 @@ bool EventSink::alsoAppendTo(const std::string& file) {
   std::lock_guard<std::mutex> lock(m_mutex);
   if (m_file_fd >= 0) ::close(m_file_fd);
   m_file_fd = fd;
+  (void)writeAll(m_file_fd, m_before_file);
+  m_before_file.clear();
   return true;
 }
 
@@ -60,7 +65,11 @@ bool EventSink::emit(const core::Event& event) {
   std::string line = core::encodeEvent(event);
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(m_mutex);
-  if (m_file_fd >= 0) (void)writeAll(m_file_fd, line);  // a full disk must not stop the stream
+  if (m_file_fd >= 0) {
+    (void)writeAll(m_file_fd, line);  // a full disk must not stop the stream
+  } else {
+    m_before_file += line;
+  }
   return writeAll(m_fd, line);
 }
 

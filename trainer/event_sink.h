@@ -25,7 +25,8 @@ class EventSink {
   bool enabled() const { return m_enabled; }
 
   /// Also appends every event to `file` (the run's events.jsonl), so a window that opens the run
-  /// later sees the warnings, errors and endings the stream carried. Returns false (and keeps
+  /// later sees the warnings, errors and endings the stream carried; the events emitted before
+  /// (hello, start-up warnings) are written first. Returns false (and keeps
   /// streaming) when the file cannot be opened.
   bool alsoAppendTo(const std::string& file);
 
@@ -36,6 +37,7 @@ class EventSink {
  private:
   int m_fd;
   int m_file_fd = -1;
+  std::string m_before_file;  ///< events emitted while no file was attached
   bool m_enabled;
   std::mutex m_mutex;
 };

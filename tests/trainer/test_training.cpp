@@ -195,7 +195,7 @@ TEST(Training, GanTermsStartAtTheDiscriminatorStartStepAndResumeBitIdentically) 
   EXPECT_TRUE(has(namesAt(rows, 4), "train/r1_penalty"));
   EXPECT_FALSE(has(namesAt(rows, 5), "train/r1_penalty"));
   EXPECT_TRUE(fs::exists(straight / "checkpoints" / "step_8" / "discriminator.safetensors"));
-  EXPECT_TRUE(fs::exists(straight / "checkpoints" / "step_8" / "discr_optimizer.pt"));
+  EXPECT_TRUE(fs::exists(straight / "checkpoints" / "step_8" / "discr_optimizer.safetensors"));
 
   const fs::path split = freshDir("gan_split");
   core::RunConfig first_half = config;

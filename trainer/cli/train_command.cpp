@@ -5,7 +5,11 @@
 #include "core/metrics_log.h"
 #include "core/presets.h"
 #include "core/run_directory.h"
+#include "trainer/distributed/launch_environment.h"
+#include "trainer/distributed/local_launcher.h"
 #include "trainer/event_sink.h"
+#include "trainer/training/checkpoint_store.h"
+#include "trainer/user_error.h"
 #include "trainer/training/training_run.h"
 
 #include <nlohmann/json.hpp>
@@ -131,11 +135,20 @@ int train(const TrainArgs& args) {
     return 2;
   }
 
-  if (has_run && !args.resume) {
+  distributed::LaunchInfo launch;
+  try {
+    launch = distributed::detectLaunch(load.config.distributed, distributed::processEnvironment());
+  } catch (const UserError& e) {
+    return usageError(e.what());
+  }
+  // The run directory's state is checked once: by the process the user started (a launcher's
+  // ranks may find config.json already written by rank 0).
+  const bool checks_run_dir = launch.launcher != "local" && launch.rank == 0;
+  if (checks_run_dir && has_run && !args.resume) {
     return usageError(args.run_dir + " already holds a run (config.json); pass --resume to continue it, "
                                      "or choose another --run-dir");
   }
-  if (args.resume && has_run) {
+  if (checks_run_dir && args.resume && has_run) {
     const core::ConfigLoad stored = core::loadRunConfig(run.configFile());
     if (!stored.ok()) {
       for (const auto& e : stored.errors) std::cerr << run.configFile().string() << ": " << e.toString() << "\n";
@@ -154,14 +167,36 @@ int train(const TrainArgs& args) {
     }
   }
 
+  const auto& d = load.config.distributed;
+  if (!launch.distributed() && d.nproc_per_node * d.nnodes > 1) {
+    // The ranks read the configuration as resolved here (file or preset, then --set), from a file.
+    distributed::LocalLaunch local;
+    const fs::path resolved = run.logsDir() / "launch_config.json";
+    try {
+      fs::create_directories(resolved.parent_path());
+      writeFileSynced(resolved, core::toJsonText(load.config));
+    } catch (const std::exception& e) {
+      return usageError(std::string("cannot write the ranks' configuration: ") + e.what());
+    }
+    local.arguments = {"train", "--config", resolved.string(), "--run-dir", args.run_dir};
+    if (args.resume) local.arguments.push_back("--resume");
+    if (!args.time_budget.empty()) local.arguments.insert(local.arguments.end(), {"--time-budget", args.time_budget});
+    if (args.control_stdin) local.arguments.push_back("--control-stdin");
+    local.config = load.config;
+    local.run = run;
+    local.control_stdin = args.control_stdin;
+    return distributed::runLocalLaunch(local);
+  }
+
   // Events own the real stdout from here; anything else printed there goes to stderr.
-  EventSink events = EventSink::claimStdout();
+  EventSink events = EventSink::claimStdout(launch.rank == 0);
   RunControl control;
   g_control = &control;
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
   if (args.control_stdin) std::thread(readControlLines, &control).detach();
+  options.launch = launch;
   const int code = runTraining(load.config, run, options, events, control);
   g_control = nullptr;
   return code;

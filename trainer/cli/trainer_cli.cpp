@@ -3,6 +3,7 @@
 #include "core/config_io.h"
 #include "core/version.h"
 #include "trainer/cli/config_commands.h"
+#include "trainer/cli/data_commands.h"
 #include "trainer/cli/compare_command.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
@@ -118,6 +119,15 @@ int runTrainerCli(int argc, char** argv) {
                       "torch.save dict of the backbone's features.* tensors (with --lpips-lin: adds \"lpips\")");
   metrics->add_option("--lpips-lin", met.lpips_lin, "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
 
+  cli::DataInfoArgs data_info_args;
+  auto* data_info = app.add_subcommand("data-info", "Describe a configuration's dataset as one JSON object: files, "
+                                                    "clips, resolutions, skipped files; preview strips");
+  data_info->add_option("--config", data_info_args.config, "Configuration file, or - for standard input");
+  data_info->add_option("--preset", data_info_args.preset, "Use this preset instead of a file");
+  data_info->add_option("--preview", data_info_args.preview, "Folder for preview_<k>.png frame strips (created)");
+  data_info->add_option("--preview-clips", data_info_args.preview_clips, "Preview strips to write (default 4)")
+      ->check(CLI::Range(1, 64));
+
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
   summary->add_option("--run-dir", summary_dir, "Run directory")->required();
@@ -161,6 +171,7 @@ int runTrainerCli(int argc, char** argv) {
   if (*train) return cli::train(train_args);
   if (*summary) return cli::summarizeRun(summary_dir);
   if (*model_info) return cli::modelInfo(model_config, model_preset);
+  if (*data_info) return cli::dataInfo(data_info_args);
   if (*tokenize) return cli::tokenize(tok);
   if (*detokenize) return cli::detokenize(detok);
   if (*metrics) return cli::computeMetrics(met);

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -48,6 +49,16 @@ class Quantizer : public torch::nn::Module {
   /// Information per token: num_codebooks x log2(codebook size).
   double bitsPerToken() const;
 };
+
+/// Maps a rank-local batch mean to the mean over every rank of a data-parallel run, keeping it
+/// differentiable. Quantizers apply it, in training only, to statistics that must cover the global
+/// batch (LFQ's mean code probabilities for the codebook entropy).
+using BatchMeanReducer = std::function<torch::Tensor(const torch::Tensor&)>;
+
+/// Installs `reduce` for this process (nullptr: statistics stay local, the single-process case).
+void setBatchMeanReducer(BatchMeanReducer reduce);
+/// The reducer installed, or nullptr.
+const BatchMeanReducer& batchMeanReducer();
 
 /// Builds the quantizer named by `config.type` for latents of `dim` channels. Throws
 /// std::invalid_argument naming the offending "model.quantizer.*" field.

@@ -7,8 +7,10 @@
 // deletes old checkpoints only after the new one is complete.
 //
 // Contents: model.safetensors (tokenizer weights; Python's safetensors reads it), ema.safetensors
-// (when EMA is on), optimizer.pt (LibTorch archive of the AdamW state), state.json (step,
-// learning-rate scale, elapsed time), config.json (the run's configuration).
+// (when EMA is on), optimizer.safetensors (AdamW state by parameter name, gathered whole even
+// under zero1, so it loads at any world size), discriminator.safetensors and
+// discr_optimizer.safetensors (when the GAN loss is on), state.json (step, learning-rate scale,
+// elapsed time), rng.safetensors, config.json (the run's configuration).
 
 #include "core/run_directory.h"
 

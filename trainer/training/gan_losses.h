@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
+#include <vector>
 
 namespace tb::trainer::gan {
 
@@ -18,10 +20,16 @@ inline torch::Tensor hingeGeneratorLoss(const torch::Tensor& fake_logits) { retu
 
 /// VQGAN's adaptive weight: |d nll / d w| / (|d gan / d w| + 1e-4) at the last decoder layer
 /// weight `w`, clamped to [0, max_weight], without gradient. Keeps both graphs for backward.
+/// In data-parallel training `average` turns both gradients into their means over the ranks
+/// first, so every rank uses the weight of the global batch.
 inline double adaptiveWeight(const torch::Tensor& nll_loss, const torch::Tensor& gan_loss, const torch::Tensor& w,
-                             double max_weight) {
-  const auto nll_grad = torch::autograd::grad({nll_loss}, {w}, {}, /*retain_graph=*/true)[0];
-  const auto gan_grad = torch::autograd::grad({gan_loss}, {w}, {}, /*retain_graph=*/true)[0];
+                             double max_weight,
+                             const std::function<void(std::vector<torch::Tensor>&)>& average = nullptr) {
+  std::vector<torch::Tensor> grads = {torch::autograd::grad({nll_loss}, {w}, {}, /*retain_graph=*/true)[0],
+                                      torch::autograd::grad({gan_loss}, {w}, {}, /*retain_graph=*/true)[0]};
+  if (average) average(grads);
+  const auto& nll_grad = grads[0];
+  const auto& gan_grad = grads[1];
   const double ratio = nll_grad.norm().item<double>() / (gan_grad.norm().item<double>() + 1e-4);
   return std::clamp(ratio, 0.0, max_weight);
 }
@@ -41,9 +49,8 @@ struct LecamAnchors {
   double fake = 0;
   bool initialised = false;
 
-  void update(const torch::Tensor& real_logits, const torch::Tensor& fake_logits, double decay) {
-    const double r = real_logits.detach().mean().item<double>();
-    const double f = fake_logits.detach().mean().item<double>();
+  /// Moves the anchors towards the batch's mean logits `r` (real) and `f` (fake).
+  void update(double r, double f, double decay) {
     if (!initialised) {
       real = r;
       fake = f;

@@ -3,6 +3,8 @@
 #include "core/config_io.h"
 #include "core/metrics_log.h"
 #include "trainer/data/clip_loader.h"
+#include "trainer/distributed/gradient_reducer.h"
+#include "trainer/distributed/rank_group.h"
 #include "trainer/media/frame_tensors.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_encoder.h"
@@ -17,6 +19,7 @@
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/gan_losses.h"
 #include "trainer/training/lr_schedule.h"
+#include "trainer/training/sharded_adamw.h"
 #include "trainer/weights/state_dict_io.h"
 
 #include <ATen/autocast_mode.h>
@@ -83,16 +86,22 @@ class RunLock {
   int m_fd = -1;
 };
 
-// Human log: stderr and logs/rank_0.log.
+// Human log: stderr and logs/rank_<r>.log.
 class HumanLog {
  public:
-  explicit HumanLog(const fs::path& file) : m_file(file, std::ios::app) {}
+  HumanLog(const fs::path& dir, int rank, bool distributed)
+      : m_prefix(distributed ? "[tokenbench-trainer rank " + std::to_string(rank) + "] " : "[tokenbench-trainer] ") {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    m_file.open(dir / ("rank_" + std::to_string(rank) + ".log"), std::ios::app);
+  }
   void operator()(const std::string& text) {
-    std::cerr << "[tokenbench-trainer] " << text << std::endl;
+    std::cerr << m_prefix << text << std::endl;
     if (m_file) m_file << text << std::endl;
   }
 
  private:
+  std::string m_prefix;
   std::ofstream m_file;
 };
 
@@ -164,25 +173,29 @@ class CpuAutocast {
   bool m_previous = false;
 };
 
-std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<torch::Tensor>& parameters, double lr,
-                                               const core::TrainConfig& train) {
-  // Weight decay only on weights with >= 2 dimensions (not on biases, norms, gates).
-  std::vector<torch::Tensor> decay, no_decay;
-  for (const auto& p : parameters) {
-    if (!p.requires_grad()) continue;
-    (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  }
-  auto options = torch::optim::AdamWOptions(lr).betas({train.adam_beta1, train.adam_beta2}).weight_decay(train.weight_decay);
-  auto no_decay_options = options;
-  no_decay_options.weight_decay(0.0);
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options));
-  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(no_decay_options));
-  return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+// AdamW over a module's parameters (weight decay only on weights with >= 2 dimensions), its
+// state sharded over the ranks under distributed.strategy "zero1".
+std::unique_ptr<ShardedAdamW> makeAdamW(const torch::nn::Module& module, const core::RunConfig& config,
+                                        const distributed::RankGroup* group) {
+  NamedTensors params;
+  for (const auto& p : module.named_parameters()) params.emplace_back(p.key(), p.value());
+  auto optimizer = std::make_unique<ShardedAdamW>(
+      params, ShardedAdamW::Options{config.train.adam_beta1, config.train.adam_beta2, 1e-8, config.train.weight_decay});
+  if (group && config.distributed.strategy == "zero1") optimizer->shard(group->rank(), group->worldSize());
+  return optimizer;
 }
 
-void setRate(torch::optim::AdamW& optimizer, double rate) {
-  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rate);
+// Every rank starts from rank 0's parameters and buffers.
+void broadcastModule(torch::nn::Module& module, distributed::RankGroup& group) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> tensors;
+  for (auto& p : module.parameters()) tensors.push_back(p.detach());
+  for (auto& b : module.buffers()) tensors.push_back(b);
+  for (auto& t : tensors) {
+    std::vector<torch::Tensor> one{t.is_contiguous() ? t : t.contiguous()};
+    group.broadcast(one, 0);
+    if (!t.is_contiguous()) t.copy_(one[0]);
+  }
 }
 
 double clipGradients(const std::vector<torch::Tensor>& params, double max_norm) {
@@ -192,15 +205,18 @@ double clipGradients(const std::vector<torch::Tensor>& params, double max_norm) 
 class TrainingLoop {
  public:
   TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
-               EventSink& events, RunControl& control)
+               EventSink& events, RunControl& control, distributed::RankGroup* group)
       : m_config(config),
         m_train(config.train),
         m_run(run),
         m_options(options),
         m_events(events),
         m_control(control),
+        m_group(group),
+        m_rank0(group == nullptr || group->rank() == 0),
         m_store(run),
-        m_log(run.logsDir() / "rank_0.log") {}
+        m_log(run.logsDir(), group ? group->rank() : 0, group != nullptr) {}
+  ~TrainingLoop() { setBatchMeanReducer(nullptr); }
 
   int run();
 
@@ -217,8 +233,20 @@ class TrainingLoop {
   void writeSample(const torch::Tensor& grid);
   void writeCodebookCounts(const std::vector<std::int64_t>& counts);
   void saveCheckpoint();
+  void writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state);
   void loadCheckpoint(std::int64_t step);
   void truncateMetricsAfter(std::int64_t step);
+  // Work only rank 0 does (validation, checkpoint files, the data index): the others wait for it.
+  template <class F>
+  void onRankZero(const std::string& tag, F&& work) {
+    if (m_rank0) work();
+    if (!m_group) return;
+    if (m_rank0) {
+      m_group->arrive(tag);
+    } else {
+      m_group->awaitRankZero(tag);
+    }
+  }
   void emitWarning(const std::string& code, const std::string& message) {
     m_log("warning: " + message);
     m_events.emit(core::WarningEvent{code, message, m_step});
@@ -236,13 +264,17 @@ class TrainingLoop {
   TrainOptions m_options;
   EventSink& m_events;
   RunControl& m_control;
+  distributed::RankGroup* m_group;  // null on one process
+  bool m_rank0;
   CheckpointStore m_store;
   HumanLog m_log;
 
   std::shared_ptr<Tokenizer> m_tokenizer;
-  std::unique_ptr<torch::optim::AdamW> m_optimizer;
+  std::unique_ptr<ShardedAdamW> m_optimizer;
+  std::unique_ptr<distributed::GradientReducer> m_reducer;  // null on one process
   std::shared_ptr<Discriminator> m_discr;  // null when loss.adversarial_weight is 0
-  std::unique_ptr<torch::optim::AdamW> m_discr_optimizer;
+  std::unique_ptr<ShardedAdamW> m_discr_optimizer;
+  std::unique_ptr<distributed::GradientReducer> m_discr_reducer;
   gan::LecamAnchors m_lecam;
   metrics::Lpips m_lpips{nullptr};  // null when the perceptual loss is off
   std::unique_ptr<outputs::TensorBoardWriter> m_tensorboard;
@@ -262,10 +294,11 @@ void TrainingLoop::checkUnsupported() {
     throw TrainingError("precision_unsupported", "train.precision \"fp16\" needs a CUDA build (loss scaling on GPU)",
                         "use \"bf16\" or \"fp32\" on the CPU");
   }
-  if (m_config.distributed.nproc_per_node * m_config.distributed.nnodes > 1) {
-    throw TrainingError("distributed_unsupported", "this build trains on one process; distributed.nproc_per_node x "
-                                                   "distributed.nnodes must be 1",
-                        "set distributed.nproc_per_node and distributed.nnodes to 1");
+  if (m_group && m_config.distributed.strategy == "none") {
+    throw TrainingError("config_invalid",
+                        "distributed.strategy is \"none\" but " + std::to_string(m_group->worldSize()) +
+                            " processes were started (" + m_group->launch().launcher + ")",
+                        "set distributed.strategy to \"ddp\" or \"zero1\"");
   }
 }
 
@@ -277,7 +310,14 @@ void TrainingLoop::setUp() {
     throw TrainingError("model_invalid", e.what(), "fix the model section of config.json");
   }
   m_tokenizer->train();
-  m_optimizer = makeAdamW(m_tokenizer->parameters(), m_train.lr, m_train);
+  if (m_group) {
+    broadcastModule(*m_tokenizer, *m_group);
+    m_reducer = std::make_unique<distributed::GradientReducer>(*m_group, m_tokenizer->parameters(),
+                                                               m_config.distributed.bucket_mb);
+    distributed::RankGroup* group = m_group;
+    setBatchMeanReducer([group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
+  }
+  m_optimizer = makeAdamW(*m_tokenizer, m_config, m_group);
   const auto& loss = m_config.loss;
   if (loss.perceptual_weight > 0 && (loss.lpips_backbone.empty() || loss.lpips_lin.empty())) {
     emitWarning("perceptual_off", "loss.perceptual_weight is " + std::to_string(loss.perceptual_weight) +
@@ -305,17 +345,29 @@ void TrainingLoop::setUp() {
       throw TrainingError("model_invalid", e.what(), "fix model.discriminator in config.json");
     }
     m_discr->train();
-    m_discr_optimizer = makeAdamW(m_discr->parameters(), m_train.discr_lr, m_train);
+    if (m_group) {
+      broadcastModule(*m_discr, *m_group);
+      m_discr_reducer = std::make_unique<distributed::GradientReducer>(*m_group, m_discr->parameters(),
+                                                                       m_config.distributed.bucket_mb);
+    }
+    m_discr_optimizer = makeAdamW(*m_discr, m_config, m_group);
     m_log("discriminator (" + m_config.model.discriminator.type + "): " + std::to_string(countParameters(*m_discr)) +
           " parameters, from step " + std::to_string(m_config.loss.discr_start_step));
   }
 
-  m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
-                                                  m_run.root() / "data_index.json", std::max(1, m_config.data.workers));
+  // Rank 0 indexes the data folder first; the others then read its cached index.
+  auto openData = [&] {
+    m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
+                                                    m_run.root() / "data_index.json",
+                                                    std::max(1, m_config.data.workers));
+  };
+  onRankZero("data", openData);
+  if (!m_rank0) openData();
   m_log("data: " + m_dataset->describe());
   reportDataSkips(m_dataset->indexSkips());
   m_loader = std::make_unique<data::ClipLoader>(*m_dataset, m_train.batch_size, m_config.data.workers,
-                                                m_config.data.prefetch);
+                                                m_config.data.prefetch, m_group ? m_group->rank() : 0,
+                                                m_group ? m_group->worldSize() : 1);
 }
 
 // One warning per skipped file (the first 20; then one that counts the rest), each naming the
@@ -346,9 +398,11 @@ torch::Tensor TrainingLoop::generatorGanLoss(const torch::Tensor& nll, const tor
   for (auto& p : m_discr->parameters()) p.requires_grad_(false);
   const torch::Tensor g_loss = gan::hingeGeneratorLoss(m_discr->forward(fake));
   for (auto& p : m_discr->parameters()) p.requires_grad_(true);
-  const double weight = loss.adaptive_weight
-                            ? gan::adaptiveWeight(nll, g_loss, m_tokenizer->lastDecoderWeight(), loss.adaptive_weight_max)
-                            : 1.0;
+  std::function<void(std::vector<torch::Tensor>&)> average;
+  if (m_group) average = [this](std::vector<torch::Tensor>& grads) { m_group->allReduceMean(grads); };
+  const double weight = loss.adaptive_weight ? gan::adaptiveWeight(nll, g_loss, m_tokenizer->lastDecoderWeight(),
+                                                                   loss.adaptive_weight_max, average)
+                                             : 1.0;
   values.emplace_back("train/gan_loss", g_loss.item<double>());
   values.emplace_back("train/adaptive_weight", weight);
   return loss.adversarial_weight * weight * g_loss;
@@ -366,7 +420,10 @@ void TrainingLoop::discriminatorBackward(const torch::Tensor& real_in, const tor
   torch::Tensor d_loss = gan::hingeDiscriminatorLoss(real_logits, fake_logits);
   values.emplace_back("train/discr_loss", d_loss.item<double>());
   if (loss.lecam_weight > 0) {
-    m_lecam.update(real_logits, fake_logits, loss.lecam_decay);
+    std::vector<torch::Tensor> means = {real_logits.detach().mean().reshape({1}).to(torch::kFloat),
+                                        fake_logits.detach().mean().reshape({1}).to(torch::kFloat)};
+    if (m_group) m_group->allReduceMean(means);
+    m_lecam.update(means[0].item<double>(), means[1].item<double>(), loss.lecam_decay);
     const torch::Tensor lecam = m_lecam.penalty(real_logits, fake_logits);
     values.emplace_back("train/lecam", lecam.item<double>());
     d_loss = d_loss + loss.lecam_weight * lecam;
@@ -494,20 +551,27 @@ void TrainingLoop::writeSample(const torch::Tensor& grid) {
 #endif
 }
 
+// Collective: under zero1 every rank hands its optimizer shard to rank 0, which writes one
+// checkpoint that loads at any world size; the other ranks wait until it is complete.
 void TrainingLoop::saveCheckpoint() {
+  const NamedTensors optimizer_state = m_optimizer->state(m_group);
+  const NamedTensors discr_optimizer_state = m_discr ? m_discr_optimizer->state(m_group) : NamedTensors();
+  onRankZero("checkpoint", [&] { writeCheckpoint(optimizer_state, discr_optimizer_state); });
+  m_last_checkpoint = m_step;
+}
+
+void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
+  const std::map<std::string, std::string> meta = {{"step", std::to_string(m_step)},
+                                                   {"format", "tokenbench-adamw"}};
   const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
     weights::saveStateDict(*m_tokenizer, dir / "model.safetensors",
                            {{"step", std::to_string(m_step)}, {"format", "tokenbench-tokenizer"}});
     if (!m_ema.empty()) weights::saveTensors(m_ema, dir / "ema.safetensors", {{"step", std::to_string(m_step)}});
-    torch::serialize::OutputArchive archive;
-    m_optimizer->save(archive);
-    archive.save_to((dir / "optimizer.pt").string());
+    weights::saveTensors(optimizer_state, dir / "optimizer.safetensors", meta);
     if (m_discr) {
       weights::saveStateDict(*m_discr, dir / "discriminator.safetensors",
                              {{"step", std::to_string(m_step)}, {"format", "tokenbench-discriminator"}});
-      torch::serialize::OutputArchive discr_archive;
-      m_discr_optimizer->save(discr_archive);
-      discr_archive.save_to((dir / "discr_optimizer.pt").string());
+      weights::saveTensors(discr_optimizer_state, dir / "discr_optimizer.safetensors", meta);
     }
     weights::saveTensors({{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}},
                          dir / "rng.safetensors");
@@ -519,7 +583,6 @@ void TrainingLoop::saveCheckpoint() {
     writeFileSynced(dir / "state.json", state.dump(2) + "\n");
     writeFileSynced(dir / "config.json", core::toJsonText(m_config));
   });
-  m_last_checkpoint = m_step;
   const std::string rel = fs::relative(folder, m_run.root()).string();
   m_events.emit(core::CheckpointEvent{m_step, rel});
   m_log("checkpoint " + rel);
@@ -532,16 +595,12 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
   const fs::path dir = m_store.folder(step);
   try {
     weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
-    torch::serialize::InputArchive archive;
-    archive.load_from((dir / "optimizer.pt").string());
-    m_optimizer->load(archive);
+    m_optimizer->loadState(weights::loadTensors(dir / "optimizer.safetensors"));
     if (m_discr) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
         weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
-        torch::serialize::InputArchive discr_archive;
-        discr_archive.load_from((dir / "discr_optimizer.pt").string());
-        m_discr_optimizer->load(discr_archive);
+        m_discr_optimizer->loadState(weights::loadTensors(dir / "discr_optimizer.safetensors"));
       } else {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
@@ -592,10 +651,15 @@ void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
 int TrainingLoop::run() {
   const auto session_start = Clock::now();
   m_run.create();
-  RunLock lock(m_run.lockFile());
-  if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
-    m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
+  // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
+  std::unique_ptr<RunLock> lock;
+  if (m_rank0) {
+    lock = std::make_unique<RunLock>(m_run.lockFile());
+    if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
+      m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
+    }
   }
+  if (m_group) m_log(distributed::describe(m_group->launch()) + ", pid " + std::to_string(::getpid()));
   checkUnsupported();
   setUp();
 
@@ -607,14 +671,16 @@ int TrainingLoop::run() {
       m_log("no complete checkpoint to resume from: starting at step 0");
     }
   }
-  truncateMetricsAfter(m_step);
   m_loader->restart(m_step * m_train.grad_accum);
-  writeFileSynced(m_run.configFile(), core::toJsonText(m_config));
-  m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
-  try {
-    m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
-  } catch (const std::exception& e) {
-    emitWarning("tensorboard_off", std::string("no TensorBoard events: ") + e.what());
+  if (m_rank0) {
+    truncateMetricsAfter(m_step);
+    writeFileSynced(m_run.configFile(), core::toJsonText(m_config));
+    m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
+    try {
+      m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
+    } catch (const std::exception& e) {
+      emitWarning("tensorboard_off", std::string("no TensorBoard events: ") + e.what());
+    }
   }
 
   const double budget = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
@@ -625,31 +691,36 @@ int TrainingLoop::run() {
 
   IntervalMeans means;
   int summed = 0;
-  double data_wait = 0;
+  double data_wait = 0, comm = 0;
   int consecutive_bad = 0;
   auto interval_start = Clock::now();
   std::string status = "completed";
+  // What the ranks agreed at the end of the previous step (see below).
+  bool stop = false, checkpoint_now = false, budget_spent = false;
 
   while (m_step < total) {
-    if (m_control.stop.load()) {
+    if (!m_group) {
+      stop = m_control.stop.load();
+      budget_spent = budget > 0 && m_elapsed_before + secondsSince(session_start) >= budget;
+    }
+    if (stop) {
       status = "stopped";
       break;
     }
-    if (budget > 0 && m_elapsed_before + secondsSince(session_start) >= budget) {
+    if (budget_spent) {
       m_log("time budget of " + std::to_string(budget) + " s reached");
       break;
     }
     const std::int64_t next = m_step + 1;
     const bool gan = ganActive();
-    setRate(*m_optimizer, scheduledRate(m_train, m_train.lr, next) * m_lr_scale);
-    m_optimizer->zero_grad();
-    if (gan) {
-      const std::int64_t discr_next = next - m_config.loss.discr_start_step;
-      setRate(*m_discr_optimizer, scheduledRate(m_train, m_train.discr_lr, discr_next) * m_lr_scale);
-      m_discr_optimizer->zero_grad();
-    }
+    const double rate = scheduledRate(m_train, m_train.lr, next) * m_lr_scale;
+    const double discr_rate =
+        scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_lr_scale;
+    m_optimizer->zeroGrad();
+    if (gan) m_discr_optimizer->zeroGrad();
     Values values = {{"train/recon_loss", 0.0}, {"train/loss", 0.0}};
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
+      const bool last_micro = micro + 1 == m_train.grad_accum;
       const data::LoadedBatch batch = m_loader->next();  // a DataError is a TrainingError
       data_wait += batch.wait_s;
       const torch::Tensor& x = batch.clips;
@@ -679,9 +750,13 @@ int TrainingLoop::run() {
           loss = loss + generatorGanLoss(nll, discriminatorInput(out.recon, frame_pick), micro_values);
         }
       }
+      // Data parallel: gradients are averaged over the ranks once per optimiser step, during the
+      // backward pass of the last micro-step.
+      if (m_reducer && last_micro) m_reducer->arm();
       (loss / m_train.grad_accum).backward();
       values[1].second += loss.item<double>() / m_train.grad_accum;
       if (gan) {
+        if (m_discr_reducer && last_micro) m_discr_reducer->arm();
         CpuAutocast autocast(m_train.precision == "bf16");
         discriminatorBackward(discriminatorInput(x, frame_pick), discriminatorInput(recon, frame_pick), micro_values);
       }
@@ -691,12 +766,39 @@ int TrainingLoop::run() {
         it->second += v / m_train.grad_accum;
       }
     }
+    if (m_reducer) {
+      m_reducer->finish();
+      comm += m_reducer->lastFinishS() + m_reducer->lastLaunchS();
+      if (gan) {
+        m_discr_reducer->finish();
+        comm += m_discr_reducer->lastFinishS() + m_discr_reducer->lastLaunchS();
+      }
+    }
+    const double grad_norm = clipGradients(m_optimizer->parameters(), m_train.grad_clip);
+    const double discr_grad_norm = gan ? clipGradients(m_discr_optimizer->parameters(), m_train.grad_clip) : 0.0;
+    if (m_group) {
+      // One small all-reduce per step: the logged values become means over the global batch, and
+      // the stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
+      const bool budget_local = budget > 0 && m_elapsed_before + secondsSince(session_start) >= budget;
+      std::vector<double> packed;
+      for (const auto& [name, v] : values) packed.push_back(v);
+      packed.push_back(m_control.stop.load() ? 1 : 0);
+      packed.push_back(m_control.checkpoint.exchange(false) ? 1 : 0);
+      packed.push_back(budget_local ? 1 : 0);
+      std::vector<torch::Tensor> agreed{torch::tensor(packed, torch::kFloat64)};
+      m_group->allReduceSum(agreed);
+      const auto* a = agreed[0].data_ptr<double>();
+      for (std::size_t i = 0; i < values.size(); ++i) values[i].second = a[i] / m_group->worldSize();
+      stop = a[values.size()] > 0;
+      checkpoint_now = a[values.size() + 1] > 0;
+      budget_spent = a[values.size() + 2] > 0;
+    } else {
+      checkpoint_now = m_control.checkpoint.exchange(false);
+    }
     const double loss_value = values[1].second;
-    const double grad_norm = clipGradients(m_tokenizer->parameters(), m_train.grad_clip);
-    const double discr_grad_norm = gan ? clipGradients(m_discr->parameters(), m_train.grad_clip) : 0.0;
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
-      m_optimizer->zero_grad();
-      if (gan) m_discr_optimizer->zero_grad();
+      m_optimizer->zeroGrad();
+      if (gan) m_discr_optimizer->zeroGrad();
       ++consecutive_bad;
       emitWarning("nonfinite_step", "step " + std::to_string(next) + ": non-finite " +
                                         (!std::isfinite(loss_value)  ? "loss"
@@ -722,17 +824,21 @@ int TrainingLoop::run() {
     }
     consecutive_bad = 0;
     reportDataSkips(m_dataset->takeNewSkips());
-    m_optimizer->step();
-    if (gan) m_discr_optimizer->step();
+    m_optimizer->step(rate);
+    if (gan) m_discr_optimizer->step(discr_rate);
+    if (m_group) {
+      m_optimizer->shareUpdatedParameters(*m_group);
+      if (gan) m_discr_optimizer->shareUpdatedParameters(*m_group);
+    }
     m_step = next;
-    updateEma();
+    if (m_rank0) updateEma();
 
     values.emplace_back("train/grad_norm", grad_norm);
     if (gan) values.emplace_back("train/discr_grad_norm", discr_grad_norm);
     means.add(values);
     ++summed;
 
-    if (m_step % m_train.log_every == 0 || m_step == total) {
+    if (m_rank0 && (m_step % m_train.log_every == 0 || m_step == total)) {
       const double interval = secondsSince(interval_start);
       Values sums = means.take();
       sums.emplace_back("train/lr", scheduledRate(m_train, m_train.lr, m_step) * m_lr_scale);
@@ -740,17 +846,21 @@ int TrainingLoop::run() {
       sums.emplace_back("perf/step_s", interval / summed);
       sums.emplace_back("perf/data_wait_s", data_wait / summed);
       sums.emplace_back("perf/data_wait_fraction", data_wait / std::max(interval, 1e-9));
+      if (m_group) sums.emplace_back("perf/comm_s", comm / summed);
       sums.emplace_back("data/skipped_files", static_cast<double>(m_dataset->skippedCount()));
       const double it_per_s = summed / std::max(interval, 1e-9);
       writeMetrics(std::move(sums));
       m_events.emit(core::ProgressEvent{m_step, total, it_per_s, (total - m_step) / it_per_s});
       summed = 0;
       data_wait = 0;
+      comm = 0;
       interval_start = Clock::now();
     }
-    if (m_train.valid_every > 0 && m_step % m_train.valid_every == 0) validate();
+    if (m_train.valid_every > 0 && m_step % m_train.valid_every == 0) {
+      onRankZero("valid", [&] { validate(); });
+    }
     const bool periodic = m_train.checkpoint_every > 0 && m_step % m_train.checkpoint_every == 0;
-    if (periodic || m_control.checkpoint.exchange(false)) {
+    if (periodic || checkpoint_now) {
       m_elapsed_before += secondsSince(session_start);
       saveCheckpoint();
       m_elapsed_before -= secondsSince(session_start);
@@ -758,7 +868,7 @@ int TrainingLoop::run() {
   }
   m_elapsed_before += secondsSince(session_start);
   if (m_last_checkpoint != m_step) saveCheckpoint();
-  m_metrics->close();
+  if (m_rank0) m_metrics->close();
   m_events.emit(core::DoneEvent{status, m_step});
   m_log("done: " + status + " at step " + std::to_string(m_step));
   return 0;
@@ -768,29 +878,38 @@ int TrainingLoop::run() {
 
 int runTraining(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
                 EventSink& events, RunControl& control) {
-  const int threads = config.train.threads > 0 ? config.train.threads
-                                               : std::max(1u, std::thread::hardware_concurrency());
+  const distributed::LaunchInfo& launch = options.launch;
+  // Ranks on one node share its cores.
+  const int threads =
+      config.train.threads > 0
+          ? config.train.threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, launch.local_world_size));
   torch::set_num_threads(threads);
   const RuntimeInfo rt = queryRuntime();
-  events.emit(makeHelloEvent(rt, 1, options.launcher, run.root().string()));
+  events.emit(makeHelloEvent(rt, launch.world_size, launch.launcher, run.root().string()));
   if (rt.reference_blas) {
     events.emit(core::WarningEvent{"reference_blas",
                                    "LibTorch is using the slow reference BLAS (" + rt.blas +
                                        "); install libopenblas0-openmp",
                                    {}});
   }
+  std::unique_ptr<distributed::RankGroup> group;
+  auto fail = [&](const std::string& code, const std::string& message, const std::string& hint) {
+    std::cerr << "tokenbench-trainer" << (group ? " rank " + std::to_string(group->rank()) : std::string())
+              << ": error: " << message << "\n";
+    if (group && code != "rank_failed") group->reportFailure(message);
+    events.emit(core::ErrorEvent{code, message, hint});
+    events.emit(core::DoneEvent{"failed", {}});
+  };
   try {
-    TrainingLoop loop(config, run, options, events, control);
+    if (launch.distributed()) group = std::make_unique<distributed::RankGroup>(launch, config.distributed);
+    TrainingLoop loop(config, run, options, events, control, group.get());
     return loop.run();
   } catch (const TrainingError& e) {
-    std::cerr << "tokenbench-trainer: error: " << e.what() << "\n";
-    events.emit(core::ErrorEvent{e.code(), e.what(), e.hint()});
-    events.emit(core::DoneEvent{"failed", {}});
+    fail(e.code(), e.what(), e.hint());
     return e.code() == "run_dir_locked" ? 2 : 1;
   } catch (const std::exception& e) {
-    std::cerr << "tokenbench-trainer: error: " << e.what() << "\n";
-    events.emit(core::ErrorEvent{"internal", e.what(), ""});
-    events.emit(core::DoneEvent{"failed", {}});
+    fail("internal", e.what(), "");
     return 1;
   }
 }

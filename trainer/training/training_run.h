@@ -1,9 +1,10 @@
 #pragma once
-// One training run on one process: the tokenizer, its optimiser and schedule, the data, and
+// One training run on one process (or one rank of a distributed run): the tokenizer, its optimiser and schedule, the data, and
 // everything written to the run directory (config.json, metrics.jsonl, checkpoints/, events).
 
 #include "core/run_config.h"
 #include "core/run_directory.h"
+#include "trainer/distributed/launch_environment.h"
 #include "trainer/event_sink.h"
 #include "trainer/user_error.h"
 
@@ -22,7 +23,7 @@ struct RunControl {
 struct TrainOptions {
   bool resume = false;
   double time_budget_s = 0;  ///< overrides train.time_budget_s when > 0
-  std::string launcher = "single";
+  distributed::LaunchInfo launch;  ///< this process's rank; "single" when alone
 };
 
 /// A failure the user can act on, reported as an `error` event with its code.

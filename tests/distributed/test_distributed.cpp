@@ -1,0 +1,420 @@
+// Distributed training across real OS processes: the trainer's own launcher
+// (distributed.nproc_per_node), an outside launcher's environment (torchrun, mpirun variables set
+// here), DDP against one process with the same global batch, ZeRO-1 against DDP, checkpoints at
+// another world size, and a rank killed mid-run.
+#include "core/config_io.h"
+#include "core/event_protocol.h"
+#include "core/metrics_log.h"
+#include "core/run_config.h"
+#include "tests/trainer/test_support.h"
+#include "trainer/weights/state_dict_io.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace tb::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using testing::TempFolder;
+
+/// A trainer process started with extra environment variables, stdout and stderr in files.
+class TrainerProcess {
+ public:
+  TrainerProcess(const std::vector<std::string>& args, const fs::path& out,
+                 const std::map<std::string, std::string>& env = {})
+      : m_out(out) {
+    std::vector<std::string> words{TB_TRAINER_EXE};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<std::string> vars;
+    for (char** e = environ; *e != nullptr; ++e) vars.emplace_back(*e);
+    for (const auto& [k, v] : env) vars.push_back(k + "=" + v);
+    std::vector<char*> argv, envp;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    for (auto& v : vars) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    const std::string stdout_file = out.string() + ".stdout", stderr_file = out.string() + ".stderr";
+    m_pid = ::fork();
+    if (m_pid == 0) {
+      std::freopen(stdout_file.c_str(), "w", stdout);
+      std::freopen(stderr_file.c_str(), "w", stderr);
+      std::freopen("/dev/null", "r", stdin);
+      ::execve(argv[0], argv.data(), envp.data());
+      ::_exit(127);
+    }
+  }
+  ~TrainerProcess() {
+    if (m_pid > 0 && !m_status) {
+      ::kill(m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);
+    }
+  }
+
+  /// Exit status, or nullopt when it is still running after `limit`.
+  std::optional<int> wait(std::chrono::seconds limit) {
+    const auto end = Clock::now() + limit;
+    while (!m_status) {
+      int status = 0;
+      if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+        m_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+      if (Clock::now() > end) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return m_status;
+  }
+  pid_t pid() const { return m_pid; }
+  std::string stdoutText() const { return slurp(m_out.string() + ".stdout"); }
+  std::string stderrText() const { return slurp(m_out.string() + ".stderr"); }
+
+  static std::string slurp(const fs::path& file) {
+    std::ifstream in(file);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private:
+  fs::path m_out;
+  pid_t m_pid = -1;
+  std::optional<int> m_status;
+};
+
+/// A tiny MAGVIT-v2 on procedural clips: reconstruction and LFQ losses only (no random frame
+/// picks), no EMA, no validation, so runs differ only in how the batch is split.
+core::RunConfig tinyConfig() {
+  core::RunConfig c;
+  c.data.image_size = 16;
+  c.data.num_frames = 5;
+  c.data.synthetic_clips = 64;
+  c.data.workers = 1;
+  c.model.init_dim = 8;
+  c.model.max_dim = 16;
+  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
+  c.model.input_conv_kernel = {3, 3, 3};
+  c.model.quantizer.codebook_size = 64;
+  c.loss.adversarial_weight = 0;
+  c.loss.perceptual_weight = 0;
+  c.train.max_steps = 4;
+  c.train.warmup_steps = 0;
+  c.train.lr = 1e-3;
+  c.train.weight_decay = 0.01;
+  c.train.ema = false;
+  c.train.valid_every = 0;
+  c.train.sample_every = 0;
+  c.train.log_every = 1;
+  c.train.checkpoint_every = 0;
+  c.train.threads = 1;
+  c.distributed.timeout_s = 20;
+  return c;
+}
+
+fs::path writeConfig(const core::RunConfig& config, const fs::path& file) {
+  std::ofstream(file) << core::toJsonText(config);
+  return file;
+}
+
+std::map<std::string, torch::Tensor> finalWeights(const fs::path& run, std::int64_t step,
+                                                  const std::string& file = "model.safetensors") {
+  std::map<std::string, torch::Tensor> out;
+  for (auto& [name, t] : weights::loadTensors(run / "checkpoints" / ("step_" + std::to_string(step)) / file)) {
+    out[name] = t;
+  }
+  return out;
+}
+
+double maxDifference(const std::map<std::string, torch::Tensor>& a, const std::map<std::string, torch::Tensor>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (const auto& [name, t] : a) {
+    const auto it = b.find(name);
+    if (it == b.end()) {
+      ADD_FAILURE() << name << " missing";
+      continue;
+    }
+    if (t.is_floating_point()) worst = std::max(worst, (t - it->second).abs().max().item<double>());
+  }
+  return worst;
+}
+
+std::vector<core::Event> events(const std::string& text) {
+  std::vector<core::Event> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto decoded = core::decodeEventLine(line);
+    EXPECT_TRUE(decoded.ok()) << line;
+    if (decoded.ok()) out.push_back(*decoded.event());
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> eventsOf(const std::vector<core::Event>& all) {
+  std::vector<T> out;
+  for (const auto& e : all) {
+    if (const auto* t = std::get_if<T>(&e)) out.push_back(*t);
+  }
+  return out;
+}
+
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+int train(const core::RunConfig& config, const fs::path& dir, const std::string& name) {
+  TrainerProcess p({"train", "--config", writeConfig(config, dir / (name + ".json")).string(), "--run-dir",
+                    (dir / name).string()},
+                   dir / name);
+  const auto code = p.wait(std::chrono::seconds(300));
+  EXPECT_TRUE(code.has_value()) << name << " still running after 300 s";
+  EXPECT_EQ(code.value_or(-1), 0) << name << ":\n" << p.stderrText();
+  return code.value_or(-1);
+}
+
+// Tolerance: the two runs sum the same per-sample gradients in a different order (two
+// half-batch means averaged over the wire, against one mean), so float32 rounding differs by
+// about 1e-7 relative per step; after 4 AdamW steps at lr 1e-3 parameters agree to 1e-5.
+constexpr double kSameBatchTolerance = 1e-5;
+
+TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
+  TempFolder dir;
+  core::RunConfig one = tinyConfig();
+  one.train.batch_size = 4;
+  core::RunConfig two = tinyConfig();
+  two.train.batch_size = 2;
+  two.distributed.strategy = "ddp";
+  two.distributed.nproc_per_node = 2;
+  two.distributed.bucket_mb = 0.001;  // several buckets, launched during backward
+  ASSERT_EQ(train(one, dir.path(), "one"), 0);
+  ASSERT_EQ(train(two, dir.path(), "two"), 0);
+  const auto a = finalWeights(dir.path() / "one", 4);
+  const auto b = finalWeights(dir.path() / "two", 4);
+  const double diff = maxDifference(a, b);
+  EXPECT_LT(diff, kSameBatchTolerance);
+  // And training moved the weights by far more than that (the comparison is not vacuous).
+  TempFolder init;
+  core::RunConfig zero_steps = one;
+  zero_steps.train.max_steps = 1;
+  zero_steps.train.lr = 1e-12;
+  ASSERT_EQ(train(zero_steps, init.path(), "init"), 0);
+  EXPECT_GT(maxDifference(a, finalWeights(init.path() / "init", 1)), 100 * kSameBatchTolerance);
+
+  // Both ranks' logs exist, and the hello event says how the run was launched.
+  EXPECT_TRUE(fs::exists(dir.path() / "two" / "logs" / "rank_1.log"));
+  const auto hello = eventsOf<core::HelloEvent>(events(TrainerProcess::slurp(dir.path() / "two" / "events.jsonl")));
+  ASSERT_FALSE(hello.empty());
+  EXPECT_EQ(hello.front().world_size, 2);
+  EXPECT_EQ(hello.front().launcher, "local");
+  EXPECT_EQ(hello.front().threads, 1);
+}
+
+TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
+  TempFolder dir;
+  core::RunConfig ddp = tinyConfig();
+  ddp.distributed.strategy = "ddp";
+  ddp.distributed.nproc_per_node = 2;
+  ddp.train.checkpoint_every = 2;
+  core::RunConfig zero1 = ddp;
+  zero1.distributed.strategy = "zero1";
+  ASSERT_EQ(train(ddp, dir.path(), "ddp"), 0);
+  ASSERT_EQ(train(zero1, dir.path(), "zero1"), 0);
+  EXPECT_EQ(maxDifference(finalWeights(dir.path() / "ddp", 4), finalWeights(dir.path() / "zero1", 4)), 0.0);
+  // Rank 0 gathered the shards: the optimizer state on disk is the same whole state.
+  const auto ddp_state = finalWeights(dir.path() / "ddp", 4, "optimizer.safetensors");
+  const auto zero1_state = finalWeights(dir.path() / "zero1", 4, "optimizer.safetensors");
+  EXPECT_GT(ddp_state.size(), 10u);
+  EXPECT_EQ(maxDifference(ddp_state, zero1_state), 0.0);
+
+  // The ZeRO-1 checkpoint of step 2, resumed by one process, continues where two left off.
+  const fs::path resumed = dir.path() / "resumed";
+  fs::create_directories(resumed / "checkpoints");
+  fs::copy(dir.path() / "zero1" / "checkpoints" / "step_2", resumed / "checkpoints" / "step_2",
+           fs::copy_options::recursive);
+  core::RunConfig single = zero1;
+  single.distributed.strategy = "none";
+  single.distributed.nproc_per_node = 1;
+  single.train.batch_size = 4;  // the same global batch
+  fs::copy_file(writeConfig(single, dir.path() / "single.json"), resumed / "config.json");
+  TrainerProcess p({"train", "--run-dir", resumed.string(), "--resume"}, dir.path() / "resume");
+  ASSERT_EQ(p.wait(std::chrono::seconds(300)).value_or(-1), 0) << p.stderrText();
+  EXPECT_NE(p.stderrText().find("resumed from checkpoints/step_2"), std::string::npos) << p.stderrText();
+  EXPECT_LT(maxDifference(finalWeights(resumed, 4), finalWeights(dir.path() / "zero1", 4)), kSameBatchTolerance);
+}
+
+// Reads "pid N" from a rank's log once the rank has written it.
+std::optional<pid_t> rankPid(const fs::path& run, int rank, std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  const std::regex pid_line("pid ([0-9]+)");
+  while (Clock::now() < end) {
+    std::smatch m;
+    const std::string log = TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
+    if (std::regex_search(log, m, pid_line)) return static_cast<pid_t>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return std::nullopt;
+}
+
+// Waits until metrics.jsonl has a row with step >= `step`.
+bool reachesStep(const fs::path& run, std::int64_t step, std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  while (Clock::now() < end) {
+    std::istringstream in(TrainerProcess::slurp(run / "metrics.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      if (const auto row = core::parseMetricsLine(line); row && row->step >= step) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes) {
+  TempFolder dir;
+  core::RunConfig config = tinyConfig();
+  config.distributed.strategy = "ddp";
+  config.distributed.nproc_per_node = 2;
+  config.distributed.timeout_s = 10;
+  config.train.max_steps = 100000;
+  config.train.checkpoint_every = 3;
+  const fs::path run = dir.path() / "run";
+  TrainerProcess launcher({"train", "--config", writeConfig(config, dir.path() / "c.json").string(), "--run-dir",
+                           run.string()},
+                          dir.path() / "launcher");
+  const auto victim = rankPid(run, 1, std::chrono::seconds(120));
+  ASSERT_TRUE(victim) << launcher.stderrText();
+  ASSERT_TRUE(reachesStep(run, 4, std::chrono::seconds(120))) << launcher.stderrText();
+  ASSERT_EQ(::kill(*victim, SIGKILL), 0);
+  const auto killed_at = Clock::now();
+  const auto code = launcher.wait(std::chrono::seconds(config.distributed.timeout_s + 10));
+  ASSERT_TRUE(code) << "the run did not end within timeout_s + 10 s of the kill";
+  const double took = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  EXPECT_LT(took, config.distributed.timeout_s);
+  EXPECT_EQ(*code, 1);
+  const auto all = events(launcher.stdoutText());
+  const auto errors = eventsOf<core::ErrorEvent>(all);
+  ASSERT_EQ(errors.size(), 1u) << launcher.stdoutText();
+  EXPECT_EQ(errors[0].code, "rank_failed");
+  EXPECT_NE(errors[0].message.find("rank 1 (pid " + std::to_string(*victim) + ") was killed by signal 9 (SIGKILL)"),
+            std::string::npos)
+      << errors[0].message;
+  const auto done = eventsOf<core::DoneEvent>(all);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].status, "failed");
+
+  // Resume with both ranks: it starts from the newest checkpoint and finishes.
+  const auto steps = core::RunDirectory(run).listCheckpointSteps();
+  ASSERT_FALSE(steps.empty());
+  TrainerProcess resumed({"train", "--run-dir", run.string(), "--resume", "--set",
+                          "train.max_steps=" + std::to_string(steps.back() + 2)},
+                         dir.path() / "resumed");
+  ASSERT_EQ(resumed.wait(std::chrono::seconds(300)).value_or(-1), 0) << resumed.stderrText();
+  const auto resumed_events = events(resumed.stdoutText());
+  ASSERT_FALSE(eventsOf<core::DoneEvent>(resumed_events).empty());
+  EXPECT_EQ(eventsOf<core::DoneEvent>(resumed_events).back().status, "completed");
+  EXPECT_EQ(eventsOf<core::DoneEvent>(resumed_events).back().step, steps.back() + 2);
+}
+
+// Ranks started by an outside launcher: the variables it sets, the store served by rank 0.
+struct OutsideLauncher {
+  std::string name;
+  std::map<std::string, std::string> rank0, rank1;
+};
+
+std::vector<OutsideLauncher> outsideLaunchers(int port) {
+  const std::map<std::string, std::string> master = {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(port)}};
+  auto with = [&](std::map<std::string, std::string> vars) {
+    vars.insert(master.begin(), master.end());
+    return vars;
+  };
+  return {
+      {"torchrun",
+       with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "2"}}),
+       with({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}})},
+      {"mpirun",
+       with({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+             {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}),
+       with({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+             {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}})},
+      {"slurm",
+       with({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"}, {"SLURM_STEP_ID", "0"},
+             {"SLURM_TASKS_PER_NODE", "2"}, {"SLURM_JOB_NODELIST", "localhost"}}),
+       with({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "1"}, {"SLURM_STEP_ID", "0"},
+             {"SLURM_TASKS_PER_NODE", "2"}, {"SLURM_JOB_NODELIST", "localhost"}})},
+  };
+}
+
+TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
+  for (const auto& launcher : outsideLaunchers(freePort())) {
+    TempFolder dir;
+    core::RunConfig config = tinyConfig();
+    config.distributed.strategy = "ddp";
+    config.train.max_steps = 2;
+    const fs::path file = writeConfig(config, dir.path() / "c.json");
+    const std::vector<std::string> args = {"train", "--config", file.string(), "--run-dir",
+                                           (dir.path() / "run").string()};
+    TrainerProcess r0(args, dir.path() / "r0", launcher.rank0);
+    TrainerProcess r1(args, dir.path() / "r1", launcher.rank1);
+    EXPECT_EQ(r0.wait(std::chrono::seconds(300)).value_or(-1), 0) << launcher.name << "\n" << r0.stderrText();
+    EXPECT_EQ(r1.wait(std::chrono::seconds(60)).value_or(-1), 0) << launcher.name << "\n" << r1.stderrText();
+    const auto all = events(r0.stdoutText());
+    const auto hello = eventsOf<core::HelloEvent>(all);
+    ASSERT_EQ(hello.size(), 1u) << launcher.name;
+    EXPECT_EQ(hello[0].launcher, launcher.name);
+    EXPECT_EQ(hello[0].world_size, 2);
+    EXPECT_EQ(eventsOf<core::DoneEvent>(all).back().status, "completed") << launcher.name;
+    EXPECT_TRUE(r1.stdoutText().empty()) << launcher.name << ": rank 1 wrote events";
+  }
+}
+
+TEST(Distributed, UnderTorchrunARankThatDiesIsNamedByTheOthers) {
+  TempFolder dir;
+  const auto launcher = outsideLaunchers(freePort()).front();
+  core::RunConfig config = tinyConfig();
+  config.distributed.strategy = "ddp";
+  config.distributed.timeout_s = 10;
+  config.train.max_steps = 100000;
+  const fs::path run = dir.path() / "run";
+  const std::vector<std::string> args = {"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
+                                         "--run-dir", run.string()};
+  TrainerProcess r0(args, dir.path() / "r0", launcher.rank0);
+  TrainerProcess r1(args, dir.path() / "r1", launcher.rank1);
+  ASSERT_TRUE(reachesStep(run, 3, std::chrono::seconds(120))) << r0.stderrText();
+  ASSERT_EQ(::kill(r1.pid(), SIGKILL), 0);
+  const auto killed_at = Clock::now();
+  const auto code = r0.wait(std::chrono::seconds(config.distributed.timeout_s + 10));
+  ASSERT_TRUE(code) << "rank 0 still running";
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - killed_at).count(), config.distributed.timeout_s);
+  EXPECT_EQ(*code, 1);
+  const auto errors = eventsOf<core::ErrorEvent>(events(r0.stdoutText()));
+  ASSERT_EQ(errors.size(), 1u) << r0.stdoutText();
+  EXPECT_EQ(errors[0].code, "rank_failed");
+  EXPECT_NE(errors[0].message.find("rank 1 stopped responding"), std::string::npos) << errors[0].message;
+}
+
+}  // namespace
+}  // namespace tb::trainer

@@ -1,0 +1,303 @@
+#include "trainer/distributed/rank_group.h"
+
+#include "trainer/user_error.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace tb::trainer::distributed {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+std::int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
+std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
+
+std::string firstLine(const std::string& message) {
+  const auto end = message.find('\n');
+  return end == std::string::npos ? message : message.substr(0, end);
+}
+
+bool isLoopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch, bool server, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(launch.master_port);
+  options.isServer = server;
+  options.numWorkers = launch.world_size;
+  options.waitWorkers = false;
+  options.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(launch.master_addr, options);
+}
+
+constexpr double kHeartbeatPeriodS = 1.0;
+
+}  // namespace
+
+PendingReduce::PendingReduce(c10::intrusive_ptr<c10d::Work> work) : m_work(std::move(work)) {}
+PendingReduce::~PendingReduce() = default;
+PendingReduce::PendingReduce(PendingReduce&&) noexcept = default;
+PendingReduce& PendingReduce::operator=(PendingReduce&&) noexcept = default;
+bool PendingReduce::valid() const { return static_cast<bool>(m_work); }
+
+RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config)
+    : m_launch(launch), m_timeout(std::chrono::seconds(config.timeout_s)) {
+  if (config.backend == "nccl") {
+    throw UserError("backend_unsupported",
+                    "distributed.backend \"nccl\" needs a CUDA build of LibTorch; this build is CPU-only",
+                    "set distributed.backend to \"gloo\"");
+  }
+  const std::string where = launch.master_addr + ":" + std::to_string(launch.master_port);
+  try {
+    const bool server = launch.rank == 0 && !launch.store_served_by_launcher;
+    // torchrun restarts workers against the same agent store: a restart's keys must not meet
+    // those of the attempt before it.
+    const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    const std::string prefix = std::string("tokenbench/") + (restart != nullptr ? restart : "0");
+    m_tcp_store = connectStore(launch, server, m_timeout);
+    m_store = c10::make_intrusive<c10d::PrefixStore>(prefix, m_tcp_store);
+    m_heartbeat_store = c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
+    m_heartbeat_store->set("hb/" + std::to_string(rank()), bytes(std::to_string(nowMs())));
+
+    auto options = c10d::ProcessGroupGloo::Options::create(m_timeout);
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    if (ifname != nullptr && *ifname != '\0') {
+      std::string first(ifname);
+      first = first.substr(0, first.find(','));
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(first));
+    } else if (isLoopback(launch.master_addr)) {
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    } else {
+      options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    options->threads = 2;
+    auto pg_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/pg", m_tcp_store);
+    m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(pg_store, rank(), worldSize(), options);
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw UserError("rank_group_failed",
+                    "rank " + std::to_string(rank()) + " could not join the c10d group at " + where + ": " +
+                        firstLine(e.what()),
+                    "check distributed.master_addr / master_port (or MASTER_ADDR / MASTER_PORT), that every rank "
+                    "started, and GLOO_SOCKET_IFNAME on multi-homed nodes");
+  }
+  m_heartbeat = std::thread([this] { heartbeatLoop(); });
+}
+
+RankGroup::~RankGroup() {
+  m_stop_heartbeat.store(true);
+  if (m_heartbeat.joinable()) m_heartbeat.join();
+}
+
+void RankGroup::heartbeatLoop() {
+  const std::string key = "hb/" + std::to_string(rank());
+  while (!m_stop_heartbeat.load()) {
+    try {
+      m_heartbeat_store->set(key, bytes(std::to_string(nowMs())));
+    } catch (const std::exception&) {
+      // The store is gone (its host died); the next collective reports it.
+    }
+    for (int i = 0; i < 10 && !m_stop_heartbeat.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(kHeartbeatPeriodS / 10));
+    }
+  }
+}
+
+double RankGroup::heartbeatAgeS(int r) noexcept {
+  try {
+    const std::string key = "hb/" + std::to_string(r);
+    if (!m_store->check({key})) return -1;
+    return static_cast<double>(nowMs() - std::stoll(text(m_store->get(key)))) / 1000.0;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+void RankGroup::reportFailure(const std::string& what) noexcept {
+  try {
+    m_store->set("fail/" + std::to_string(rank()), bytes(firstLine(what).substr(0, 500)));
+  } catch (const std::exception&) {
+  }
+}
+
+std::string RankGroup::diagnose() noexcept {
+  std::ostringstream out;
+  try {
+    for (int r = 0; r < worldSize(); ++r) {
+      if (r == rank()) continue;
+      const std::string key = "fail/" + std::to_string(r);
+      if (m_store->check({key})) {
+        out << (out.tellp() > 0 ? "; " : "") << "rank " << r << " failed: " << text(m_store->get(key));
+      }
+    }
+    if (out.tellp() > 0) return out.str();
+    for (int r = 0; r < worldSize(); ++r) {
+      if (r == rank()) continue;
+      const double age = heartbeatAgeS(r);
+      if (age > 3 * kHeartbeatPeriodS) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f", age);
+        out << (out.tellp() > 0 ? "; " : "") << "rank " << r << " stopped responding (no heartbeat for " << buf
+            << " s)";
+      }
+    }
+  } catch (const std::exception&) {
+    return "the c10d store at " + m_launch.master_addr + ":" + std::to_string(m_launch.master_port) +
+           " is unreachable (the rank or launcher that served it is gone)";
+  }
+  return out.str();
+}
+
+void RankGroup::fail(const char* what, const std::string& detail) {
+  // A failing peer leaves a note at once; a dead one is known by its heartbeat going stale, which
+  // takes a few heartbeat periods.
+  std::string who;
+  const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(4 * kHeartbeatPeriodS));
+  while ((who = diagnose()).empty() && Clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  if (who.empty()) who = "a peer failed or timed out";
+  throw UserError("rank_failed",
+                  "rank " + std::to_string(rank()) + ": " + what + " failed: " + who + " (" + firstLine(detail) + ")",
+                  "the run resumes from its last checkpoint with --resume");
+}
+
+template <class F>
+void RankGroup::guarded(const char* what, F&& f) {
+  try {
+    f();
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(what, e.what());
+  }
+}
+
+void RankGroup::allReduceSum(std::vector<torch::Tensor>& tensors) {
+  guarded("all-reduce", [&] {
+    for (auto& t : tensors) {
+      std::vector<at::Tensor> one{t};
+      m_group->allreduce(one)->wait();
+    }
+  });
+}
+
+void RankGroup::allReduceMean(std::vector<torch::Tensor>& tensors) {
+  allReduceSum(tensors);
+  for (auto& t : tensors) t.div_(worldSize());
+}
+
+PendingReduce RankGroup::allReduceSumAsync(torch::Tensor& tensor) {
+  PendingReduce pending;
+  guarded("all-reduce", [&] {
+    std::vector<at::Tensor> one{tensor};
+    pending = PendingReduce(m_group->allreduce(one));
+  });
+  return pending;
+}
+
+void RankGroup::wait(PendingReduce& pending) {
+  if (!pending.valid()) return;
+  guarded("all-reduce", [&] { pending.m_work->wait(); });
+  pending.m_work.reset();
+}
+
+void RankGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
+  guarded("broadcast", [&] {
+    c10d::BroadcastOptions options;
+    options.rootRank = root;
+    for (auto& t : tensors) {
+      std::vector<at::Tensor> one{t};
+      m_group->broadcast(one, options)->wait();
+    }
+  });
+}
+
+void RankGroup::send(torch::Tensor& tensor, int to) {
+  guarded("send", [&] {
+    std::vector<at::Tensor> one{tensor};
+    m_group->send(one, to, 0)->wait();
+  });
+}
+
+void RankGroup::receive(torch::Tensor& tensor, int from) {
+  guarded("receive", [&] {
+    std::vector<at::Tensor> one{tensor};
+    m_group->recv(one, from, 0)->wait();
+  });
+}
+
+// Every rank counts its synchronisation points, so a step reached twice (after a rollback) still
+// gets a key of its own.
+void RankGroup::arrive(const std::string& tag) {
+  const std::string key = "sync/" + std::to_string(m_sync_count++) + "/" + tag;
+  guarded("signal", [&] { m_store->set(key, bytes("1")); });
+}
+
+void RankGroup::awaitRankZero(const std::string& tag) {
+  const std::string key = "sync/" + std::to_string(m_sync_count++) + "/" + tag;
+  const double limit_s = static_cast<double>(m_timeout.count()) / 1000.0;
+  guarded("wait for rank 0", [&] {
+    while (!m_store->check({key})) {
+      const double age = heartbeatAgeS(0);
+      if (age > limit_s) {
+        throw std::runtime_error("rank 0 sent no heartbeat for " + std::to_string(static_cast<int>(age)) + " s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+}
+
+namespace {
+
+class AverageOverRanks : public torch::autograd::Function<AverageOverRanks> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext*, const torch::Tensor& local, RankGroup* group) {
+    std::vector<torch::Tensor> mean{local.detach().contiguous().clone()};
+    group->allReduceMean(mean);
+    return mean[0];
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list grads) {
+    return {grads[0], torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor averageOverRanks(const torch::Tensor& local, RankGroup& group) {
+  return AverageOverRanks::apply(local, &group);
+}
+
+StoreServer::StoreServer(const std::string& host, int port, int world_size, std::chrono::milliseconds timeout) {
+  LaunchInfo launch;
+  launch.master_addr = host;
+  launch.master_port = port;
+  launch.world_size = world_size;
+  try {
+    m_store = connectStore(launch, true, timeout);
+  } catch (const std::exception& e) {
+    throw UserError("rank_group_failed", "cannot serve the c10d store on " + host + ":" + std::to_string(port) + ": " +
+                                             firstLine(e.what()),
+                    "choose another distributed.master_port");
+  }
+}
+
+StoreServer::~StoreServer() = default;
+
+int StoreServer::port() const { return static_cast<c10d::TCPStore&>(*m_store).getPort(); }
+
+}  // namespace tb::trainer::distributed

@@ -1,0 +1,118 @@
+#pragma once
+// RankGroup: this process's membership in a distributed run, on PyTorch's own c10d: a TCPStore
+// (served by the launcher or by rank 0), a ProcessGroupGloo (NCCL on CUDA builds), heartbeats in
+// the store, and collectives whose failures become errors that name the rank at fault.
+
+#include "core/run_config.h"
+#include "trainer/distributed/launch_environment.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+
+namespace tb::trainer::distributed {
+
+/// An all-reduce in flight (see RankGroup::allReduceSumAsync).
+class PendingReduce {
+ public:
+  PendingReduce() = default;
+  explicit PendingReduce(c10::intrusive_ptr<c10d::Work> work);
+  ~PendingReduce();
+  PendingReduce(PendingReduce&&) noexcept;
+  PendingReduce& operator=(PendingReduce&&) noexcept;
+  bool valid() const;
+
+ private:
+  friend class RankGroup;
+  c10::intrusive_ptr<c10d::Work> m_work;
+};
+
+class RankGroup {
+ public:
+  /// Connects to the store and builds the process group; blocks until every rank has joined or
+  /// `config.timeout_s` passes. Throws UserError ("rank_group_failed") naming the store address
+  /// and what went wrong; ("backend_unsupported") for nccl without a CUDA build.
+  RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config);
+  ~RankGroup();
+  RankGroup(const RankGroup&) = delete;
+  RankGroup& operator=(const RankGroup&) = delete;
+
+  int rank() const { return m_launch.rank; }
+  int worldSize() const { return m_launch.world_size; }
+  const LaunchInfo& launch() const { return m_launch; }
+
+  /// In-place sum over ranks of each tensor (contiguous, same shapes on every rank).
+  void allReduceSum(std::vector<torch::Tensor>& tensors);
+  /// In-place mean over ranks.
+  void allReduceMean(std::vector<torch::Tensor>& tensors);
+  /// Starts an in-place sum of one contiguous tensor; wait() completes it.
+  PendingReduce allReduceSumAsync(torch::Tensor& tensor);
+  void wait(PendingReduce& pending);
+  /// Copies `root`'s tensors into every rank's.
+  void broadcast(std::vector<torch::Tensor>& tensors, int root);
+  /// Point to point (ZeRO-1 gathers): `tensor` must have the receiver's expected shape.
+  void send(torch::Tensor& tensor, int to);
+  void receive(torch::Tensor& tensor, int from);
+
+  /// Rank 0 calls arrive(tag) after work only it does (validation, checkpoints); the others call
+  /// awaitRankZero(tag), which waits as long as rank 0 keeps its heartbeat, and fails within
+  /// timeout_s once it stops (never a hang, never a spurious timeout during a long validation).
+  void arrive(const std::string& tag);
+  void awaitRankZero(const std::string& tag);
+
+  /// Leaves a note in the store that this rank is failing and why, so the others can name it.
+  void reportFailure(const std::string& what) noexcept;
+
+  /// A sentence naming the rank(s) at fault, from failure notes and stale heartbeats, e.g.
+  /// "rank 1 failed: data.path ... is not a folder" or "rank 1 stopped responding (no heartbeat
+  /// for 12.3 s)"; empty when nothing is known.
+  std::string diagnose() noexcept;
+
+ private:
+  template <class F>
+  void guarded(const char* what, F&& f);
+  [[noreturn]] void fail(const char* what, const std::string& detail);
+  void heartbeatLoop();
+  double heartbeatAgeS(int rank) noexcept;
+
+  LaunchInfo m_launch;
+  std::chrono::milliseconds m_timeout;
+  c10::intrusive_ptr<c10d::Store> m_tcp_store;  ///< this rank's connection (or the server on rank 0)
+  c10::intrusive_ptr<c10d::Store> m_store;      ///< prefixed view used for our keys
+  c10::intrusive_ptr<c10d::Store> m_heartbeat_store;
+  c10::intrusive_ptr<c10d::ProcessGroup> m_group;
+  std::int64_t m_sync_count = 0;
+  std::atomic<bool> m_stop_heartbeat{false};
+  std::thread m_heartbeat;
+};
+
+/// The mean over ranks of `local` (any shape, the same on every rank), differentiable. Backward
+/// passes the gradient through unchanged: every rank's loss uses the same global mean, and the
+/// gradients reaching the parameters are averaged over ranks like all others, which gives the
+/// gradient of the global batch.
+torch::Tensor averageOverRanks(const torch::Tensor& local, RankGroup& group);
+
+/// Serves a c10d TCPStore for the ranks a launcher starts (the trainer's own launcher). With
+/// `port` 0 the system picks a free one; port() tells which.
+class StoreServer {
+ public:
+  StoreServer(const std::string& host, int port, int world_size, std::chrono::milliseconds timeout);
+  ~StoreServer();
+  int port() const;
+
+ private:
+  c10::intrusive_ptr<c10d::Store> m_store;
+};
+
+}  // namespace tb::trainer::distributed

@@ -1,0 +1,190 @@
+#include "trainer/training/sharded_adamw.h"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace tb::trainer {
+
+ShardedAdamW::ShardedAdamW(const NamedTensors& params, Options options) : m_options(options) {
+  for (const auto& [name, p] : params) {
+    if (!p.requires_grad()) continue;
+    m_slots.push_back({name, p, p.dim() >= 2, {}, {}, 0});
+  }
+  m_owner.assign(m_slots.size(), 0);
+}
+
+void ShardedAdamW::shard(int rank, int world_size) {
+  m_rank = rank;
+  m_world = world_size;
+  std::int64_t total = 0;
+  for (const auto& s : m_slots) total += s.param.numel();
+  std::int64_t before = 0;
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    const std::int64_t n = m_slots[i].param.numel();
+    // The rank whose equal share holds this parameter's middle element.
+    const double middle = static_cast<double>(before) + static_cast<double>(n) / 2.0;
+    m_owner[i] = std::min(world_size - 1, static_cast<int>(middle * world_size / std::max<std::int64_t>(total, 1)));
+    before += n;
+  }
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    if (m_owner[i] != m_rank) {
+      m_slots[i].exp_avg = torch::Tensor();
+      m_slots[i].exp_avg_sq = torch::Tensor();
+      m_slots[i].steps = 0;
+    }
+  }
+}
+
+void ShardedAdamW::zeroGrad() {
+  for (auto& s : m_slots) {
+    if (s.param.grad().defined()) s.param.mutable_grad().zero_();
+  }
+}
+
+// The arithmetic of torch.optim.AdamW (LibTorch 1.13), parameter by parameter.
+void ShardedAdamW::step(double lr) {
+  torch::NoGradGuard no_grad;
+  const double b1 = m_options.beta1, b2 = m_options.beta2;
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    Slot& s = m_slots[i];
+    if (m_owner[i] != m_rank || !s.param.grad().defined()) continue;
+    const torch::Tensor& grad = s.param.grad();
+    if (!s.exp_avg.defined()) {
+      s.exp_avg = torch::zeros_like(s.param, torch::MemoryFormat::Preserve);
+      s.exp_avg_sq = torch::zeros_like(s.param, torch::MemoryFormat::Preserve);
+      s.steps = 0;
+    }
+    if (s.decay && m_options.weight_decay != 0) s.param.mul_(1 - lr * m_options.weight_decay);
+    ++s.steps;
+    const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(s.steps));
+    const double bias_correction2 = 1 - std::pow(b2, static_cast<double>(s.steps));
+    s.exp_avg.mul_(b1).add_(grad, 1 - b1);
+    s.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2);
+    const torch::Tensor denom = (s.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(m_options.eps);
+    s.param.addcdiv_(s.exp_avg, denom, -lr / bias_correction1);
+  }
+}
+
+void ShardedAdamW::shareUpdatedParameters(distributed::RankGroup& group) {
+  if (!sharded()) return;
+  torch::NoGradGuard no_grad;
+  for (int r = 0; r < m_world; ++r) {
+    std::vector<torch::Tensor> owned;
+    for (std::size_t i = 0; i < m_slots.size(); ++i) {
+      if (m_owner[i] == r) owned.push_back(m_slots[i].param.reshape({-1}));
+    }
+    if (owned.empty()) continue;
+    std::vector<torch::Tensor> flat{torch::cat(owned)};
+    group.broadcast(flat, r);
+    if (r == m_rank) continue;
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < m_slots.size(); ++i) {
+      if (m_owner[i] != r) continue;
+      torch::Tensor& p = m_slots[i].param;
+      p.copy_(flat[0].narrow(0, offset, p.numel()).view(p.sizes()));
+      offset += p.numel();
+    }
+  }
+}
+
+NamedTensors ShardedAdamW::state(distributed::RankGroup* group) const {
+  NamedTensors out;
+  auto add = [&](const Slot& s) {
+    out.emplace_back(s.name + ".exp_avg", s.exp_avg);
+    out.emplace_back(s.name + ".exp_avg_sq", s.exp_avg_sq);
+    out.emplace_back(s.name + ".step", torch::tensor({s.steps}, torch::kInt64));
+  };
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    if (m_owner[i] == m_rank && m_slots[i].exp_avg.defined()) add(m_slots[i]);
+  }
+  if (!sharded() || group == nullptr) return out;
+  // Rank 0 gathers every other owner's share: the step counts of its parameters first (0 means
+  // no state yet), then their moments in one flat tensor.
+  torch::NoGradGuard no_grad;
+  for (int r = 1; r < m_world; ++r) {
+    std::vector<std::size_t> owned;
+    for (std::size_t i = 0; i < m_slots.size(); ++i) {
+      if (m_owner[i] == r) owned.push_back(i);
+    }
+    if (owned.empty()) continue;
+    torch::Tensor steps = torch::zeros({static_cast<std::int64_t>(owned.size())}, torch::kInt64);
+    if (m_rank == r) {
+      std::vector<torch::Tensor> moments;
+      for (std::size_t k = 0; k < owned.size(); ++k) {
+        const Slot& s = m_slots[owned[k]];
+        if (!s.exp_avg.defined()) continue;
+        steps[static_cast<std::int64_t>(k)] = s.steps;
+        moments.push_back(s.exp_avg.reshape({-1}));
+        moments.push_back(s.exp_avg_sq.reshape({-1}));
+      }
+      group->send(steps, 0);
+      if (!moments.empty()) {
+        torch::Tensor flat = torch::cat(moments);
+        group->send(flat, 0);
+      }
+    } else if (m_rank == 0) {
+      group->receive(steps, r);
+      std::int64_t numel = 0;
+      for (std::size_t k = 0; k < owned.size(); ++k) {
+        if (steps[static_cast<std::int64_t>(k)].item<std::int64_t>() > 0) numel += 2 * m_slots[owned[k]].param.numel();
+      }
+      if (numel == 0) continue;
+      torch::Tensor flat = torch::empty({numel}, m_slots[owned.front()].param.options().requires_grad(false));
+      group->receive(flat, r);
+      std::int64_t offset = 0;
+      for (std::size_t k = 0; k < owned.size(); ++k) {
+        const std::int64_t count = steps[static_cast<std::int64_t>(k)].item<std::int64_t>();
+        if (count == 0) continue;
+        const Slot& s = m_slots[owned[k]];
+        const std::int64_t n = s.param.numel();
+        out.emplace_back(s.name + ".exp_avg", flat.narrow(0, offset, n).view(s.param.sizes()).clone());
+        out.emplace_back(s.name + ".exp_avg_sq", flat.narrow(0, offset + n, n).view(s.param.sizes()).clone());
+        out.emplace_back(s.name + ".step", torch::tensor({count}, torch::kInt64));
+        offset += 2 * n;
+      }
+    }
+  }
+  return out;
+}
+
+void ShardedAdamW::loadState(const NamedTensors& state) {
+  std::map<std::string, torch::Tensor> byName(state.begin(), state.end());
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    Slot& s = m_slots[i];
+    s.exp_avg = torch::Tensor();
+    s.exp_avg_sq = torch::Tensor();
+    s.steps = 0;
+    if (m_owner[i] != m_rank) continue;
+    const auto avg = byName.find(s.name + ".exp_avg");
+    const auto sq = byName.find(s.name + ".exp_avg_sq");
+    const auto steps = byName.find(s.name + ".step");
+    if (avg == byName.end() || sq == byName.end() || steps == byName.end()) continue;  // never updated
+    for (const auto* t : {&avg->second, &sq->second}) {
+      if (t->sizes() != s.param.sizes()) {
+        throw std::runtime_error("optimizer state of " + s.name + " has shape " + c10::str(t->sizes()) +
+                                 ", the parameter " + c10::str(s.param.sizes()));
+      }
+    }
+    s.exp_avg = avg->second.to(s.param.options().requires_grad(false)).clone();
+    s.exp_avg_sq = sq->second.to(s.param.options().requires_grad(false)).clone();
+    s.steps = steps->second.item<std::int64_t>();
+  }
+}
+
+std::int64_t ShardedAdamW::stateBytes() const {
+  std::int64_t bytes = 0;
+  for (const auto& s : m_slots) {
+    if (s.exp_avg.defined()) bytes += 2 * s.exp_avg.numel() * static_cast<std::int64_t>(s.exp_avg.element_size());
+  }
+  return bytes;
+}
+
+std::vector<torch::Tensor> ShardedAdamW::parameters() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& s : m_slots) out.push_back(s.param);
+  return out;
+}
+
+}  // namespace tb::trainer
