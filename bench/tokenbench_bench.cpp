@@ -1,12 +1,11 @@
-// tokenbench-bench: times one piece of a tokenizer training step and prints one JSON line.
+// tokenbench-bench: times a quantizer loss or the data loader and prints one JSON line. The
+// model rows (gen-step-recon, gen-step, discr-step, encode, decode, train-step) are
+// `tokenbench-trainer bench`, which runs the training code itself.
 //
 // One measurement per process, so that the peak resident set size (getrusage ru_maxrss) belongs
-// to that measurement alone; bench/run_model_bench.sh runs the cases and prints the table.
+// to that measurement alone; bench/run_model_bench.sh runs the cases.
 //
-//   --what gen-step-recon  tokenizer forward + backward of reconstruction (L1) + quantizer losses
-//          encode          video -> indices, no gradient
-//          decode          indices -> video, no gradient
-//          lfq             LFQ entropy + commitment terms on random latents, forward + backward
+//   --what lfq             LFQ entropy + commitment terms on random latents, forward + backward
 //                          (--bits K, --tokens N, --estimate exact|factorized)
 //          loader          the training data loader over a video folder (--data DIR): batches
 //                          of the configuration's clips with --threads loader threads; reports
@@ -16,7 +15,6 @@
 #include "core/presets.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/models/lookup_free_quantizer.h"
-#include "trainer/models/tokenizer.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -65,12 +63,12 @@ Timing measure(int warmup, int repeats, const std::function<void()>& body) {
 
 int main(int argc, char** argv) {
   CLI::App app{"tokenbench-bench: time one piece of a training step (one JSON line on stdout)"};
-  std::string what = "gen-step-recon", preset = "bench-small", config_file, estimate = "factorized";
+  std::string what = "lfq", preset = "bench-small", config_file, estimate = "factorized";
   int batch = 0, threads = 2, warmup = 1, repeats = 3;
   std::int64_t bits = 10, tokens = 1280;
   std::string data_dir;
-  app.add_option("--what", what, "gen-step-recon, encode, decode or lfq")
-      ->check(CLI::IsMember({"gen-step-recon", "encode", "decode", "lfq", "loader"}));
+  app.add_option("--what", what, "lfq or loader (model rows: tokenbench-trainer bench)")
+      ->check(CLI::IsMember({"lfq", "loader"}));
   app.add_option("--data", data_dir, "loader: folder of video files");
   app.add_option("--preset", preset, "Model preset (ignored with --config)");
   app.add_option("--config", config_file, "Configuration file instead of a preset");
@@ -117,7 +115,7 @@ int main(int argc, char** argv) {
       }
       auto config = load.config;
       if (batch <= 0) batch = config.train.batch_size;
-      if (what == "loader") {
+      {
         if (data_dir.empty()) throw std::runtime_error("--what loader needs --data DIR");
         config.data.type = "videos";
         config.data.path = data_dir;
@@ -138,36 +136,6 @@ int main(int argc, char** argv) {
         out["peak_rss_bytes"] = peakRssBytes();
         std::cout << out.dump() << "\n";
         return 0;
-      }
-      auto tokenizer = tb::trainer::makeTokenizer(config.model, config.data);
-      const auto& d = config.data;
-      const torch::Tensor video = torch::rand({batch, 3, d.num_frames, d.image_size, d.image_size}) * 2 - 1;
-      out["config"] = config_file.empty() ? preset : config_file;
-      out["batch"] = batch;
-      out["input_shape"] = video.sizes().vec();
-      out["tokenizer_params"] = tb::trainer::countParameters(*tokenizer);
-      if (what == "gen-step-recon") {
-        tokenizer->train();
-        baseline = peakRssBytes();
-        timing = measure(warmup, repeats, [&] {
-          tokenizer->zero_grad();
-          const auto result = tokenizer->forward(video);
-          torch::Tensor loss;
-          for (const auto& [name, term] : result.losses) {
-            if (name == "recon_l1" || name == "quantizer") loss = loss.defined() ? loss + term : term;
-          }
-          loss.backward();
-        });
-      } else {
-        tokenizer->eval();
-        torch::NoGradGuard no_grad;
-        const torch::Tensor indices = tokenizer->tokenize(video);
-        baseline = peakRssBytes();
-        if (what == "encode") {
-          timing = measure(warmup, repeats, [&] { (void)tokenizer->tokenize(video); });
-        } else {
-          timing = measure(warmup, repeats, [&] { (void)tokenizer->decodeFromIndices(indices); });
-        }
       }
     }
   } catch (const std::exception& e) {

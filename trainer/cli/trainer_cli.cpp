@@ -2,6 +2,7 @@
 
 #include "core/config_io.h"
 #include "core/version.h"
+#include "trainer/cli/bench_command.h"
 #include "trainer/cli/config_commands.h"
 #include "trainer/cli/data_commands.h"
 #include "trainer/cli/compare_command.h"
@@ -128,6 +129,26 @@ int runTrainerCli(int argc, char** argv) {
   data_info->add_option("--preview-clips", data_info_args.preview_clips, "Preview strips to write (default 4)")
       ->check(CLI::Range(1, 64));
 
+  cli::BenchArgs bench_args;
+  auto* bench = app.add_subcommand("bench", "Time one piece of a training step with the training code; one JSON "
+                                            "object on stdout (median/min/max seconds, peak RSS, GFLOP/s)");
+  bench->add_option("--config", bench_args.config, "Configuration file, or - for standard input");
+  bench->add_option("--preset", bench_args.preset, "Use this preset instead of a file");
+  bench->add_option("--what", bench_args.what,
+                    "gen-step-recon, gen-step, discr-step, encode, decode or train-step")
+      ->required();
+  bench->add_option("--batch", bench_args.batch, "Clips per micro-batch (default: train.batch_size)")
+      ->check(CLI::PositiveNumber);
+  bench->add_option("--steps", bench_args.steps, "Timed repetitions (default 3)")->check(CLI::PositiveNumber);
+  bench->add_option("--warmup", bench_args.warmup, "Untimed repetitions first (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  bench->add_option("--threads", bench_args.threads, "Intra-op threads (default: train.threads, else all cores)")
+      ->check(CLI::PositiveNumber);
+  bench->add_flag("--random-perceptual", bench_args.random_perceptual,
+                  "Random LPIPS weights when loss.lpips_backbone / lpips_lin are not set (same cost)");
+  bench->add_flag("--no-r1", bench_args.no_r1, "discr-step without the R1 gradient penalty");
+  bench->add_flag("--profile", bench_args.profile, "Print the time per op of one extra repetition on stderr");
+
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
   summary->add_option("--run-dir", summary_dir, "Run directory")->required();
@@ -170,6 +191,7 @@ int runTrainerCli(int argc, char** argv) {
   if (*reference) return cli::printConfigReference();
   if (*train) return cli::train(train_args);
   if (*summary) return cli::summarizeRun(summary_dir);
+  if (*bench) return cli::bench(bench_args);
   if (*model_info) return cli::modelInfo(model_config, model_preset);
   if (*data_info) return cli::dataInfo(data_info_args);
   if (*tokenize) return cli::tokenize(tok);

@@ -20,6 +20,7 @@
 #include "trainer/training/gan_losses.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/sharded_adamw.h"
+#include "trainer/training/training_step.h"
 #include "trainer/weights/state_dict_io.h"
 
 #include <ATen/autocast_mode.h>
@@ -105,13 +106,6 @@ class HumanLog {
   std::ofstream m_file;
 };
 
-torch::Tensor lossTerm(const TokenizerOutput& out, const std::string& name) {
-  for (const auto& [n, t] : out.losses) {
-    if (n == name) return t;
-  }
-  throw std::logic_error("tokenizer output has no loss term \"" + name + "\"");
-}
-
 // Interval means of named values; names may appear part-way (the GAN terms from
 // loss.discr_start_step on), so values are matched by name, each averaged over its own count.
 class IntervalMeans {
@@ -142,66 +136,6 @@ class IntervalMeans {
 
 using Values = std::vector<std::pair<std::string, double>>;
 
-// Frame frame_index[b] of each clip b: `[B, C, T, H, W]` -> `[B, C, H, W]`.
-torch::Tensor framesAt(const torch::Tensor& clips, const torch::Tensor& frame_index) {
-  if (clips.dim() == 4) return clips;
-  const auto index =
-      frame_index.view({-1, 1, 1, 1, 1}).expand({clips.size(0), clips.size(1), 1, clips.size(3), clips.size(4)});
-  return clips.gather(2, index).squeeze(2);
-}
-
-// bf16 autocast on the CPU for the forward passes (train.precision "bf16"); a no-op otherwise.
-class CpuAutocast {
- public:
-  explicit CpuAutocast(bool enabled) : m_enabled(enabled) {
-    if (!m_enabled) return;
-    m_previous = at::autocast::is_cpu_enabled();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::increment_nesting();
-  }
-  ~CpuAutocast() {
-    if (!m_enabled) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(m_previous);
-  }
-  CpuAutocast(const CpuAutocast&) = delete;
-  CpuAutocast& operator=(const CpuAutocast&) = delete;
-
- private:
-  bool m_enabled;
-  bool m_previous = false;
-};
-
-// AdamW over a module's parameters (weight decay only on weights with >= 2 dimensions), its
-// state sharded over the ranks under distributed.strategy "zero1".
-std::unique_ptr<ShardedAdamW> makeAdamW(const torch::nn::Module& module, const core::RunConfig& config,
-                                        const distributed::RankGroup* group) {
-  NamedTensors params;
-  for (const auto& p : module.named_parameters()) params.emplace_back(p.key(), p.value());
-  auto optimizer = std::make_unique<ShardedAdamW>(
-      params, ShardedAdamW::Options{config.train.adam_beta1, config.train.adam_beta2, 1e-8, config.train.weight_decay});
-  if (group && config.distributed.strategy == "zero1") optimizer->shard(group->rank(), group->worldSize());
-  return optimizer;
-}
-
-// Every rank starts from rank 0's parameters and buffers.
-void broadcastModule(torch::nn::Module& module, distributed::RankGroup& group) {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> tensors;
-  for (auto& p : module.parameters()) tensors.push_back(p.detach());
-  for (auto& b : module.buffers()) tensors.push_back(b);
-  for (auto& t : tensors) {
-    std::vector<torch::Tensor> one{t.is_contiguous() ? t : t.contiguous()};
-    group.broadcast(one, 0);
-    if (!t.is_contiguous()) t.copy_(one[0]);
-  }
-}
-
-double clipGradients(const std::vector<torch::Tensor>& params, double max_norm) {
-  return torch::nn::utils::clip_grad_norm_(params, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
-}
-
 class TrainingLoop {
  public:
   TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
@@ -225,10 +159,7 @@ class TrainingLoop {
   void checkUnsupported();
   void reportDataSkips(const std::vector<data::SkippedFile>& skips);
   bool ganActive() const { return m_discr && m_step >= m_config.loss.discr_start_step; }
-  torch::Tensor discriminatorInput(const torch::Tensor& clips, const torch::Tensor& frame_index) const;
-  torch::Tensor generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake, Values& values);
-  void discriminatorBackward(const torch::Tensor& real, const torch::Tensor& fake, Values& values);
-  void updateEma();
+  void updateEma() { trainer::updateEma(m_ema, *m_tokenizer, m_train, m_step); }
   void validate();
   void writeSample(const torch::Tensor& grid);
   void writeCodebookCounts(const std::vector<std::int64_t>& counts);
@@ -269,13 +200,12 @@ class TrainingLoop {
   CheckpointStore m_store;
   HumanLog m_log;
 
+  // The models, optimisers and the pieces of a step; the members below are views of its parts.
+  std::unique_ptr<TrainingStep> m_steps;
   std::shared_ptr<Tokenizer> m_tokenizer;
-  std::unique_ptr<ShardedAdamW> m_optimizer;
-  std::unique_ptr<distributed::GradientReducer> m_reducer;  // null on one process
+  ShardedAdamW* m_optimizer = nullptr;
   std::shared_ptr<Discriminator> m_discr;  // null when loss.adversarial_weight is 0
-  std::unique_ptr<ShardedAdamW> m_discr_optimizer;
-  std::unique_ptr<distributed::GradientReducer> m_discr_reducer;
-  gan::LecamAnchors m_lecam;
+  ShardedAdamW* m_discr_optimizer = nullptr;
   metrics::Lpips m_lpips{nullptr};  // null when the perceptual loss is off
   std::unique_ptr<outputs::TensorBoardWriter> m_tensorboard;
   std::vector<std::pair<std::string, torch::Tensor>> m_ema;  // parameter name -> average
@@ -304,53 +234,21 @@ void TrainingLoop::checkUnsupported() {
 
 void TrainingLoop::setUp() {
   torch::manual_seed(static_cast<std::uint64_t>(m_train.seed));
-  try {
-    m_tokenizer = makeTokenizer(m_config.model, m_config.data);
-  } catch (const std::invalid_argument& e) {
-    throw TrainingError("model_invalid", e.what(), "fix the model section of config.json");
-  }
-  m_tokenizer->train();
+  m_steps = std::make_unique<TrainingStep>(
+      m_config, TrainingStepSetup{m_group, MissingPerceptualWeights::Warn,
+                                  [this](const std::string& code, const std::string& message) {
+                                    emitWarning(code, message);
+                                  }});
+  m_tokenizer = m_steps->tokenizer();
+  m_optimizer = &m_steps->optimizer();
+  m_lpips = m_steps->lpips();
+  m_discr = m_steps->discriminator();
+  m_discr_optimizer = m_steps->discriminatorOptimizer();
   if (m_group) {
-    broadcastModule(*m_tokenizer, *m_group);
-    m_reducer = std::make_unique<distributed::GradientReducer>(*m_group, m_tokenizer->parameters(),
-                                                               m_config.distributed.bucket_mb);
     distributed::RankGroup* group = m_group;
     setBatchMeanReducer([group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
   }
-  m_optimizer = makeAdamW(*m_tokenizer, m_config, m_group);
-  const auto& loss = m_config.loss;
-  if (loss.perceptual_weight > 0 && (loss.lpips_backbone.empty() || loss.lpips_lin.empty())) {
-    emitWarning("perceptual_off", "loss.perceptual_weight is " + std::to_string(loss.perceptual_weight) +
-                                      " but loss.lpips_backbone and loss.lpips_lin are not both set: training "
-                                      "without the perceptual loss");
-  } else if (loss.perceptual_weight > 0) {
-    const int smallest = loss.perceptual_net == "vgg" ? 16 : 31;
-    if (m_config.data.image_size < smallest) {
-      throw TrainingError("config_invalid",
-                          "loss.perceptual_net \"" + loss.perceptual_net + "\" needs data.image_size >= " +
-                              std::to_string(smallest) + ", got " + std::to_string(m_config.data.image_size),
-                          "raise data.image_size, use perceptual_net \"vgg\", or set loss.perceptual_weight to 0");
-    }
-    try {
-      m_lpips = metrics::loadLpips(metrics::parseLpipsNet(loss.perceptual_net), loss.lpips_backbone, loss.lpips_lin);
-    } catch (const std::exception& e) {
-      throw TrainingError("perceptual_weights_invalid", e.what(),
-                          "fix loss.lpips_backbone / loss.lpips_lin, or set loss.perceptual_weight to 0");
-    }
-  }
-  if (m_config.loss.adversarial_weight > 0) {
-    try {
-      m_discr = makeDiscriminator(m_config.model, m_config.data);
-    } catch (const std::invalid_argument& e) {
-      throw TrainingError("model_invalid", e.what(), "fix model.discriminator in config.json");
-    }
-    m_discr->train();
-    if (m_group) {
-      broadcastModule(*m_discr, *m_group);
-      m_discr_reducer = std::make_unique<distributed::GradientReducer>(*m_group, m_discr->parameters(),
-                                                                       m_config.distributed.bucket_mb);
-    }
-    m_discr_optimizer = makeAdamW(*m_discr, m_config, m_group);
+  if (m_discr) {
     m_log("discriminator (" + m_config.model.discriminator.type + "): " + std::to_string(countParameters(*m_discr)) +
           " parameters, from step " + std::to_string(m_config.loss.discr_start_step));
   }
@@ -382,73 +280,6 @@ void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) 
     emitWarning("data_skipped", std::to_string(skips.size() - kNamed) + " more files skipped (see " +
                                     (m_run.root() / "data_index.json").string() + ")");
   }
-}
-
-// Frame discriminators judge one frame per clip (`frame_index[b]` of clip b); the video
-// discriminator whole clips.
-torch::Tensor TrainingLoop::discriminatorInput(const torch::Tensor& clips, const torch::Tensor& frame_index) const {
-  if (m_discr->takesVideo()) return clips;
-  return framesAt(clips, frame_index);
-}
-
-// The generator's hinge GAN term, scaled by the adaptive weight; the discriminator's own
-// parameters collect no gradient from it.
-torch::Tensor TrainingLoop::generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake, Values& values) {
-  const auto& loss = m_config.loss;
-  for (auto& p : m_discr->parameters()) p.requires_grad_(false);
-  const torch::Tensor g_loss = gan::hingeGeneratorLoss(m_discr->forward(fake));
-  for (auto& p : m_discr->parameters()) p.requires_grad_(true);
-  std::function<void(std::vector<torch::Tensor>&)> average;
-  if (m_group) average = [this](std::vector<torch::Tensor>& grads) { m_group->allReduceMean(grads); };
-  const double weight = loss.adaptive_weight ? gan::adaptiveWeight(nll, g_loss, m_tokenizer->lastDecoderWeight(),
-                                                                   loss.adaptive_weight_max, average)
-                                             : 1.0;
-  values.emplace_back("train/gan_loss", g_loss.item<double>());
-  values.emplace_back("train/adaptive_weight", weight);
-  return loss.adversarial_weight * weight * g_loss;
-}
-
-// Hinge loss on real and reconstructed inputs, plus LeCAM and, every loss.r1_every
-// discriminator steps, the R1 penalty scaled by r1_every (lazy regularisation, as StyleGAN2).
-void TrainingLoop::discriminatorBackward(const torch::Tensor& real_in, const torch::Tensor& fake_in, Values& values) {
-  const auto& loss = m_config.loss;
-  const std::int64_t discr_step = m_step - loss.discr_start_step;
-  const bool r1 = loss.r1_weight > 0 && discr_step % loss.r1_every == 0;
-  const torch::Tensor real = real_in.detach().requires_grad_(r1);
-  const torch::Tensor real_logits = m_discr->forward(real);
-  const torch::Tensor fake_logits = m_discr->forward(fake_in.detach());
-  torch::Tensor d_loss = gan::hingeDiscriminatorLoss(real_logits, fake_logits);
-  values.emplace_back("train/discr_loss", d_loss.item<double>());
-  if (loss.lecam_weight > 0) {
-    std::vector<torch::Tensor> means = {real_logits.detach().mean().reshape({1}).to(torch::kFloat),
-                                        fake_logits.detach().mean().reshape({1}).to(torch::kFloat)};
-    if (m_group) m_group->allReduceMean(means);
-    m_lecam.update(means[0].item<double>(), means[1].item<double>(), loss.lecam_decay);
-    const torch::Tensor lecam = m_lecam.penalty(real_logits, fake_logits);
-    values.emplace_back("train/lecam", lecam.item<double>());
-    d_loss = d_loss + loss.lecam_weight * lecam;
-  }
-  if (r1) {
-    const torch::Tensor penalty = gan::r1Penalty(real_logits, real);
-    values.emplace_back("train/r1_penalty", penalty.item<double>());
-    d_loss = d_loss + loss.r1_weight * loss.r1_every * penalty;
-  }
-  values.emplace_back("train/logits_real", real_logits.detach().mean().item<double>());
-  values.emplace_back("train/logits_fake", fake_logits.detach().mean().item<double>());
-  (d_loss / m_train.grad_accum).backward();
-}
-
-void TrainingLoop::updateEma() {
-  if (!m_train.ema || m_step < m_train.ema_start_step) return;
-  torch::NoGradGuard no_grad;
-  const auto params = m_tokenizer->named_parameters();
-  if (m_ema.empty() || m_step == m_train.ema_start_step) {
-    m_ema.clear();
-    for (const auto& p : params) m_ema.emplace_back(p.key(), p.value().detach().clone());
-    return;
-  }
-  if (m_step % m_train.ema_update_every != 0) return;
-  for (auto& [name, avg] : m_ema) avg.mul_(m_train.ema_beta).add_(params[name].detach(), 1.0 - m_train.ema_beta);
 }
 
 void TrainingLoop::validate() {
@@ -579,7 +410,10 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const Na
                   {"lr_scale", m_lr_scale},
                   {"elapsed_s", m_elapsed_before},
                   {"ema_active", !m_ema.empty()},
-                  {"lecam", {{"real", m_lecam.real}, {"fake", m_lecam.fake}, {"initialised", m_lecam.initialised}}}};
+                  {"lecam",
+                   {{"real", m_steps->lecam().real},
+                    {"fake", m_steps->lecam().fake},
+                    {"initialised", m_steps->lecam().initialised}}}};
     writeFileSynced(dir / "state.json", state.dump(2) + "\n");
     writeFileSynced(dir / "config.json", core::toJsonText(m_config));
   });
@@ -617,9 +451,10 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     m_lr_scale = state.at("lr_scale").get<double>();
     m_elapsed_before = state.at("elapsed_s").get<double>();
     if (state.contains("lecam")) {
-      m_lecam.real = state["lecam"].value("real", 0.0);
-      m_lecam.fake = state["lecam"].value("fake", 0.0);
-      m_lecam.initialised = state["lecam"].value("initialised", false);
+      gan::LecamAnchors& lecam = m_steps->lecam();
+      lecam.real = state["lecam"].value("real", 0.0);
+      lecam.fake = state["lecam"].value("fake", 0.0);
+      lecam.initialised = state["lecam"].value("initialised", false);
     }
     m_ema.clear();
     if (state.value("ema_active", false)) {
@@ -684,7 +519,6 @@ int TrainingLoop::run() {
   }
 
   const double budget = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
-  const std::string recon_name = m_config.loss.recon == "mse" ? "recon_mse" : "recon_l1";
   const std::int64_t total = m_train.max_steps;
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
         std::to_string(m_step) + " to " + std::to_string(total));
@@ -716,66 +550,24 @@ int TrainingLoop::run() {
     const double rate = scheduledRate(m_train, m_train.lr, next) * m_lr_scale;
     const double discr_rate =
         scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_lr_scale;
-    m_optimizer->zeroGrad();
-    if (gan) m_discr_optimizer->zeroGrad();
+    m_steps->zeroGrad(gan);
     Values values = {{"train/recon_loss", 0.0}, {"train/loss", 0.0}};
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-      const bool last_micro = micro + 1 == m_train.grad_accum;
       const data::LoadedBatch batch = m_loader->next();  // a DataError is a TrainingError
       data_wait += batch.wait_s;
-      const torch::Tensor& x = batch.clips;
-      Values micro_values;
-      torch::Tensor loss, recon, frame_pick;
-      {
-        CpuAutocast autocast(m_train.precision == "bf16");
-        const TokenizerOutput out = m_tokenizer->forward(x);
-        recon = out.recon;
-        torch::Tensor nll = m_config.loss.recon_weight * lossTerm(out, recon_name);
-        if (m_lpips) {
-          // LPIPS on loss.perceptual_frames random frames per clip (magvit2-pytorch: one).
-          torch::Tensor perceptual = torch::zeros({});
-          for (int k = 0; k < m_config.loss.perceptual_frames; ++k) {
-            const torch::Tensor pick = torch::randint(x.size(2), {x.size(0)}, torch::kLong);
-            perceptual = perceptual + m_lpips->forward(framesAt(out.recon, pick), framesAt(x, pick)).mean();
-          }
-          perceptual = perceptual / m_config.loss.perceptual_frames;
-          micro_values.emplace_back("train/perceptual_loss", perceptual.item<double>());
-          nll = nll + m_config.loss.perceptual_weight * perceptual;
-        }
-        loss = nll + m_config.loss.quantizer_weight * lossTerm(out, "quantizer");
-        for (const auto& [name, t] : out.losses) micro_values.emplace_back("train/" + name, t.item<double>());
-        values[0].second += lossTerm(out, recon_name).item<double>() / m_train.grad_accum;
-        if (gan) {
-          frame_pick = m_discr->takesVideo() ? torch::Tensor() : torch::randint(x.size(2), {x.size(0)}, torch::kLong);
-          loss = loss + generatorGanLoss(nll, discriminatorInput(out.recon, frame_pick), micro_values);
-        }
-      }
-      // Data parallel: gradients are averaged over the ranks once per optimiser step, during the
-      // backward pass of the last micro-step.
-      if (m_reducer && last_micro) m_reducer->arm();
-      (loss / m_train.grad_accum).backward();
-      values[1].second += loss.item<double>() / m_train.grad_accum;
-      if (gan) {
-        if (m_discr_reducer && last_micro) m_discr_reducer->arm();
-        CpuAutocast autocast(m_train.precision == "bf16");
-        discriminatorBackward(discriminatorInput(x, frame_pick), discriminatorInput(recon, frame_pick), micro_values);
-      }
+      GeneratorPass pass;
+      const Values micro_values = m_steps->microStep(batch.clips, gan, m_step - m_config.loss.discr_start_step,
+                                                     micro + 1 == m_train.grad_accum, &pass);
+      values[0].second += pass.recon_loss / m_train.grad_accum;
+      values[1].second += pass.loss / m_train.grad_accum;
       for (const auto& [name, v] : micro_values) {
         auto it = std::find_if(values.begin(), values.end(), [&](const auto& e) { return e.first == name; });
         if (it == values.end()) it = values.insert(values.end(), {name, 0.0});
         it->second += v / m_train.grad_accum;
       }
     }
-    if (m_reducer) {
-      m_reducer->finish();
-      comm += m_reducer->lastFinishS() + m_reducer->lastLaunchS();
-      if (gan) {
-        m_discr_reducer->finish();
-        comm += m_discr_reducer->lastFinishS() + m_discr_reducer->lastLaunchS();
-      }
-    }
-    const double grad_norm = clipGradients(m_optimizer->parameters(), m_train.grad_clip);
-    const double discr_grad_norm = gan ? clipGradients(m_discr_optimizer->parameters(), m_train.grad_clip) : 0.0;
+    comm += m_steps->finishReduction(gan);
+    const auto [grad_norm, discr_grad_norm] = m_steps->clipGradients(gan);
     if (m_group) {
       // One small all-reduce per step: the logged values become means over the global batch, and
       // the stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
@@ -824,12 +616,7 @@ int TrainingLoop::run() {
     }
     consecutive_bad = 0;
     reportDataSkips(m_dataset->takeNewSkips());
-    m_optimizer->step(rate);
-    if (gan) m_discr_optimizer->step(discr_rate);
-    if (m_group) {
-      m_optimizer->shareUpdatedParameters(*m_group);
-      if (gan) m_discr_optimizer->shareUpdatedParameters(*m_group);
-    }
+    m_steps->optimizerStep(rate, discr_rate, gan);
     m_step = next;
     if (m_rank0) updateEma();
 

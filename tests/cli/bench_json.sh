@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench_json.sh TRAINER: `tokenbench-trainer bench` prints one JSON object with every field and
+# sane values for each --what, on the demo preset and a tiny configuration with GAN and
+# (random-weight) perceptual loss.
+set -euo pipefail
+trainer=$1
+here=$(cd "$(dirname "$0")" && pwd)
+command -v jq >/dev/null || { echo "skipping: jq is not installed"; exit 77; }
+failed=0
+check() {  # check LABEL JSON FILTER: FILTER (a jq boolean) holds on JSON
+  if ! jq -e "$3" <<<"$2" >/dev/null; then
+    echo "FAIL $1: $3"
+    echo "  $2"
+    failed=1
+  fi
+}
+run() {  # run LABEL ARGS...: one bench run, its stdout a single JSON line
+  local label=$1
+  shift
+  local out
+  out=$("$trainer" bench --steps 1 --warmup 1 --threads 1 "$@" 2>/tmp/bench_json_err.$$) || {
+    echo "FAIL $label: exit $?"; cat /tmp/bench_json_err.$$; failed=1; return; }
+  [[ $(wc -l <<<"$out") -eq 1 ]] || { echo "FAIL $label: more than one line"; failed=1; }
+  check "$label" "$out" '[.what, .config, .median_s, .min_s, .max_s, .steps, .threads, .input_shape,
+    .peak_rss_mb, .flops_per_step, .gflops, .gemm_peak_gflops, .peak_fraction, .blas] | all(. != null)'
+  check "$label" "$out" '.median_s > 0 and .min_s <= .median_s and .median_s <= .max_s and .steps == 1'
+  check "$label" "$out" '.threads == 1 and .peak_rss_mb > 10 and .peak_rss_mb < 100000'
+  check "$label" "$out" '.flops_per_step > 1e6 and .gflops > 0 and .gemm_peak_gflops > 0.1'
+  check "$label" "$out" '(.blas | length) > 0'
+  echo "$out"
+  LAST=$out
+}
+for what in gen-step-recon gen-step encode decode train-step; do
+  run "demo $what" --preset demo --what "$what"
+  check "demo $what" "$LAST" ".what == \"$what\" and .input_shape == [4, 3, 5, 32, 32] and .gan == false"
+done
+run "demo batch 2" --preset demo --what gen-step-recon --batch 2
+check "demo batch 2" "$LAST" '.input_shape == [2, 3, 5, 32, 32]'
+for what in gen-step discr-step train-step; do
+  run "gan $what" --config "$here/bench_tiny_gan.json" --what "$what" --random-perceptual
+  check "gan $what" "$LAST" '.gan == true and .discriminator_params > 0'
+  expected=$([[ $what == discr-step ]] && echo off || echo random)
+  check "gan $what" "$LAST" ".perceptual == \"$expected\""
+done
+
+check "gan train-step" "$LAST" '.micro_batches == 1'
+run "gan discr-step no r1" --config "$here/bench_tiny_gan.json" --what discr-step --no-r1
+check "gan discr-step no r1" "$LAST" '.r1_steps == 0'
+rm -f /tmp/bench_json_err.$$
+[[ $failed -eq 0 ]] && echo "ok"
+exit $failed

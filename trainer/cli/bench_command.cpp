@@ -1,0 +1,355 @@
+#include "trainer/cli/bench_command.h"
+
+#include "core/config_io.h"
+#include "trainer/cli/model_commands.h"
+#include "trainer/runtime_info.h"
+#include "trainer/training/training_step.h"
+
+#include <ATen/record_function.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+
+namespace tb::trainer::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::ordered_json;
+
+const std::vector<std::string> kWhats = {"gen-step-recon", "gen-step", "discr-step",
+                                         "encode",         "decode",   "train-step"};
+
+double peakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+double secondsOf(const std::function<void()>& body) {
+  const auto start = Clock::now();
+  body();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// FLOPs of the matrix work the ops ran, from their shapes: a RecordFunction callback on every
+// convolution (forward and backward), mm, addmm, bmm and baddbmm. Element-wise work is not counted.
+std::atomic<double> g_flops{0};
+
+double tensorNumel(const c10::IValue& v) {
+  return v.isTensor() ? static_cast<double>(v.toTensor().numel()) : 0;
+}
+
+// Multiply-adds per output element of a non-transposed convolution (per input element of a
+// transposed one): the weight's elements per output channel (input channel of a transposed one).
+double macsPerElement(const at::Tensor& weight) {
+  return weight.size(0) > 0
+             ? static_cast<double>(weight.numel()) / static_cast<double>(weight.size(0))
+             : 0;
+}
+
+void countOp(const at::RecordFunction& fn, at::ObserverContext*) {
+  const std::string name = fn.name();
+  const auto inputs = fn.inputs();
+  double flops = 0;
+  if (name == "aten::convolution" && inputs.size() >= 7 && fn.outputs().size() == 1) {
+    const at::Tensor& weight = inputs[1].toTensor();
+    const bool transposed = inputs[6].toBool();
+    flops = 2 * macsPerElement(weight) *
+            (transposed ? tensorNumel(inputs[0]) : tensorNumel(fn.outputs()[0]));
+  } else if (name == "aten::convolution_backward" && inputs.size() >= 11) {
+    // (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+    // output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias): the input and
+    // the weight gradient each cost one forward.
+    const at::Tensor& weight = inputs[2].toTensor();
+    const bool transposed = inputs[7].toBool();
+    const double forward =
+        2 * macsPerElement(weight) * tensorNumel(transposed ? inputs[1] : inputs[0]);
+    const auto& outputs = fn.outputs();
+    auto computed = [&](std::size_t i) {
+      return i < outputs.size() && outputs[i].isTensor() && outputs[i].toTensor().defined() ? 1.0
+                                                                                            : 0.0;
+    };
+    flops = forward * (computed(0) + computed(1));
+  } else if ((name == "aten::mm" || name == "aten::bmm") && inputs.size() >= 2) {
+    const at::Tensor& a = inputs[0].toTensor();
+    flops = 2 * static_cast<double>(a.numel()) * static_cast<double>(inputs[1].toTensor().size(-1));
+  } else if ((name == "aten::addmm" || name == "aten::baddbmm") && inputs.size() >= 3) {
+    const at::Tensor& a = inputs[1].toTensor();
+    flops = 2 * static_cast<double>(a.numel()) * static_cast<double>(inputs[2].toTensor().size(-1));
+  } else {
+    return;
+  }
+  double current = g_flops.load();
+  while (!g_flops.compare_exchange_weak(current, current + flops)) {
+  }
+}
+
+std::unique_ptr<at::ObserverContext> noStart(const at::RecordFunction&) { return nullptr; }
+
+double countFlops(const std::function<void()>& body) {
+  g_flops = 0;
+  const at::CallbackHandle handle = at::addGlobalCallback(
+      at::RecordFunctionCallback(&noStart, &countOp).needsInputs(true).needsOutputs(true));
+  try {
+    body();
+  } catch (...) {
+    at::removeCallback(handle);
+    throw;
+  }
+  at::removeCallback(handle);
+  return g_flops.load();
+}
+
+// --profile: self time per op (time inside an op minus the ops it called), over one repetition,
+// printed on stderr, the largest first. Ops on the intra-op pool's threads are inside their caller.
+struct OpTime {
+  double self_s = 0;
+  double total_s = 0;
+  std::int64_t calls = 0;
+};
+std::mutex g_profile_mutex;
+std::map<std::string, OpTime> g_profile;
+
+struct ProfileFrame : at::ObserverContext {
+  Clock::time_point start;
+  double children_s = 0;
+};
+thread_local std::vector<ProfileFrame*> t_stack;
+
+std::unique_ptr<at::ObserverContext> profileStart(const at::RecordFunction&) {
+  auto frame = std::make_unique<ProfileFrame>();
+  frame->start = Clock::now();
+  t_stack.push_back(frame.get());
+  return frame;
+}
+
+void profileEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
+  auto* frame = static_cast<ProfileFrame*>(context);
+  if (frame == nullptr) return;
+  const double total = std::chrono::duration<double>(Clock::now() - frame->start).count();
+  if (!t_stack.empty() && t_stack.back() == frame) t_stack.pop_back();
+  if (!t_stack.empty()) t_stack.back()->children_s += total;
+  std::lock_guard<std::mutex> lock(g_profile_mutex);
+  OpTime& op = g_profile[fn.name()];
+  op.self_s += total - frame->children_s;
+  op.total_s += total;
+  ++op.calls;
+}
+
+void printProfile(const std::function<void()>& body) {
+  g_profile.clear();
+  const at::CallbackHandle handle =
+      at::addGlobalCallback(at::RecordFunctionCallback(&profileStart, &profileEnd));
+  const double wall = secondsOf(body);
+  at::removeCallback(handle);
+  std::vector<std::pair<std::string, OpTime>> ops(g_profile.begin(), g_profile.end());
+  std::sort(ops.begin(), ops.end(),
+            [](const auto& a, const auto& b) { return a.second.self_s > b.second.self_s; });
+  std::fprintf(stderr, "profile of one repetition: %.3f s wall\n%-48s %10s %10s %8s\n", wall, "op",
+               "self s", "total s", "calls");
+  for (std::size_t i = 0; i < ops.size() && i < 30; ++i) {
+    std::fprintf(stderr, "%-48s %10.3f %10.3f %8lld\n", ops[i].first.c_str(), ops[i].second.self_s,
+                 ops[i].second.total_s, static_cast<long long>(ops[i].second.calls));
+  }
+}
+
+// The machine's attainable matrix-multiply rate at the set threads: best of five 1024^3 float mm.
+double gemmPeakGflops() {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor a = torch::randn({1024, 1024});
+  const torch::Tensor b = torch::randn({1024, 1024});
+  torch::Tensor c = torch::empty({1024, 1024});
+  torch::mm_out(c, a, b);
+  double best = 1e30;
+  for (int i = 0; i < 5; ++i) best = std::min(best, secondsOf([&] { torch::mm_out(c, a, b); }));
+  return 2.0 * 1024 * 1024 * 1024 / best / 1e9;
+}
+
+struct Measurement {
+  std::vector<double> seconds;
+  double flops = 0;
+};
+
+// `warmup` untimed repetitions (the first one counts the FLOPs; with no warm-up an extra untimed
+// repetition does), then `steps` timed ones.
+Measurement measure(int warmup, int steps, bool profile, const std::function<void()>& body) {
+  Measurement m;
+  m.flops = countFlops(body);
+  if (profile) printProfile(body);
+  for (int i = 1; i < warmup; ++i) body();
+  for (int i = 0; i < steps; ++i) m.seconds.push_back(secondsOf(body));
+  return m;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int fail(int code, const std::string& message, const std::string& hint = {}) {
+  std::cerr << "tokenbench-trainer bench: error: " << message << "\n";
+  if (!hint.empty()) std::cerr << "hint: " << hint << "\n";
+  return code;
+}
+
+}  // namespace
+
+int bench(const BenchArgs& args) {
+  if (std::find(kWhats.begin(), kWhats.end(), args.what) == kWhats.end()) {
+    std::string list;
+    for (const auto& w : kWhats) list += (list.empty() ? "" : ", ") + w;
+    const auto guess = core::closestMatch(args.what, kWhats);
+    return fail(2,
+                "unknown --what \"" + args.what + "\"" +
+                    (guess ? " (did you mean \"" + *guess + "\"?)" : ""),
+                "one of " + list);
+  }
+  core::RunConfig config;
+  if (!loadConfigArgument(args.config, args.preset, config)) return 2;
+  const int threads = args.threads > 0 ? args.threads
+                      : config.train.threads > 0
+                          ? config.train.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  torch::set_num_threads(threads);
+  const int batch = args.batch > 0 ? args.batch : config.train.batch_size;
+  const std::string& what = args.what;
+  // Only what a row runs is built: LPIPS for the generator's whole loss, the discriminator for
+  // the GAN terms and its own step.
+  if (what != "gen-step" && what != "train-step") config.loss.perceptual_weight = 0;
+  if (what != "gen-step" && what != "discr-step" && what != "train-step")
+    config.loss.adversarial_weight = 0;
+  if (what == "discr-step" && config.loss.adversarial_weight <= 0) {
+    return fail(2, "--what discr-step needs a discriminator, but loss.adversarial_weight is 0",
+                "set loss.adversarial_weight > 0");
+  }
+
+  Json out;
+  out["what"] = what;
+  out["config"] = args.config.empty() ? args.preset : args.config;
+  try {
+    torch::manual_seed(static_cast<std::uint64_t>(config.train.seed));
+    TrainingStepSetup setup;
+    setup.missing_perceptual =
+        args.random_perceptual ? MissingPerceptualWeights::Random : MissingPerceptualWeights::Error;
+    TrainingStep step(config, setup);
+    Tokenizer& tokenizer = *step.tokenizer();
+    const auto& d = config.data;
+    const torch::Tensor video =
+        torch::rand({batch, 3, d.num_frames, d.image_size, d.image_size}) * 2 - 1;
+    const bool gan = step.discriminator() != nullptr;
+
+    Measurement m;
+    int r1_steps = 0;
+    StepValues values;
+    if (what == "gen-step-recon" || what == "gen-step") {
+      const GeneratorTerms terms{what == "gen-step", what == "gen-step" && gan};
+      m = measure(args.warmup, args.steps, args.profile, [&] {
+        step.zeroGrad(terms.gan);
+        values.clear();
+        (void)step.generatorStep(video, terms, 1, false, values);
+      });
+    } else if (what == "discr-step") {
+      // The generator's detached reconstruction, as the training loop hands it over.
+      GeneratorPass pass;
+      {
+        torch::NoGradGuard no_grad;
+        pass.recon = tokenizer.forward(video).recon;
+      }
+      if (!step.discriminator()->takesVideo())
+        pass.frame_pick = torch::randint(d.num_frames, {batch}, torch::kLong);
+      const bool r1 = !args.no_r1 && config.loss.r1_weight > 0;
+      r1_steps = r1 ? args.steps : 0;
+      m = measure(args.warmup, args.steps, args.profile, [&] {
+        step.discriminatorOptimizer()->zeroGrad();
+        values.clear();
+        step.discriminatorStep(video, pass, r1, 1, false, values);
+      });
+    } else if (what == "encode") {
+      tokenizer.eval();
+      c10::InferenceMode inference;
+      m = measure(args.warmup, args.steps, args.profile, [&] { (void)tokenizer.tokenize(video); });
+    } else if (what == "decode") {
+      tokenizer.eval();
+      c10::InferenceMode inference;
+      const torch::Tensor indices = tokenizer.tokenize(video);
+      m = measure(args.warmup, args.steps, args.profile,
+                  [&] { (void)tokenizer.decodeFromIndices(indices); });
+    } else {  // train-step
+      std::vector<std::pair<std::string, torch::Tensor>> ema;
+      const auto& train = config.train;
+      // Every repetition updates the EMA (steps ema_start_step + k x ema_update_every).
+      std::int64_t n = 0;
+      std::int64_t discr_step = 0;
+      int timed = 0;
+      const int first_timed = std::max(args.warmup, 1);
+      m = measure(args.warmup, args.steps, args.profile, [&] {
+        step.zeroGrad(gan);
+        const bool r1 = gan && step.r1Due(discr_step);
+        for (int micro = 0; micro < train.grad_accum; ++micro) {
+          (void)step.microStep(video, gan, discr_step, micro + 1 == train.grad_accum);
+        }
+        (void)step.finishReduction(gan);
+        (void)step.clipGradients(gan);
+        step.optimizerStep(train.lr, train.discr_lr, gan);
+        updateEma(ema, tokenizer, train, train.ema_start_step + n * train.ema_update_every);
+        ++n;
+        ++discr_step;
+        if (timed++ >= first_timed && r1) ++r1_steps;
+      });
+      out["micro_batches"] = train.grad_accum;
+    }
+    const double med = median(m.seconds);
+    const double gemm = gemmPeakGflops();
+    const double gflops = m.flops / med / 1e9;
+    out["median_s"] = med;
+    out["min_s"] = *std::min_element(m.seconds.begin(), m.seconds.end());
+    out["max_s"] = *std::max_element(m.seconds.begin(), m.seconds.end());
+    out["seconds"] = m.seconds;
+    out["steps"] = args.steps;
+    out["warmup"] = args.warmup;
+    out["threads"] = threads;
+    out["batch"] = batch;
+    out["input_shape"] = video.sizes().vec();
+    out["peak_rss_mb"] = peakRssMb();
+    out["flops_per_step"] = m.flops;
+    out["gflops"] = gflops;
+    out["gemm_peak_gflops"] = gemm;
+    out["peak_fraction"] = gflops / gemm;
+    out["blas"] = queryRuntime().blas;
+    out["tokenizer_params"] = countParameters(tokenizer);
+    out["discriminator_params"] = gan ? countParameters(*step.discriminator()) : 0;
+    out["perceptual"] = !step.lpips() ? "off"
+                        : config.loss.lpips_backbone.empty() || config.loss.lpips_lin.empty()
+                            ? "random"
+                            : "weights";
+    out["gan"] = gan && what != "gen-step-recon";
+    out["r1_steps"] = r1_steps;
+    out["precision"] = config.train.precision;
+  } catch (const UserError& e) {
+    const bool config_problem = e.code() == "perceptual_weights_missing" ||
+                                e.code() == "config_invalid" || e.code() == "model_invalid" ||
+                                e.code() == "perceptual_weights_invalid";
+    std::string hint = e.hint();
+    if (e.code() == "perceptual_weights_missing")
+      hint += ", or pass --random-perceptual to time it with random weights";
+    return fail(config_problem ? 2 : 1, e.what(), hint);
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  }
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
+}  // namespace tb::trainer::cli

@@ -1,0 +1,43 @@
+#pragma once
+// `tokenbench-trainer bench`: times one piece of a training step with the training code itself
+// and prints one JSON object on stdout. One measurement per process, so that the peak resident
+// set size belongs to that measurement alone (bench/run_perf_bench.sh runs the rows).
+
+#include <string>
+
+namespace tb::trainer::cli {
+
+struct BenchArgs {
+  std::string config;  ///< configuration file, "-" for standard input, or empty
+  std::string preset;  ///< preset name instead of a file, or empty
+  /// gen-step-recon  generator forward + backward of the reconstruction and quantizer losses
+  /// gen-step        generator step with every configured loss (perceptual, adaptive-weighted GAN)
+  /// discr-step      discriminator step with its R1 gradient penalty (without: --no-r1)
+  /// encode          video -> indices, inference mode
+  /// decode          indices -> video, inference mode
+  /// train-step      one whole optimisation step: train.grad_accum micro-batches of generator and
+  ///                 discriminator steps, gradient clipping, both AdamW updates, the EMA
+  std::string what;
+  int batch = 0;                   ///< clips per micro-batch; 0: train.batch_size
+  int steps = 3;                   ///< timed repetitions (median, min, max reported)
+  int warmup = 1;                  ///< untimed repetitions first
+  int threads = 0;                 ///< intra-op threads; 0: train.threads, else all cores
+  bool random_perceptual = false;  ///< random LPIPS weights when none are configured
+  bool no_r1 = false;              ///< discr-step without the gradient penalty
+  bool profile = false;            ///< print self time per op of one extra repetition on stderr
+};
+
+/// Runs the benchmark. Exit 0 with the JSON object on stdout; 2 for an invalid configuration, an
+/// unknown --what, missing LPIPS weights (without --random-perceptual) or discr-step without a
+/// discriminator (message on stderr naming the key or value); 1 on other failures.
+///
+/// JSON fields: what, config, median_s, min_s, max_s, seconds, steps, warmup, threads, batch,
+/// input_shape [B, C, T, H, W], peak_rss_mb (the process's peak resident set, MiB),
+/// flops_per_step (multiply-adds x 2 of every convolution, its backward, mm/addmm/bmm/baddbmm,
+/// counted from the shapes of the ops one untimed repetition ran), gflops (flops_per_step /
+/// median_s / 1e9), gemm_peak_gflops (best of five 1024x1024 float torch::mm at these threads),
+/// peak_fraction (gflops / gemm_peak_gflops), blas, tokenizer_params, discriminator_params,
+/// perceptual ("off", "weights", "random"), gan, r1_steps (timed repetitions that applied R1).
+int bench(const BenchArgs& args);
+
+}  // namespace tb::trainer::cli

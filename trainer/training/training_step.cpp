@@ -1,0 +1,322 @@
+#include "trainer/training/training_step.h"
+
+#include "trainer/distributed/gradient_reducer.h"
+#include "trainer/distributed/rank_group.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <limits>
+#include <stdexcept>
+
+namespace tb::trainer {
+namespace {
+
+// bf16 autocast on the CPU for the forward passes (train.precision "bf16"); a no-op otherwise.
+class CpuAutocast {
+ public:
+  explicit CpuAutocast(bool enabled) : m_enabled(enabled) {
+    if (!m_enabled) return;
+    m_previous = at::autocast::is_cpu_enabled();
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~CpuAutocast() {
+    if (!m_enabled) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(m_previous);
+  }
+  CpuAutocast(const CpuAutocast&) = delete;
+  CpuAutocast& operator=(const CpuAutocast&) = delete;
+
+ private:
+  bool m_enabled;
+  bool m_previous = false;
+};
+
+// AdamW over a module's parameters (weight decay only on weights with >= 2 dimensions), its
+// state sharded over the ranks under distributed.strategy "zero1".
+std::unique_ptr<ShardedAdamW> makeAdamW(const torch::nn::Module& module,
+                                        const core::RunConfig& config,
+                                        const distributed::RankGroup* group) {
+  NamedTensors params;
+  for (const auto& p : module.named_parameters()) params.emplace_back(p.key(), p.value());
+  auto optimizer = std::make_unique<ShardedAdamW>(
+      params, ShardedAdamW::Options{config.train.adam_beta1, config.train.adam_beta2, 1e-8,
+                                    config.train.weight_decay});
+  if (group && config.distributed.strategy == "zero1")
+    optimizer->shard(group->rank(), group->worldSize());
+  return optimizer;
+}
+
+// Every rank starts from rank 0's parameters and buffers.
+void broadcastModule(torch::nn::Module& module, distributed::RankGroup& group) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> tensors;
+  for (auto& p : module.parameters()) tensors.push_back(p.detach());
+  for (auto& b : module.buffers()) tensors.push_back(b);
+  for (auto& t : tensors) {
+    std::vector<torch::Tensor> one{t.is_contiguous() ? t : t.contiguous()};
+    group.broadcast(one, 0);
+    if (!t.is_contiguous()) t.copy_(one[0]);
+  }
+}
+
+double clipNorm(const std::vector<torch::Tensor>& params, double max_norm) {
+  return torch::nn::utils::clip_grad_norm_(
+      params, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+
+torch::Tensor lossTerm(const TokenizerOutput& out, const std::string& name) {
+  for (const auto& [n, t] : out.losses) {
+    if (n == name) return t;
+  }
+  throw std::logic_error("tokenizer output has no loss term \"" + name + "\"");
+}
+
+torch::Tensor framesAt(const torch::Tensor& clips, const torch::Tensor& frame_index) {
+  if (clips.dim() == 4) return clips;
+  const auto index = frame_index.view({-1, 1, 1, 1, 1})
+                         .expand({clips.size(0), clips.size(1), 1, clips.size(3), clips.size(4)});
+  return clips.gather(2, index).squeeze(2);
+}
+
+TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetup& setup)
+    : m_config(config), m_group(setup.group) {
+  try {
+    m_tokenizer = makeTokenizer(config.model, config.data);
+  } catch (const std::invalid_argument& e) {
+    throw UserError("model_invalid", e.what(), "fix the model section of config.json");
+  }
+  m_tokenizer->train();
+  if (m_group) {
+    broadcastModule(*m_tokenizer, *m_group);
+    m_reducer = std::make_unique<distributed::GradientReducer>(*m_group, m_tokenizer->parameters(),
+                                                               config.distributed.bucket_mb);
+  }
+  m_optimizer = makeAdamW(*m_tokenizer, config, m_group);
+
+  const auto& loss = config.loss;
+  const bool weights_set = !loss.lpips_backbone.empty() && !loss.lpips_lin.empty();
+  if (loss.perceptual_weight > 0 && !weights_set &&
+      setup.missing_perceptual != MissingPerceptualWeights::Random) {
+    const std::string what = "loss.perceptual_weight is " + std::to_string(loss.perceptual_weight) +
+                             " but loss.lpips_backbone and loss.lpips_lin are not both set";
+    if (setup.missing_perceptual == MissingPerceptualWeights::Error) {
+      throw UserError(
+          "perceptual_weights_missing", what,
+          "set loss.lpips_backbone and loss.lpips_lin, or set loss.perceptual_weight to 0");
+    }
+    if (setup.warn) setup.warn("perceptual_off", what + ": training without the perceptual loss");
+  } else if (loss.perceptual_weight > 0) {
+    const int smallest = loss.perceptual_net == "vgg" ? 16 : 31;
+    if (config.data.image_size < smallest) {
+      throw UserError(
+          "config_invalid",
+          "loss.perceptual_net \"" + loss.perceptual_net + "\" needs data.image_size >= " +
+              std::to_string(smallest) + ", got " + std::to_string(config.data.image_size),
+          "raise data.image_size, use perceptual_net \"vgg\", or set loss.perceptual_weight to 0");
+    }
+    try {
+      const metrics::LpipsNet net = metrics::parseLpipsNet(loss.perceptual_net);
+      if (weights_set) {
+        m_lpips = metrics::loadLpips(net, loss.lpips_backbone, loss.lpips_lin);
+      } else {
+        m_lpips = metrics::Lpips(net);  // random weights: the cost of the real loss
+        m_lpips->eval();
+      }
+    } catch (const std::exception& e) {
+      throw UserError(
+          "perceptual_weights_invalid", e.what(),
+          "fix loss.lpips_backbone / loss.lpips_lin, or set loss.perceptual_weight to 0");
+    }
+  }
+  if (loss.adversarial_weight > 0) {
+    try {
+      m_discr = makeDiscriminator(config.model, config.data);
+    } catch (const std::invalid_argument& e) {
+      throw UserError("model_invalid", e.what(), "fix model.discriminator in config.json");
+    }
+    m_discr->train();
+    if (m_group) {
+      broadcastModule(*m_discr, *m_group);
+      m_discr_reducer = std::make_unique<distributed::GradientReducer>(
+          *m_group, m_discr->parameters(), config.distributed.bucket_mb);
+    }
+    m_discr_optimizer = makeAdamW(*m_discr, config, m_group);
+  }
+}
+
+TrainingStep::~TrainingStep() = default;
+
+void TrainingStep::zeroGrad(bool gan) {
+  m_optimizer->zeroGrad();
+  if (gan && m_discr_optimizer) m_discr_optimizer->zeroGrad();
+}
+
+// Frame discriminators judge one frame per clip (`frame_pick[b]` of clip b); the video
+// discriminator whole clips.
+torch::Tensor TrainingStep::discriminatorInput(const torch::Tensor& clips,
+                                               const torch::Tensor& frame_pick) const {
+  if (m_discr->takesVideo()) return clips;
+  return framesAt(clips, frame_pick);
+}
+
+// The generator's hinge GAN term, scaled by the adaptive weight; the discriminator's own
+// parameters collect no gradient from it.
+torch::Tensor TrainingStep::generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake,
+                                             StepValues& values) {
+  const auto& loss = m_config.loss;
+  for (auto& p : m_discr->parameters()) p.requires_grad_(false);
+  const torch::Tensor g_loss = gan::hingeGeneratorLoss(m_discr->forward(fake));
+  for (auto& p : m_discr->parameters()) p.requires_grad_(true);
+  std::function<void(std::vector<torch::Tensor>&)> average;
+  if (m_group)
+    average = [this](std::vector<torch::Tensor>& grads) { m_group->allReduceMean(grads); };
+  const double weight = loss.adaptive_weight
+                            ? gan::adaptiveWeight(nll, g_loss, m_tokenizer->lastDecoderWeight(),
+                                                  loss.adaptive_weight_max, average)
+                            : 1.0;
+  values.emplace_back("train/gan_loss", g_loss.item<double>());
+  values.emplace_back("train/adaptive_weight", weight);
+  return loss.adversarial_weight * weight * g_loss;
+}
+
+GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const GeneratorTerms& terms,
+                                          int accumulation, bool arm_reducer, StepValues& values) {
+  const auto& lc = m_config.loss;
+  const std::string recon_name = lc.recon == "mse" ? "recon_mse" : "recon_l1";
+  const bool gan = terms.gan && m_discr;
+  GeneratorPass pass;
+  torch::Tensor loss;
+  {
+    CpuAutocast autocast(m_config.train.precision == "bf16");
+    const TokenizerOutput out = m_tokenizer->forward(x);
+    torch::Tensor nll = lc.recon_weight * lossTerm(out, recon_name);
+    if (terms.perceptual && m_lpips) {
+      // LPIPS on loss.perceptual_frames random frames per clip (magvit2-pytorch: one).
+      torch::Tensor perceptual = torch::zeros({});
+      for (int k = 0; k < lc.perceptual_frames; ++k) {
+        const torch::Tensor pick = torch::randint(x.size(2), {x.size(0)}, torch::kLong);
+        perceptual =
+            perceptual + m_lpips->forward(framesAt(out.recon, pick), framesAt(x, pick)).mean();
+      }
+      perceptual = perceptual / lc.perceptual_frames;
+      values.emplace_back("train/perceptual_loss", perceptual.item<double>());
+      nll = nll + lc.perceptual_weight * perceptual;
+    }
+    loss = nll + lc.quantizer_weight * lossTerm(out, "quantizer");
+    for (const auto& [name, t] : out.losses) values.emplace_back("train/" + name, t.item<double>());
+    pass.recon_loss = lossTerm(out, recon_name).item<double>();
+    if (gan) {
+      pass.frame_pick = m_discr->takesVideo()
+                            ? torch::Tensor()
+                            : torch::randint(x.size(2), {x.size(0)}, torch::kLong);
+      loss = loss + generatorGanLoss(nll, discriminatorInput(out.recon, pass.frame_pick), values);
+    }
+    pass.recon = out.recon.detach();
+  }
+  // Data parallel: gradients are averaged over the ranks once per optimiser step, during the
+  // backward pass of the last micro-step.
+  if (m_reducer && arm_reducer) m_reducer->arm();
+  (loss / accumulation).backward();
+  pass.loss = loss.item<double>();
+  return pass;
+}
+
+bool TrainingStep::r1Due(std::int64_t discr_step) const {
+  const auto& loss = m_config.loss;
+  return loss.r1_weight > 0 && discr_step % loss.r1_every == 0;
+}
+
+// Hinge loss on real and reconstructed inputs, plus LeCAM and, every loss.r1_every
+// discriminator steps, the R1 penalty scaled by r1_every (lazy regularisation, as StyleGAN2).
+void TrainingStep::discriminatorStep(const torch::Tensor& x, const GeneratorPass& pass, bool r1,
+                                     int accumulation, bool arm_reducer, StepValues& values) {
+  const auto& loss = m_config.loss;
+  if (m_discr_reducer && arm_reducer) m_discr_reducer->arm();
+  CpuAutocast autocast(m_config.train.precision == "bf16");
+  r1 = r1 && loss.r1_weight > 0;
+  const torch::Tensor real = discriminatorInput(x, pass.frame_pick).detach().requires_grad_(r1);
+  const torch::Tensor real_logits = m_discr->forward(real);
+  const torch::Tensor fake_logits =
+      m_discr->forward(discriminatorInput(pass.recon, pass.frame_pick).detach());
+  torch::Tensor d_loss = gan::hingeDiscriminatorLoss(real_logits, fake_logits);
+  values.emplace_back("train/discr_loss", d_loss.item<double>());
+  if (loss.lecam_weight > 0) {
+    std::vector<torch::Tensor> means = {real_logits.detach().mean().reshape({1}).to(torch::kFloat),
+                                        fake_logits.detach().mean().reshape({1}).to(torch::kFloat)};
+    if (m_group) m_group->allReduceMean(means);
+    m_lecam.update(means[0].item<double>(), means[1].item<double>(), loss.lecam_decay);
+    const torch::Tensor lecam = m_lecam.penalty(real_logits, fake_logits);
+    values.emplace_back("train/lecam", lecam.item<double>());
+    d_loss = d_loss + loss.lecam_weight * lecam;
+  }
+  if (r1) {
+    const torch::Tensor penalty = gan::r1Penalty(real_logits, real);
+    values.emplace_back("train/r1_penalty", penalty.item<double>());
+    d_loss = d_loss + loss.r1_weight * loss.r1_every * penalty;
+  }
+  values.emplace_back("train/logits_real", real_logits.detach().mean().item<double>());
+  values.emplace_back("train/logits_fake", fake_logits.detach().mean().item<double>());
+  (d_loss / accumulation).backward();
+}
+
+StepValues TrainingStep::microStep(const torch::Tensor& x, bool gan, std::int64_t discr_step,
+                                   bool last_micro, GeneratorPass* pass_out) {
+  const int scale = m_config.train.grad_accum;
+  StepValues values;
+  gan = gan && m_discr;
+  const GeneratorPass pass = generatorStep(x, GeneratorTerms{true, gan}, scale, last_micro, values);
+  if (gan) discriminatorStep(x, pass, r1Due(discr_step), scale, last_micro, values);
+  if (pass_out) *pass_out = pass;
+  return values;
+}
+
+double TrainingStep::finishReduction(bool gan) {
+  if (!m_reducer) return 0;
+  m_reducer->finish();
+  double seconds = m_reducer->lastFinishS() + m_reducer->lastLaunchS();
+  if (gan && m_discr_reducer) {
+    m_discr_reducer->finish();
+    seconds += m_discr_reducer->lastFinishS() + m_discr_reducer->lastLaunchS();
+  }
+  return seconds;
+}
+
+std::pair<double, double> TrainingStep::clipGradients(bool gan) {
+  const double max_norm = m_config.train.grad_clip;
+  const double norm = clipNorm(m_optimizer->parameters(), max_norm);
+  const double discr_norm =
+      gan && m_discr_optimizer ? clipNorm(m_discr_optimizer->parameters(), max_norm) : 0.0;
+  return {norm, discr_norm};
+}
+
+void TrainingStep::optimizerStep(double rate, double discr_rate, bool gan) {
+  gan = gan && m_discr_optimizer;
+  m_optimizer->step(rate);
+  if (gan) m_discr_optimizer->step(discr_rate);
+  if (m_group) {
+    m_optimizer->shareUpdatedParameters(*m_group);
+    if (gan) m_discr_optimizer->shareUpdatedParameters(*m_group);
+  }
+}
+
+void updateEma(std::vector<std::pair<std::string, torch::Tensor>>& ema, const Tokenizer& tokenizer,
+               const core::TrainConfig& train, std::int64_t step) {
+  if (!train.ema || step < train.ema_start_step) return;
+  torch::NoGradGuard no_grad;
+  const auto params = tokenizer.named_parameters();
+  if (ema.empty() || step == train.ema_start_step) {
+    ema.clear();
+    for (const auto& p : params) ema.emplace_back(p.key(), p.value().detach().clone());
+    return;
+  }
+  if (step % train.ema_update_every != 0) return;
+  for (auto& [name, avg] : ema)
+    avg.mul_(train.ema_beta).add_(params[name].detach(), 1.0 - train.ema_beta);
+}
+
+}  // namespace tb::trainer

@@ -1,0 +1,154 @@
+#pragma once
+// TrainingStep: the models of a training run (tokenizer, discriminator, LPIPS, their AdamW
+// optimisers and data-parallel gradient reducers) and the pieces of one optimisation step: the
+// generator step, the discriminator step, gradient clipping, the optimiser updates and the EMA.
+// The training loop and `tokenbench-trainer bench` call the same functions.
+
+#include "core/run_config.h"
+#include "trainer/metrics/lpips.h"
+#include "trainer/models/discriminator.h"
+#include "trainer/models/tokenizer.h"
+#include "trainer/training/gan_losses.h"
+#include "trainer/training/sharded_adamw.h"
+#include "trainer/user_error.h"
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tb::trainer {
+
+namespace distributed {
+class GradientReducer;
+class RankGroup;
+}  // namespace distributed
+
+/// Named scalars of one step ("train/recon_loss", ...), in the order they were produced.
+using StepValues = std::vector<std::pair<std::string, double>>;
+
+/// What to do when loss.perceptual_weight > 0 but loss.lpips_backbone / loss.lpips_lin are not
+/// both set.
+enum class MissingPerceptualWeights {
+  Warn,    ///< warn ("perceptual_off") and train without the perceptual loss (training)
+  Error,   ///< UserError "perceptual_weights_missing" naming the keys (bench)
+  Random,  ///< randomly initialised LPIPS: the same cost, meaningless values (bench)
+};
+
+struct TrainingStepSetup {
+  distributed::RankGroup* group = nullptr;  ///< null on one process
+  MissingPerceptualWeights missing_perceptual = MissingPerceptualWeights::Warn;
+  /// Receives warnings (code, message); may be empty.
+  std::function<void(const std::string&, const std::string&)> warn;
+};
+
+/// One clip batch's generator pass, as the discriminator step needs it.
+struct GeneratorPass {
+  torch::Tensor recon;       ///< the reconstruction, detached, `[B, C, T, H, W]`
+  torch::Tensor frame_pick;  ///< `[B]` frame judged per clip (frame discriminators; else undefined)
+  double recon_loss = 0;     ///< the unweighted reconstruction loss (loss.recon)
+  double loss = 0;           ///< the generator's whole loss
+};
+
+/// Which terms a generator step includes. The training loop takes every configured term; the
+/// bench's gen-step-recon only the reconstruction and quantizer losses.
+struct GeneratorTerms {
+  bool perceptual = true;  ///< the LPIPS term, when an LPIPS network is set up
+  bool gan = false;        ///< the adaptive-weighted hinge GAN term (needs the discriminator)
+};
+
+class TrainingStep {
+ public:
+  /// Builds the tokenizer (seeded by the caller's torch::manual_seed), its optimiser, the LPIPS
+  /// network (when loss.perceptual_weight > 0), the discriminator and its optimiser (when
+  /// loss.adversarial_weight > 0), in that order; in a distributed run every rank takes rank
+  /// 0's weights and gradients are averaged by reducers. Throws UserError ("model_invalid",
+  /// "config_invalid", "perceptual_weights_invalid", "perceptual_weights_missing").
+  TrainingStep(const core::RunConfig& config, const TrainingStepSetup& setup);
+  ~TrainingStep();
+  TrainingStep(const TrainingStep&) = delete;
+  TrainingStep& operator=(const TrainingStep&) = delete;
+
+  const std::shared_ptr<Tokenizer>& tokenizer() const { return m_tokenizer; }
+  ShardedAdamW& optimizer() { return *m_optimizer; }
+  /// Null when loss.adversarial_weight is 0.
+  const std::shared_ptr<Discriminator>& discriminator() const { return m_discr; }
+  ShardedAdamW* discriminatorOptimizer() { return m_discr_optimizer.get(); }
+  /// Null when the perceptual loss is off.
+  metrics::Lpips lpips() const { return m_lpips; }
+  distributed::GradientReducer* reducer() { return m_reducer.get(); }
+  distributed::GradientReducer* discriminatorReducer() { return m_discr_reducer.get(); }
+  gan::LecamAnchors& lecam() { return m_lecam; }
+
+  /// Clears the tokenizer's gradients (and the discriminator's when `gan`).
+  void zeroGrad(bool gan);
+
+  /// Generator forward on `x` `[B, C, T, H, W]` in [-1, 1] (under bf16 autocast when
+  /// train.precision is "bf16"), its loss, and backward of loss / `accumulation` (micro-batches per
+  /// step) into the tokenizer's gradients (the discriminator's parameters collect none). With
+  /// `arm_reducer` the data-parallel reducer averages the gradients during this backward. Appends
+  /// the loss terms to `values`.
+  GeneratorPass generatorStep(const torch::Tensor& x, const GeneratorTerms& terms, int accumulation,
+                              bool arm_reducer, StepValues& values);
+
+  /// Discriminator step on the real clips `x` and the generator's detached reconstruction:
+  /// hinge loss, LeCAM when configured, and the R1 penalty when `r1` (scaled by loss.r1_every),
+  /// backward of loss / `accumulation` (micro-batches per step) into the discriminator's gradients.
+  void discriminatorStep(const torch::Tensor& x, const GeneratorPass& pass, bool r1,
+                         int accumulation, bool arm_reducer, StepValues& values);
+
+  /// Whether discriminator step `discr_step` (counted from loss.discr_start_step) applies R1.
+  bool r1Due(std::int64_t discr_step) const;
+
+  /// One micro-batch of an optimisation step: generator step with every configured term, then,
+  /// when `gan`, the discriminator step. Gradients are scaled by 1 / train.grad_accum.
+  /// Returns the micro-batch's values; pass.recon_loss and pass.loss in `pass` when given.
+  StepValues microStep(const torch::Tensor& x, bool gan, std::int64_t discr_step, bool last_micro,
+                       GeneratorPass* pass = nullptr);
+
+  /// Waits for the data-parallel gradient averages; returns the seconds spent communicating.
+  double finishReduction(bool gan);
+
+  /// Clips the gradients to train.grad_clip (no clipping when 0); returns the norms before
+  /// clipping of the tokenizer's and (when `gan`, else 0) the discriminator's gradients.
+  std::pair<double, double> clipGradients(bool gan);
+
+  /// AdamW updates at the given rates (the discriminator's when `gan`); in a distributed run the
+  /// updated parameters are shared.
+  void optimizerStep(double rate, double discr_rate, bool gan);
+
+ private:
+  torch::Tensor discriminatorInput(const torch::Tensor& clips,
+                                   const torch::Tensor& frame_pick) const;
+  torch::Tensor generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake,
+                                 StepValues& values);
+
+  const core::RunConfig& m_config;
+  distributed::RankGroup* m_group;
+  std::shared_ptr<Tokenizer> m_tokenizer;
+  std::unique_ptr<ShardedAdamW> m_optimizer;
+  std::unique_ptr<distributed::GradientReducer> m_reducer;  // null on one process
+  metrics::Lpips m_lpips{nullptr};
+  std::shared_ptr<Discriminator> m_discr;
+  std::unique_ptr<ShardedAdamW> m_discr_optimizer;
+  std::unique_ptr<distributed::GradientReducer> m_discr_reducer;
+  gan::LecamAnchors m_lecam;
+};
+
+/// The EMA of the tokenizer's weights at optimiser step `step`: from train.ema_start_step a copy,
+/// then every train.ema_update_every steps ema = beta x ema + (1 - beta) x weights. Does nothing
+/// when train.ema is off or before the start step.
+void updateEma(std::vector<std::pair<std::string, torch::Tensor>>& ema, const Tokenizer& tokenizer,
+               const core::TrainConfig& train, std::int64_t step);
+
+/// Frame frame_index[b] of each clip b: `[B, C, T, H, W]` -> `[B, C, H, W]` (4-D input as is).
+torch::Tensor framesAt(const torch::Tensor& clips, const torch::Tensor& frame_index);
+
+/// The named loss term of a tokenizer output; std::logic_error when there is none.
+torch::Tensor lossTerm(const TokenizerOutput& out, const std::string& name);
+
+}  // namespace tb::trainer
