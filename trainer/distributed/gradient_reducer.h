@@ -22,8 +22,9 @@ namespace tb::trainer::distributed {
 
 class GradientReducer {
  public:
-  /// `params`: the module's parameters (those without requires_grad are ignored). A bucket_mb of
-  /// 0 puts every parameter in a bucket of its own (one all-reduce per parameter).
+  /// `params`: the module's parameters (those without requires_grad are ignored). A bucket_mb
+  /// below the smallest parameter's size puts every parameter in a bucket of its own (one
+  /// all-reduce per parameter).
   GradientReducer(RankGroup& group, const std::vector<torch::Tensor>& params, double bucket_mb);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;

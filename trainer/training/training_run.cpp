@@ -527,6 +527,7 @@ int TrainingLoop::run() {
   int summed = 0;
   double data_wait = 0, comm = 0;
   int consecutive_bad = 0;
+  bool state_logged = false;
   auto interval_start = Clock::now();
   std::string status = "completed";
   // What the ranks agreed at the end of the previous step (see below).
@@ -619,6 +620,13 @@ int TrainingLoop::run() {
     m_steps->optimizerStep(rate, discr_rate, gan);
     m_step = next;
     if (m_rank0) updateEma();
+    if (!state_logged) {
+      // The state exists after the first update; under zero1 each rank holds about 1/N of it.
+      std::int64_t bytes = m_optimizer->stateBytes();
+      if (gan) bytes += m_discr_optimizer->stateBytes();
+      m_log("optimizer state on this rank: " + std::to_string(bytes) + " bytes");
+      state_logged = true;
+    }
 
     values.emplace_back("train/grad_norm", grad_norm);
     if (gan) values.emplace_back("train/discr_grad_norm", discr_grad_norm);
