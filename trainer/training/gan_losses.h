@@ -34,6 +34,19 @@ inline double adaptiveWeight(const torch::Tensor& nll_loss, const torch::Tensor&
   return std::clamp(ratio, 0.0, max_weight);
 }
 
+/// The same adaptive weight from the gradients `nll_grad` and `gan_grad` of the two losses at
+/// `output`, a tensor computed from `w` (the reconstruction): both gradients at `w` come from
+/// backward passes over the layers between `w` and `output` only. Keeps the graph.
+inline double adaptiveWeightAtOutput(const torch::Tensor& output, const torch::Tensor& nll_grad,
+                                     const torch::Tensor& gan_grad, const torch::Tensor& w, double max_weight,
+                                     const std::function<void(std::vector<torch::Tensor>&)>& average = nullptr) {
+  std::vector<torch::Tensor> grads = {torch::autograd::grad({output}, {w}, {nll_grad}, /*retain_graph=*/true)[0],
+                                      torch::autograd::grad({output}, {w}, {gan_grad}, /*retain_graph=*/true)[0]};
+  if (average) average(grads);
+  const double ratio = grads[0].norm().item<double>() / (grads[1].norm().item<double>() + 1e-4);
+  return std::clamp(ratio, 0.0, max_weight);
+}
+
 /// R1 penalty (Mescheder et al. 2018): mean over the batch of |d sum(real_logits) / d real|^2,
 /// halved. `real` must have required grad when `real_logits` was computed.
 inline torch::Tensor r1Penalty(const torch::Tensor& real_logits, const torch::Tensor& real) {

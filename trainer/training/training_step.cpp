@@ -164,24 +164,13 @@ torch::Tensor TrainingStep::discriminatorInput(const torch::Tensor& clips,
   return framesAt(clips, frame_pick);
 }
 
-// The generator's hinge GAN term, scaled by the adaptive weight; the discriminator's own
-// parameters collect no gradient from it.
-torch::Tensor TrainingStep::generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake,
-                                             StepValues& values) {
-  const auto& loss = m_config.loss;
+// The generator's hinge GAN term on the reconstruction; the discriminator's own parameters
+// collect no gradient from it.
+torch::Tensor TrainingStep::generatorGanLoss(const torch::Tensor& fake) {
   for (auto& p : m_discr->parameters()) p.requires_grad_(false);
   const torch::Tensor g_loss = gan::hingeGeneratorLoss(m_discr->forward(fake));
   for (auto& p : m_discr->parameters()) p.requires_grad_(true);
-  std::function<void(std::vector<torch::Tensor>&)> average;
-  if (m_group)
-    average = [this](std::vector<torch::Tensor>& grads) { m_group->allReduceMean(grads); };
-  const double weight = loss.adaptive_weight
-                            ? gan::adaptiveWeight(nll, g_loss, m_tokenizer->lastDecoderWeight(),
-                                                  loss.adaptive_weight_max, average)
-                            : 1.0;
-  values.emplace_back("train/gan_loss", g_loss.item<double>());
-  values.emplace_back("train/adaptive_weight", weight);
-  return loss.adversarial_weight * weight * g_loss;
+  return g_loss;
 }
 
 GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const GeneratorTerms& terms,
@@ -190,37 +179,77 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
   const std::string recon_name = lc.recon == "mse" ? "recon_mse" : "recon_l1";
   const bool gan = terms.gan && m_discr;
   GeneratorPass pass;
-  torch::Tensor loss;
+  torch::Tensor recon, nll, quantizer, g_loss;
   {
     CpuAutocast autocast(m_config.train.precision == "bf16");
     const TokenizerOutput out = m_tokenizer->forward(x);
-    torch::Tensor nll = lc.recon_weight * lossTerm(out, recon_name);
+    recon = out.recon;
+    nll = lc.recon_weight * lossTerm(out, recon_name);
     if (terms.perceptual && m_lpips) {
       // LPIPS on loss.perceptual_frames random frames per clip (magvit2-pytorch: one).
       torch::Tensor perceptual = torch::zeros({});
       for (int k = 0; k < lc.perceptual_frames; ++k) {
         const torch::Tensor pick = torch::randint(x.size(2), {x.size(0)}, torch::kLong);
-        perceptual =
-            perceptual + m_lpips->forward(framesAt(out.recon, pick), framesAt(x, pick)).mean();
+        perceptual = perceptual + m_lpips->forward(framesAt(recon, pick), framesAt(x, pick)).mean();
       }
       perceptual = perceptual / lc.perceptual_frames;
       values.emplace_back("train/perceptual_loss", perceptual.item<double>());
       nll = nll + lc.perceptual_weight * perceptual;
     }
-    loss = nll + lc.quantizer_weight * lossTerm(out, "quantizer");
+    quantizer = lc.quantizer_weight * lossTerm(out, "quantizer");
     for (const auto& [name, t] : out.losses) values.emplace_back("train/" + name, t.item<double>());
     pass.recon_loss = lossTerm(out, recon_name).item<double>();
     if (gan) {
       pass.frame_pick = m_discr->takesVideo()
                             ? torch::Tensor()
                             : torch::randint(x.size(2), {x.size(0)}, torch::kLong);
-      loss = loss + generatorGanLoss(nll, discriminatorInput(out.recon, pass.frame_pick), values);
+      g_loss = generatorGanLoss(discriminatorInput(recon, pass.frame_pick));
     }
-    pass.recon = out.recon.detach();
+    pass.recon = recon.detach();
+  }
+  double weight = 1.0;
+  torch::Tensor recon_grad;  // d loss / d recon when the backward starts at the reconstruction
+  if (gan && lc.adaptive_weight) {
+    // VQGAN's adaptive weight compares |d nll / d w| and |d gan / d w| at the last decoder weight
+    // w. Both come from the gradients at the reconstruction, each computed once; the backward of
+    // the whole loss then starts at the reconstruction with their weighted sum. The perceptual
+    // network and the discriminator are differentiated once each, not twice (the reference
+    // computes both gradients at w through them and then runs the whole backward again).
+    auto atRecon = [&](const torch::Tensor& term) {
+      const torch::Tensor g =
+          torch::autograd::grad({term}, {recon}, {}, false, false, /*allow_unused=*/true)[0];
+      return g.defined() ? g : torch::zeros_like(recon);
+    };
+    const torch::Tensor nll_grad = atRecon(nll);
+    const torch::Tensor gan_grad = atRecon(g_loss);
+    std::function<void(std::vector<torch::Tensor>&)> average;
+    if (m_group)
+      average = [this](std::vector<torch::Tensor>& grads) { m_group->allReduceMean(grads); };
+    weight =
+        gan::adaptiveWeightAtOutput(recon, nll_grad, gan_grad, m_tokenizer->lastDecoderWeight(),
+                                    lc.adaptive_weight_max, average);
+    recon_grad = nll_grad + (lc.adversarial_weight * weight) * gan_grad;
+  }
+  if (gan) {
+    values.emplace_back("train/gan_loss", g_loss.item<double>());
+    values.emplace_back("train/adaptive_weight", weight);
   }
   // Data parallel: gradients are averaged over the ranks once per optimiser step, during the
   // backward pass of the last micro-step.
   if (m_reducer && arm_reducer) m_reducer->arm();
+  if (recon_grad.defined()) {
+    pass.loss = nll.item<double>() + quantizer.item<double>() +
+                lc.adversarial_weight * weight * g_loss.item<double>();
+    std::vector<torch::Tensor> roots = {recon}, grads = {recon_grad / accumulation};
+    if (quantizer.requires_grad()) {
+      roots.push_back(quantizer);
+      grads.push_back(torch::full_like(quantizer, 1.0 / accumulation));
+    }
+    torch::autograd::backward(roots, grads);
+    return pass;
+  }
+  torch::Tensor loss = nll + quantizer;
+  if (gan) loss = loss + lc.adversarial_weight * g_loss;
   (loss / accumulation).backward();
   pass.loss = loss.item<double>();
   return pass;

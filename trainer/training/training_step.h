@@ -124,8 +124,7 @@ class TrainingStep {
  private:
   torch::Tensor discriminatorInput(const torch::Tensor& clips,
                                    const torch::Tensor& frame_pick) const;
-  torch::Tensor generatorGanLoss(const torch::Tensor& nll, const torch::Tensor& fake,
-                                 StepValues& values);
+  torch::Tensor generatorGanLoss(const torch::Tensor& fake);
 
   const core::RunConfig& m_config;
   distributed::RankGroup* m_group;
