@@ -2,9 +2,12 @@
 
 #include "app/exit_code.h"
 #include "app/main_window.h"
+#include "app/pages/setup_page.h"
+#include "app/trainer_query.h"
 #include "app/trainer_location.h"
 
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QPixmap>
 #include <QString>
@@ -18,6 +21,15 @@ namespace {
 
 // Time the shown window gets to lay itself out and run queued replots before it is grabbed.
 constexpr int kScreenshotSettleMs = 150;
+// The Setup page's model-info and data-info answers are waited for this long at most (a first
+// scan of a large video folder can take longer; the screenshot then shows it scanning).
+constexpr int kScreenshotQueryWaitMs = 30 * 1000;
+constexpr int kScreenshotPollMs = 50;
+
+bool setupQueriesBusy(const MainWindow& window) {
+  const SetupPage* setup = window.setupPage();
+  return setup->modelInfoQuery()->isBusy() || setup->dataInfoQuery()->isBusy();
+}
 
 }  // namespace
 
@@ -67,8 +79,17 @@ int GuiRunner::run(int& argc, char** argv) {
   window.show();
 
   if (screenshot) {
-    QTimer::singleShot(kScreenshotSettleMs, &window,
-                       [this, &window] { QCoreApplication::exit(saveScreenshot(window)); });
+    // Grabbed once laid out and, on the Setup page, once its trainer queries have answered.
+    QTimer* poll = new QTimer(&window);
+    QElapsedTimer waited;
+    waited.start();
+    QObject::connect(poll, &QTimer::timeout, &window, [this, &window, poll, waited] {
+      const bool waiting = window.currentPage() == PageId::Setup && setupQueriesBusy(window);
+      if (waiting && waited.elapsed() < kScreenshotQueryWaitMs) return;
+      poll->stop();
+      QCoreApplication::exit(saveScreenshot(window));
+    });
+    QTimer::singleShot(kScreenshotSettleMs, poll, [poll] { poll->start(kScreenshotPollMs); });
   }
   return app.exec();
 }

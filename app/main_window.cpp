@@ -193,6 +193,7 @@ bool MainWindow::openRunDirectory(const QString& path) {
   m_monitorPage->setRunDirectory(absolute);
   m_samplesPage->setRunDirectory(absolute);
   m_comparePage->setRunDirectories(m_runsPage->runDirectories());
+  m_comparePage->showLatestComparisonOf(absolute);
   setWindowTitle(tr("%1 \u2014 Tokenbench").arg(info.fileName()));
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(absolute)),
                            kStatusMessageMs);

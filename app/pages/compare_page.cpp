@@ -7,7 +7,9 @@
 #include "app/pages/empty_state.h"
 #include "app/pages/page_header.h"
 
+#include <QDateTime>
 #include <QDir>
+#include <QFileInfo>
 #include <QFileDialog>
 #include <QScrollArea>
 #include <QSplitter>
@@ -101,10 +103,39 @@ bool ComparePage::openCompareFolder(const QString& directory) {
     m_form->setStatus(error, true);
     return false;
   }
+  showReport(*report);
+  return true;
+}
+
+void ComparePage::showReport(const CompareReport& report) {
   m_review->setReport(report);
   m_stack->setCurrentWidget(m_review);
-  m_form->setStatus(tr("Showing %1").arg(QDir::toNativeSeparators(report->directory())));
-  Q_EMIT compareFolderOpened(report->directory());
+  m_form->setStatus(tr("Showing %1").arg(QDir::toNativeSeparators(report.directory())));
+  Q_EMIT compareFolderOpened(report.directory());
+}
+
+bool ComparePage::showLatestComparisonOf(const QString& run) {
+  if (isShowingReview()) return false;
+  // <run>/compare itself (the trainer's own --out) or the time-stamped folders the page writes.
+  const QDir compare(QDir(run).filePath(QStringLiteral("compare")));
+  QString newest;
+  QDateTime newestTime;
+  auto consider = [&](const QString& folder) {
+    const QFileInfo metrics(QDir(folder).filePath(QStringLiteral("metrics.json")));
+    if (metrics.isFile() && (newest.isEmpty() || metrics.lastModified() > newestTime)) {
+      newest = folder;
+      newestTime = metrics.lastModified();
+    }
+  };
+  consider(compare.path());
+  for (const QString& name : compare.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    consider(compare.filePath(name));
+  }
+  if (newest.isEmpty()) return false;
+  QString error;
+  std::optional<CompareReport> report = CompareReport::load(newest, &error);
+  if (!report) return false;  // a half-written comparison: the form stays, without an error
+  showReport(*report);
   return true;
 }
 

@@ -8,6 +8,7 @@ class QStackedWidget;
 namespace tb::app {
 
 class CompareProcess;
+class CompareReport;
 class CompareReview;
 class CompareSetupForm;
 class EmptyState;
@@ -32,6 +33,10 @@ class ComparePage : public QWidget {
   /// Loads the comparison in `directory` (its metrics.json) and shows it. On failure keeps what
   /// was shown, puts the reason under the Compare button and returns false.
   bool openCompareFolder(const QString& directory);
+  /// When no review is shown yet: shows the newest comparison written into `run`'s compare/
+  /// folder (compare/metrics.json or compare/<name>/metrics.json). False when there is none,
+  /// it cannot be read, or a review is already shown.
+  bool showLatestComparisonOf(const QString& run);
   /// Runs `tokenbench-trainer compare` for the form's request; the result opens when it
   /// succeeds. Returns false, with the reason shown, when the request is incomplete or a
   /// comparison is already running.
@@ -54,6 +59,7 @@ class ComparePage : public QWidget {
 
  private:
   void chooseCompareFolder();
+  void showReport(const CompareReport& report);
   void updateEmptyState();
 
   CompareSetupForm* m_form = nullptr;

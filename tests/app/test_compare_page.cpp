@@ -17,6 +17,7 @@
 #include "widgets/difference_map.h"
 
 #include <QApplication>
+#include <QDateTime>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -421,6 +422,34 @@ class ComparePageTest : public QObject {
     form->addEntry(b, QStringLiteral("original"));  // a name the trainer refuses
     QVERIFY(!form->request(&problem));
     QVERIFY2(problem.contains(QLatin1String("\"original\"")), qPrintable(problem));
+  }
+
+  // Opening a run shows its newest comparison: compare/ itself or a folder inside it.
+  void opensTheNewestComparisonOfARun() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("run"));
+    QVERIFY(QDir().mkpath(run));
+    tb::app::ComparePage empty;
+    QVERIFY(!empty.showLatestComparisonOf(run));  // nothing there
+    QVERIFY(!empty.isShowingReview());
+
+    const QString older = run + QStringLiteral("/compare/20261201-120000");
+    const QString newer = run + QStringLiteral("/compare/20261202-120000");
+    QVERIFY(copyTree(kCompareDemo, older) && copyTree(kCompareDemo, newer));
+    QFile metrics(newer + QStringLiteral("/metrics.json"));
+    QVERIFY(metrics.open(QIODevice::ReadWrite));
+    QVERIFY(metrics.setFileTime(QDateTime::currentDateTime().addSecs(60), QFileDevice::FileModificationTime));
+    metrics.close();
+
+    tb::app::ComparePage page;
+    QSignalSpy opened(&page, &tb::app::ComparePage::compareFolderOpened);
+    QVERIFY(page.showLatestComparisonOf(run));
+    QVERIFY(page.isShowingReview());
+    QCOMPARE(opened.size(), 1);
+    QCOMPARE(QFileInfo(opened.front().front().toString()).fileName(), QStringLiteral("20261202-120000"));
+    // A review already shown is not replaced by opening another run.
+    QVERIFY(!page.showLatestComparisonOf(run));
+    QCOMPARE(opened.size(), 1);
   }
 
   void formTakesDataAndLpipsFromTheRunConfig() {
