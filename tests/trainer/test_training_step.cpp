@@ -2,6 +2,8 @@
 // (VQGAN's two gradients at the last decoder layer, then backward of the whole loss).
 #include "trainer/training/training_step.h"
 
+#include "core/presets.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -95,6 +97,15 @@ TEST(TrainingStep, GeneratorStepEqualsThePlainLossBackward) {
   }
   EXPECT_GT(largest, 0.0);
   EXPECT_GT(weight, 0.0);
+}
+
+TEST(TrainingStep, BenchSmallDiscriminatorHasTheReferenceSize) {
+  // Issue 9: magvit2-pytorch's default frame discriminator for the benchmark tokenizer, 40.7M
+  // parameters (dim = the tokenizer's last dim, attention after every block).
+  const core::ConfigLoad load = core::loadPreset("bench-small");
+  ASSERT_TRUE(load.ok());
+  const auto d = makeDiscriminator(load.config.model, load.config.data);
+  EXPECT_NEAR(static_cast<double>(countParameters(*d)), 40.7e6, 0.05e6);
 }
 
 }  // namespace
