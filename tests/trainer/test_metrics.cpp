@@ -102,6 +102,18 @@ TEST(Metrics, IdenticalFramesGivePsnrCapSsimOneLpipsZero) {
   EXPECT_EQ(metrics::lpips(model, clip, clip), 0.0);
 }
 
+TEST(Metrics, LpipsPsnrSsimAreSymmetric) {
+  const auto a = testing::makeClip(48, 40, 3, 8.0);
+  auto b = a;
+  for (std::size_t i = 0; i < b.rgb.size(); i += 7) b.rgb[i] = static_cast<uint8_t>(255 - b.rgb[i]);
+  metrics::Lpips model(metrics::LpipsNet::Alex, 7);
+  const double ab = metrics::lpips(model, a, b);
+  EXPECT_GT(ab, 0.0);
+  EXPECT_NEAR(metrics::lpips(model, b, a), ab, 1e-6);
+  EXPECT_NEAR(metrics::psnr(b, a), metrics::psnr(a, b), 1e-9);
+  EXPECT_NEAR(metrics::ssim(b, a), metrics::ssim(a, b), 1e-9);
+}
+
 TEST(Metrics, PsnrOfAKnownErrorAndVideoMean) {
   auto a = testing::makeClip(16, 16, 2, 8.0);
   auto b = a;
