@@ -108,5 +108,40 @@ TEST(TrainingStep, BenchSmallDiscriminatorHasTheReferenceSize) {
   EXPECT_NEAR(static_cast<double>(countParameters(*d)), 40.7e6, 0.05e6);
 }
 
+TEST(ActivationCheckpointing, GradientsEqualThePlainRun) {
+  core::RunConfig config = ganConfig();
+  config.model.layers = {{"residual", {}},
+                         {"compress_space", {}},
+                         {"consecutive_residual", 2},
+                         {"attend_space", {}},
+                         {"linear_attend_space", {}},
+                         {"compress_time", {}},
+                         {"attend_time", {}},
+                         {"residual", {}}};
+  const torch::Tensor x = torch::rand({2, 3, 5, 32, 32}) * 2 - 1;
+  auto run = [&](const std::vector<std::string>& checkpointed) {
+    torch::manual_seed(5);
+    auto tokenizer = makeTokenizer(config.model, config.data);
+    tokenizer->setActivationCheckpointing(checkpointed);
+    tokenizer->train();
+    const TokenizerOutput out = tokenizer->forward(x);
+    (lossTerm(out, "recon_l1") + lossTerm(out, "quantizer")).backward();
+    return gradients(*tokenizer);
+  };
+  const std::vector<torch::Tensor> plain = run({});
+  for (const std::vector<std::string>& types :
+       {std::vector<std::string>{"all"}, std::vector<std::string>{"residual", "attend_time"},
+        std::vector<std::string>{"consecutive_residual", "compress_space"}}) {
+    const std::vector<torch::Tensor> checkpointed = run(types);
+    ASSERT_EQ(checkpointed.size(), plain.size());
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(checkpointed[i], plain[i], 1e-5, 1e-7))
+          << types.front() << ": parameter " << i << " differs by "
+          << (checkpointed[i] - plain[i]).abs().max().item<double>();
+    }
+  }
+  EXPECT_GT(plain.front().abs().max().item<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace tb::trainer

@@ -172,9 +172,13 @@ class MagvitSequenceImpl : public MagvitLayer {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   std::size_t size() const { return m_layers.size(); }
   const std::shared_ptr<MagvitLayer>& at(std::size_t i) const { return m_layers.at(i); }
+  /// Layer `i` keeps only its input for backward and recomputes its activations there
+  /// (train.activation_checkpointing; see activation_checkpoint.h).
+  void setCheckpointed(std::size_t i, bool on) { m_checkpointed.at(i) = on; }
 
  private:
   std::vector<std::shared_ptr<MagvitLayer>> m_layers;
+  std::vector<bool> m_checkpointed;
 };
 TORCH_MODULE(MagvitSequence);
 

@@ -1,5 +1,6 @@
 // Implementation of the MAGVIT-v2 layer vocabulary (causal_conv.h, magvit_blocks.h,
 // magvit_attention.h).
+#include "trainer/models/activation_checkpoint.h"
 #include "trainer/models/causal_conv.h"
 #include "trainer/models/magvit_attention.h"
 #include "trainer/models/magvit_blocks.h"
@@ -294,11 +295,14 @@ torch::Tensor TimeUpsample2xImpl::forward(const torch::Tensor& x, const torch::T
 void MagvitSequenceImpl::append(std::shared_ptr<MagvitLayer> layer) {
   register_module(std::to_string(m_layers.size()), layer);
   m_layers.push_back(std::move(layer));
+  m_checkpointed.push_back(false);
 }
 
 torch::Tensor MagvitSequenceImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
   torch::Tensor y = x;
-  for (auto& layer : m_layers) y = layer->forward(y, cond);
+  for (std::size_t i = 0; i < m_layers.size(); ++i) {
+    y = m_checkpointed[i] ? checkpointedForward(*m_layers[i], y, cond) : m_layers[i]->forward(y, cond);
+  }
   return y;
 }
 

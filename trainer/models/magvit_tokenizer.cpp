@@ -4,6 +4,7 @@
 #include "trainer/models/magvit_attention.h"
 #include "trainer/models/vqgan_tokenizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -267,6 +268,20 @@ torch::Tensor MagvitTokenizerImpl::decode(const torch::Tensor& quantized,
     return first;
   }
   return conv_out(x).slice(2, pad);
+}
+
+void MagvitTokenizerImpl::setActivationCheckpointing(const std::vector<std::string>& layer_types) {
+  auto chosen = [&](const std::string& type) {
+    return std::find(layer_types.begin(), layer_types.end(), "all") != layer_types.end() ||
+           std::find(layer_types.begin(), layer_types.end(), type) != layer_types.end();
+  };
+  // Encoder layer i and decoder layer n - 1 - i belong to stage i.
+  const std::size_t n = m_stages.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool on = chosen(m_stages[i].type);
+    encoder_layers->setCheckpointed(i, on);
+    decoder_layers->setCheckpointed(n - 1 - i, on);
+  }
 }
 
 std::array<std::int64_t, 3> MagvitTokenizerImpl::tokenGrid(std::int64_t frames,

@@ -44,6 +44,7 @@ class MagvitTokenizerImpl : public Tokenizer {
   std::shared_ptr<Quantizer> quantizer() const override { return m_quantizer; }
   torch::Tensor lastDecoderWeight() const override { return conv_out->conv->weight; }
   TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const override;
+  void setActivationCheckpointing(const std::vector<std::string>& layer_types) override;
   std::array<std::int64_t, 3> tokenGrid(std::int64_t frames,
                                         std::int64_t image_size) const override;
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tb::trainer {
 
@@ -66,6 +67,10 @@ class Tokenizer : public torch::nn::Module {
   virtual std::shared_ptr<Quantizer> quantizer() const = 0;
   /// The weight of the last decoder layer (VQGAN's adaptive GAN weight uses its gradients).
   virtual torch::Tensor lastDecoderWeight() const = 0;
+  /// train.activation_checkpointing: the layers of these types (MAGVIT-v2 layer names, or "all")
+  /// keep only their inputs for backward and recompute their activations there. The same
+  /// gradients, less memory, one more forward of those layers. VQGAN ignores it.
+  virtual void setActivationCheckpointing(const std::vector<std::string>& layer_types) { (void)layer_types; }
   /// Figures for clips of `frames` x `image_size`^2.
   virtual TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const = 0;
   /// Token grid [t, h, w] for clips of `frames` x `image_size`^2.

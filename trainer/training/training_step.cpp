@@ -90,6 +90,7 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
   } catch (const std::invalid_argument& e) {
     throw UserError("model_invalid", e.what(), "fix the model section of config.json");
   }
+  m_tokenizer->setActivationCheckpointing(config.train.activation_checkpointing);
   m_tokenizer->train();
   if (m_group) {
     broadcastModule(*m_tokenizer, *m_group);
