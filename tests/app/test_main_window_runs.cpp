@@ -229,11 +229,16 @@ class TestMainWindowRuns : public QObject {
              qPrintable(window.runControlBar()->detailsText()));
     QCOMPARE(window.runControlBar()->stateText(), QStringLiteral("Completed at step 6"));
     QCOMPARE(window.currentPage(), PageId::Monitor);
-    QTRY_VERIFY_WITH_TIMEOUT(window.monitorPage()->isShowingPlot(), 15000);
+    // The pages follow the run's files on timers and a reading thread: on a loaded CI machine
+    // (the run itself took 40 s there) give them a minute; a failure says what Monitor showed.
+    QTRY_VERIFY2_WITH_TIMEOUT(window.monitorPage()->isShowingPlot(),
+                              qPrintable(window.monitorPage()->emptyHeadline() + QStringLiteral(" / ") +
+                                         window.monitorPage()->runDirectory()),
+                              60000);
     shoot(window, QStringLiteral("real-monitor"));
     window.setCurrentPage(PageId::Samples);
     // The page follows the run's files on a timer: the last sample may arrive a poll later.
-    QTRY_VERIFY_WITH_TIMEOUT(window.samplesPage()->steps().contains(6), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.samplesPage()->steps().contains(6), 60000);
     QVERIFY(window.samplesPage()->steps().contains(3));
     shoot(window, QStringLiteral("real-samples"));
   }
