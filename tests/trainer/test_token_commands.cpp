@@ -41,6 +41,17 @@ core::RunConfig tinyConfig() {
   return c;
 }
 
+/// `c` with a tiny per-frame VQGAN instead of MAGVIT-v2 (data, losses and training kept).
+core::RunConfig asTinyVqgan(core::RunConfig c) {
+  c.model.kind = "vqgan";
+  c.model.vqgan.base_channels = 8;
+  c.model.vqgan.channel_mult = {1, 2};
+  c.model.vqgan.num_res_blocks = 1;
+  c.model.vqgan.attn_resolutions = {};
+  c.model.vqgan.z_channels = 8;
+  return c;
+}
+
 /// A checkpoint folder written by `init`, a folder with a 12-frame lossless video (two 5-frame
 /// clips and a dropped 2-frame tail) in a subfolder, a PNG and a broken "video".
 struct Fixture {
@@ -164,13 +175,7 @@ TEST(TokenCommands, RunDirectoryMeansItsNewestCompleteCheckpoint) {
 
 TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   Fixture fx;
-  core::RunConfig vq = tinyConfig();
-  vq.model.kind = "vqgan";
-  vq.model.vqgan.base_channels = 8;
-  vq.model.vqgan.channel_mult = {1, 2};
-  vq.model.vqgan.num_res_blocks = 1;
-  vq.model.vqgan.attn_resolutions = {};
-  vq.model.vqgan.z_channels = 8;
+  const core::RunConfig vq = asTinyVqgan(tinyConfig());
   const fs::path vq_config = fx.dir.path() / "vq.json";
   std::ofstream(vq_config) << core::toJsonText(vq);
   const fs::path vq_ckpt = fx.dir.path() / "vq_ckpt";
@@ -251,13 +256,7 @@ TEST(TokenCommands, CompareMatchesTheMetricsCommandOnTheWrittenFrames) {
   magvit.train.sample_every = 0;
   magvit.loss.adversarial_weight = 0;
   magvit.loss.perceptual_weight = 0;
-  core::RunConfig vq = magvit;
-  vq.model.kind = "vqgan";
-  vq.model.vqgan.base_channels = 8;
-  vq.model.vqgan.channel_mult = {1, 2};
-  vq.model.vqgan.num_res_blocks = 1;
-  vq.model.vqgan.attn_resolutions = {};
-  vq.model.vqgan.z_channels = 8;
+  const core::RunConfig vq = asTinyVqgan(magvit);
   ASSERT_EQ(testing::train(magvit, dir.path() / "magvit").code, 0);
   ASSERT_EQ(testing::train(vq, dir.path() / "vqgan").code, 0);
 
