@@ -86,6 +86,12 @@ code=$?
 check "resume after SIGKILL mid-checkpoint continues to step $((newest + 2))" \
   "[ $code -eq 0 ] && tail -1 '$work/k2.out' | grep -q '\"status\":\"completed\",\"step\":$((newest + 2))'"
 
+# 10. A run directory that cannot be created (its parent is a file): hello, then an error naming it.
+"$trainer" train "${tiny[@]}" --run-dir "$work/a/config.json/run" >"$work/m.out" 2>"$work/m.err"
+code=$?
+check "uncreatable run dir exits 1 with run_dir_unwritable naming it" \
+  "[ $code -eq 1 ] && grep -q '\"code\":\"run_dir_unwritable\".*config.json/run' '$work/m.out' && tail -1 '$work/m.out' | grep -q '\"status\":\"failed\"'"
+
 if [ $fail -ne 0 ]; then
   for f in "$work"/*.err; do echo "--- $f"; tail -5 "$f"; done
   exit 1

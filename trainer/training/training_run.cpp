@@ -681,6 +681,9 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run, co
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, launch.local_world_size));
   torch::set_num_threads(threads);
   const RuntimeInfo rt = queryRuntime();
+  // hello names the run directory, and whoever reads it may open it at once: it exists first.
+  std::error_code made;
+  if (launch.rank == 0) fs::create_directories(run.root(), made);
   events.emit(makeHelloEvent(rt, launch.world_size, launch.launcher, run.root().string()));
   if (rt.reference_blas) {
     events.emit(core::WarningEvent{"reference_blas",
@@ -696,6 +699,11 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run, co
     events.emit(core::ErrorEvent{code, message, hint});
     events.emit(core::DoneEvent{"failed", {}});
   };
+  if (made) {
+    fail("run_dir_unwritable", "cannot create " + run.root().string() + ": " + made.message(),
+         "choose a --run-dir on a writable file system");
+    return 1;
+  }
   try {
     if (launch.distributed()) group = std::make_unique<distributed::RankGroup>(launch, config.distributed);
     TrainingLoop loop(config, run, options, events, control, group.get());
