@@ -206,6 +206,9 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   if (d.type != "synthetic" && d.path.empty()) {
     errors.push_back({"data.path", "required when data.type is \"" + d.type + "\""});
   }
+  if (d.type == "synthetic" && !d.valid_path.empty()) {
+    errors.push_back({"data.valid_path", "procedural data has no folder: leave it empty when data.type is \"synthetic\""});
+  }
   if (d.type == "images" && d.num_frames != 1) {
     errors.push_back({"data.num_frames", "must be 1 when data.type is \"images\", got " + std::to_string(d.num_frames)});
   }

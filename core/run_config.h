@@ -30,6 +30,7 @@ bool layerAcceptsArgument(const std::string& name);
 struct DataConfig {
   std::string type = "synthetic";
   std::string path;
+  std::string valid_path;
   int image_size = 64;
   int num_frames = 17;
   int frame_stride = 1;
@@ -48,6 +49,10 @@ struct DataConfig {
                               .choices({"synthetic", "videos", "images"}));
     v.field("path", path, FieldSpec("Folder scanned recursively for videos or images "
                                     "(required unless type is synthetic)"));
+    v.field("valid_path", valid_path,
+            FieldSpec("Folder of validation videos or images, e.g. other sources than data.path's, so "
+                      "validation measures held-out footage; empty: a data.valid_fraction share of "
+                      "data.path's files"));
     v.field("image_size", image_size,
             FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
     v.field("num_frames", num_frames,
@@ -62,7 +67,8 @@ struct DataConfig {
                               .choices({"random", "center"}));
     v.field("hflip", hflip, FieldSpec("Flip clips horizontally at random (training split only)"));
     v.field("valid_fraction", valid_fraction,
-            FieldSpec("Share of files (seeded split) held out for validation").min(0).max(0.9));
+            FieldSpec("Share of data.path's files (seeded split) held out for validation when "
+                      "data.valid_path is empty").min(0).max(0.9));
     v.field("synthetic_clips", synthetic_clips,
             FieldSpec("Number of distinct procedural clips (type synthetic)").unit("clips").min(2).max(10000000));
     v.field("workers", workers, FieldSpec("Data loader threads per rank").unit("threads").min(0).max(64));
@@ -187,6 +193,7 @@ struct ModelConfig {
   std::vector<int> output_conv_kernel = {3, 3, 3};
   int residual_conv_kernel = 3;
   bool separate_first_frame_encoding = false;
+  std::string time_padding = "zeros";
   int attn_dim_head = 32;
   int attn_heads = 8;
   int attn_num_mem_kv = 4;
@@ -218,6 +225,11 @@ struct ModelConfig {
             FieldSpec("Kernel of the causal convolutions in residual blocks").min(1).max(15));
     v.field("separate_first_frame_encoding", separate_first_frame_encoding,
             FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)"));
+    v.field("time_padding", time_padding,
+            FieldSpec("What the causal convolutions see before the first frame: zero frames "
+                      "(magvit2-pytorch) or copies of the first frame (it is then coded like a still "
+                      "scene, not a cut from black, and learns as fast as the other frames)")
+                .choices({"zeros", "replicate"}));
     v.field("attn_dim_head", attn_dim_head, FieldSpec("Attention head width").min(1).max(1024));
     v.field("attn_heads", attn_heads, FieldSpec("Attention heads").min(1).max(128));
     v.field("attn_num_mem_kv", attn_num_mem_kv,

@@ -357,6 +357,9 @@ void SetupPage::refreshDependentFields() {
   const bool gan = positive("loss.adversarial_weight");
   const std::map<QString, bool> used = {
       {QStringLiteral("data.path"), text("data.type") != QLatin1String("synthetic")},
+      {QStringLiteral("data.valid_path"), text("data.type") != QLatin1String("synthetic")},
+      {QStringLiteral("data.valid_fraction"),
+       text("data.type") == QLatin1String("synthetic") || text("data.valid_path").isEmpty()},
       {QStringLiteral("data.synthetic_clips"), text("data.type") == QLatin1String("synthetic")},
       {QStringLiteral("model.discriminator.patchgan_layers"),
        text("model.discriminator.type") == QLatin1String("patchgan")},

@@ -47,6 +47,7 @@ const std::vector<GroupRule>& groupRules() {
   static const std::vector<GroupRule> rules = {
       {"Source", "data.type"},
       {"Source", "data.path"},
+      {"Source", "data.valid_path"},
       {"Source", "data.synthetic_clips"},
       {"Source", "data.valid_fraction"},
       {"Clips", "data.image_size"},
@@ -138,7 +139,9 @@ void SetupPage::createEditors() {
     const QString path = QString::fromStdString(field.path);
     if (special.contains(path)) continue;
     auto* editor = new ConfigFieldEditor(field, this);
-    if (path == QLatin1String("data.path")) editor->setBrowse(ConfigFieldEditor::Browse::Directory);
+    if (path == QLatin1String("data.path") || path == QLatin1String("data.valid_path")) {
+      editor->setBrowse(ConfigFieldEditor::Browse::Directory);
+    }
     if (path == QLatin1String("loss.lpips_backbone") || path == QLatin1String("loss.lpips_lin")) {
       editor->setBrowse(ConfigFieldEditor::Browse::File);
     }

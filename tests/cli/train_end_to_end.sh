@@ -92,6 +92,17 @@ code=$?
 check "uncreatable run dir exits 1 with run_dir_unwritable naming it" \
   "[ $code -eq 1 ] && grep -q '\"code\":\"run_dir_unwritable\".*config.json/run' '$work/m.out' && tail -1 '$work/m.out' | grep -q '\"status\":\"failed\"'"
 
+# 11. The GAN switched on later in the same run: resume with an earlier loss.discr_start_step.
+gan=(--set loss.adversarial_weight=0.5 --set model.discriminator.type=patchgan --set model.discriminator.dim=8
+     --set model.discriminator.patchgan_layers=2)
+"$trainer" train "${tiny[@]}" "${gan[@]}" --set loss.discr_start_step=1000 --set train.max_steps=2 \
+  --run-dir "$work/n" >"$work/n.out" 2>"$work/n.err"
+"$trainer" train --resume --run-dir "$work/n" --set loss.discr_start_step=2 --set train.max_steps=4 \
+  >"$work/n2.out" 2>"$work/n2.err"
+code=$?
+check "resume with an earlier discr_start_step trains the GAN from there" \
+  "[ $code -eq 0 ] && ! grep -q 'gan_loss' <(head -2 '$work/n/metrics.jsonl') && [ \$(grep -c '\"train/gan_loss\"' '$work/n/metrics.jsonl') -eq 2 ]"
+
 if [ $fail -ne 0 ]; then
   for f in "$work"/*.err; do echo "--- $f"; tail -5 "$f"; done
   exit 1

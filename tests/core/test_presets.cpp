@@ -21,9 +21,29 @@ TEST(Presets, EveryPresetIsValidAndRoundTrips) {
 }
 
 TEST(Presets, RequiredPresetsExist) {
-  for (const char* name : {"demo", "magvit2-small", "magvit2-readme", "vqgan-f8", "vqgan-f16", "bench-small"}) {
+  for (const char* name :
+       {"demo", "quick-start", "magvit2-small", "magvit2-readme", "vqgan-f8", "vqgan-f16", "bench-small"}) {
     EXPECT_TRUE(loadPreset(name).ok()) << name;
   }
+}
+
+// quick-start trains bench-small's tokenizer (the architecture issue 10's figures are for) at its
+// clip shape and batch, with the GAN available later in the same run.
+TEST(Presets, QuickStartTrainsTheBenchSmallTokenizer) {
+  const RunConfig q = loadPreset("quick-start").config;
+  const RunConfig b = loadPreset("bench-small").config;
+  EXPECT_EQ(q.model.kind, b.model.kind);
+  EXPECT_EQ(q.model.init_dim, b.model.init_dim);
+  EXPECT_EQ(q.model.max_dim, b.model.max_dim);
+  EXPECT_EQ(q.model.layers, b.model.layers);
+  EXPECT_EQ(q.model.quantizer.type, b.model.quantizer.type);
+  EXPECT_EQ(q.model.quantizer.codebook_size, b.model.quantizer.codebook_size);
+  EXPECT_EQ(q.data.image_size, 64);
+  EXPECT_EQ(q.data.num_frames, 17);
+  EXPECT_EQ(q.train.batch_size, 2);
+  EXPECT_EQ(q.model.time_padding, "replicate");
+  EXPECT_GT(q.loss.adversarial_weight, 0.0);
+  EXPECT_GT(q.loss.discr_start_step, 1000);
 }
 
 TEST(Presets, Magvit2ReadmeMatchesTheReadmeTokenizer) {

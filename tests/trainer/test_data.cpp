@@ -223,6 +223,58 @@ TEST(DataVideos, UnusableFoldersAndConfigsAreClearErrors) {
   EXPECT_NE(codeOf(d).find("data.num_frames is 5"), std::string::npos) << codeOf(d);
 }
 
+// data.valid_path: validation reads a folder of its own (other sources), every data.path file
+// trains, and a missing or unusable validation folder is an error naming data.valid_path.
+TEST(DataVideos, ValidationFolderOfItsOwn) {
+  TempFolder dir;
+  const fs::path train = dir.path() / "train", held = dir.path() / "held";
+  makeVideoFolder(train);
+  fs::create_directories(held / "sub");
+  media::writeVideo((held / "sub/other.mkv").string(), makeClip(24, 24, 9, 3));
+  media::writeVideo((held / "second.mkv").string(), makeClip(24, 24, 11, 5));
+  core::DataConfig d = videoData(train);
+  d.valid_path = held.string();
+  ClipDataset data(d, 1);
+  EXPECT_EQ(data.trainSize(), 3);  // valid_fraction is not applied
+  ASSERT_EQ(data.validSize(), 2);
+  std::set<std::string> sources{data.validSource(0), data.validSource(1)};
+  EXPECT_EQ(sources, (std::set<std::string>{"second.mkv", "sub/other.mkv"}));
+  for (std::int64_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(data.validSample(i).sizes(), (std::vector<std::int64_t>{3, 5, 16, 16}));
+  }
+  // A 9-frame file holds exactly one clip of 5 frames at stride 2: the validation clip is that
+  // file's frames 0, 2, 4, 6, 8, whatever the training files are.
+  const torch::Tensor other = data.validSource(0) == "sub/other.mkv" ? data.validSample(0) : data.validSample(1);
+  d.path = (held / "sub").string();
+  d.valid_path.clear();
+  d.valid_fraction = 0;
+  d.clip_start = "first";
+  d.crop = "center";
+  d.hflip = false;
+  EXPECT_TRUE(torch::equal(other, ClipDataset(d, 1).trainSample(0)));
+
+  d = videoData(train);
+  d.valid_path = (dir.path() / "nowhere").string();
+  try {
+    ClipDataset missing(d, 1);
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.code(), "data_path_missing");
+    EXPECT_NE(std::string(e.what()).find("data.valid_path \"" + d.valid_path + "\""), std::string::npos) << e.what();
+  }
+  fs::create_directories(dir.path() / "junk");
+  writeText(dir.path() / "junk/x.mp4", "not a video");
+  d.valid_path = (dir.path() / "junk").string();
+  try {
+    ClipDataset junk(d, 1);
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_EQ(e.code(), "dataset_empty");
+    EXPECT_NE(std::string(e.what()).find("data.valid_path"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("x.mp4"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DataImages, GrayAlphaAndOddSizesBecomeOneFrameSquares) {
   TempFolder dir;
   const fs::path root = dir.path() / "images";

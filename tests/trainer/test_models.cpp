@@ -150,6 +150,35 @@ TEST(MagvitCausality, WholeTokenizerIsCausalWithAndWithoutSeparateFirstFrame) {
   }
 }
 
+// model.time_padding "replicate": still causal with every temporal layer that pads time; a still
+// video then encodes to the same latent at every time step, the first included (with zero
+// padding the first latent sees a cut from black and differs).
+TEST(MagvitCausality, ReplicatedTimePaddingIsCausalAndMakesTheFirstFrameLikeTheOthers) {
+  for (const std::string name : {"residual", "cond_residual", "compress_time"}) {
+    auto m = tinyMagvit({{name, {}}});
+    m.time_padding = "replicate";
+    auto tok = makeTokenizer(m, data(8, 5));
+    expectCausal(*tok, 5, 8, isCondLayer(name), name + " (replicate)", name == "compress_time");
+  }
+  torch::manual_seed(3);
+  const auto still = (torch::rand({1, 3, 1, 8, 8}) * 2 - 1).expand({1, 3, 9, 8, 8}).contiguous();
+  auto spread = [&](const std::string& padding) {
+    auto m = tinyMagvit({{"residual", {}}, {"compress_time", {}}, {"residual", {}}, {"compress_time", {}}});
+    m.time_padding = padding;
+    torch::manual_seed(4);
+    auto tok = makeTokenizer(m, data(8, 9));
+    torch::NoGradGuard no_grad;
+    const auto latent = tok->encode(still);  // [1, C, 3, 8, 8]
+    EXPECT_EQ(latent.size(2), 3);
+    return (latent - latent.select(2, 2).unsqueeze(2)).abs().max().item<float>();
+  };
+  EXPECT_LT(spread("replicate"), 1e-5f);
+  EXPECT_GT(spread("zeros"), 1e-2f);
+  auto bad = tinyMagvit({{"residual", {}}});
+  bad.time_padding = "mirror";
+  EXPECT_THROW(makeTokenizer(bad, data(8, 5)), std::invalid_argument);
+}
+
 TEST(MagvitTokenizer, ImagesAreOneFrameVideosAndIndicesDecode) {
   torch::manual_seed(0);
   auto tok = makeTokenizer(

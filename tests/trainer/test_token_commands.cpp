@@ -202,6 +202,17 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   const auto recon = media::tensorToFrames(
       magvit.tokenizer->forward(media::framesToTensor(original).unsqueeze(0)).recon[0].clamp(-1, 1));
   EXPECT_NEAR(report["clips"][0]["metrics"]["magvit"]["psnr"].get<double>(), metrics::psnr(original, recon), 1e-6);
+  // By frame position: one clip, so each position is that frame's PSNR; their mean is the clip's.
+  const auto& per_frame = report["per_frame"]["magvit"]["psnr"];
+  ASSERT_EQ(per_frame.size(), 5u);
+  double sum = 0;
+  for (int t = 0; t < 5; ++t) {
+    EXPECT_NEAR(per_frame[t].get<double>(),
+                metrics::framePsnr(original.frame(t), recon.frame(t), original.width, original.height), 1e-6);
+    sum += per_frame[t].get<double>();
+  }
+  EXPECT_NEAR(sum / 5, report["mean"]["magvit"]["psnr"].get<double>(), 1e-6);
+  EXPECT_EQ(report["per_frame"]["vqgan"]["ssim"].size(), 5u);
   for (const char* name : {"magvit", "vqgan"}) {
     EXPECT_TRUE(std::isfinite(report["mean"][name]["ssim"].get<double>())) << name;
   }

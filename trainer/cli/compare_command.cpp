@@ -34,6 +34,7 @@ struct UsageError : std::runtime_error {
 
 struct Scores {
   double psnr = 0, ssim = 0, lpips = 0;
+  std::vector<double> frame_psnr, frame_ssim;  ///< by frame position
 };
 
 struct Entry {
@@ -179,9 +180,15 @@ int compare(const CompareArgs& args) {
         frames[c].push_back(media::tensorToFrames(recon, 8.0));
         const auto& a = frames[c].front();
         const auto& b = frames[c].back();
-        scores[c][k].psnr = metrics::psnr(a, b);
-        scores[c][k].ssim = a.width >= 11 && a.height >= 11 ? metrics::ssim(a, b) : 0.0;
-        if (lpips) scores[c][k].lpips = metrics::lpips(lpips, a, b);
+        Scores& s = scores[c][k];
+        s.psnr = metrics::psnr(a, b);
+        const bool ssim_fits = a.width >= 11 && a.height >= 11;
+        s.ssim = ssim_fits ? metrics::ssim(a, b) : 0.0;
+        if (lpips) s.lpips = metrics::lpips(lpips, a, b);
+        for (int t = 0; t < a.count; ++t) {
+          s.frame_psnr.push_back(metrics::framePsnr(a.frame(t), b.frame(t), a.width, a.height));
+          s.frame_ssim.push_back(ssim_fits ? metrics::frameSsim(a.frame(t), b.frame(t), a.width, a.height) : 0.0);
+        }
       }
     }
 
@@ -208,14 +215,26 @@ int compare(const CompareArgs& args) {
       }
       per_clip.push_back(std::move(row));
     }
+    // The means over clips, and by frame position (every clip has the configuration's frames):
+    // a causal tokenizer's first frame is coded alone and often worse than the rest.
+    Json per_frame = Json::object();
     for (std::size_t k = 0; k < entries.size(); ++k) {
       Scores m;
+      const double n = static_cast<double>(clips.size());
+      m.frame_psnr.assign(scores[0][k].frame_psnr.size(), 0.0);
+      m.frame_ssim.assign(m.frame_psnr.size(), 0.0);
       for (std::size_t c = 0; c < clips.size(); ++c) {
-        m.psnr += scores[c][k].psnr / static_cast<double>(clips.size());
-        m.ssim += scores[c][k].ssim / static_cast<double>(clips.size());
-        m.lpips += scores[c][k].lpips / static_cast<double>(clips.size());
+        const Scores& s = scores[c][k];
+        m.psnr += s.psnr / n;
+        m.ssim += s.ssim / n;
+        m.lpips += s.lpips / n;
+        for (std::size_t t = 0; t < m.frame_psnr.size() && t < s.frame_psnr.size(); ++t) {
+          m.frame_psnr[t] += s.frame_psnr[t] / n;
+          m.frame_ssim[t] += s.frame_ssim[t] / n;
+        }
       }
       mean[entries[k].name] = scoreJson(m);
+      per_frame[entries[k].name] = {{"psnr", m.frame_psnr}, {"ssim", m.frame_ssim}};
     }
     Json tokenizers = Json::array();
     for (const auto& e : entries) {
@@ -224,7 +243,7 @@ int compare(const CompareArgs& args) {
                             {"weights", e.checkpoint.weights},
                             {"model_kind", e.checkpoint.config.model.kind}});
     }
-    const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}};
+    const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}, {"per_frame", per_frame}};
     media::writeFileAtomically(out / "metrics.json", report.dump(2) + "\n");
     media::writeFileAtomically(out / "metrics.csv", csv);
 

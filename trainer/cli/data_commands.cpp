@@ -27,6 +27,7 @@ Json describeIndex(const core::DataConfig& data, const data::ClipDataset& datase
   Json j;
   j["type"] = data.type;
   j["path"] = data.path;
+  if (!data.valid_path.empty()) j["valid_path"] = data.valid_path;
   const auto& index = dataset.index();
   j["files"] = data.type == "synthetic" ? static_cast<std::size_t>(data.synthetic_clips) : index.files.size();
   j["train_files"] = dataset.trainSize();
@@ -40,8 +41,8 @@ Json describeIndex(const core::DataConfig& data, const data::ClipDataset& datase
     train_clips = valid_clips = total = 0;
     min_frames = std::numeric_limits<std::int64_t>::max();
     max_frames = 0;
-    // Which files are held out is the dataset's seeded split; count clips over all files and
-    // apportion them by the split.
+    // Which files are held out is the dataset's seeded split (or data.valid_path's files): count
+    // clips over data.path's files and apportion them by the split.
     for (const auto& f : index.files) {
       min_frames = std::min<std::int64_t>(min_frames, f.frames);
       max_frames = std::max<std::int64_t>(max_frames, f.frames);
@@ -50,7 +51,7 @@ Json describeIndex(const core::DataConfig& data, const data::ClipDataset& datase
     std::int64_t clips = 0;
     for (const auto& f : index.files) clips += std::max<std::int64_t>(1, f.frames / window);
     valid_clips = dataset.validSize();  // validation takes one clip per held-out file
-    train_clips = std::max<std::int64_t>(0, clips - valid_clips);
+    train_clips = data.valid_path.empty() ? std::max<std::int64_t>(0, clips - valid_clips) : clips;
   }
   j["train_clips"] = train_clips;
   j["valid_clips"] = valid_clips;

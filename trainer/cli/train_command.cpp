@@ -163,7 +163,8 @@ int train(const TrainArgs& args) {
       std::string list;
       for (const auto& k : refused) list += (list.empty() ? "" : ", ") + k;
       return usageError("cannot resume with a changed configuration: " + list +
-                        " differ from the run's config.json (only train.max_steps, intervals and limits may change)");
+                        " differ from the run's config.json (only train.max_steps, intervals, limits, threads, "
+                        "the distributed settings, loss.discr_start_step and the perceptual loss may change)");
     }
   }
 

@@ -81,32 +81,57 @@ ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed, const
                         " but data.type \"images\" gives 1-frame clips",
                     "set data.num_frames to 1");
   }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(data.path, ec)) {
-    throw DataError("data_path_missing", "data.path \"" + data.path + "\" is not a folder",
-                    "point data.path at a folder of " + kindName(data.type));
-  }
 #if TB_WITH_FFMPEG
   // Damaged files are reported once each, by name, as warnings; FFmpeg's own per-packet
   // complaints about them would bury the log.
   if (data.type == "videos") media::setFfmpegLogQuiet(true);
 #endif
+  m_index = indexFolder("data.path", data.path, index_cache, probe_threads);
+  if (data.valid_path.empty()) {
+    std::tie(m_train, m_valid) = splitFiles(static_cast<std::int64_t>(m_index.files.size()), data.valid_fraction, seed);
+    return;
+  }
+  // Validation from a folder of its own: every file of data.path trains.
+  const std::filesystem::path valid_cache =
+      index_cache.empty() ? index_cache : index_cache.parent_path() / ("valid_" + index_cache.filename().string());
+  m_valid_index = indexFolder("data.valid_path", data.valid_path, valid_cache, probe_threads);
+  m_train.resize(m_index.files.size());
+  std::iota(m_train.begin(), m_train.end(), 0);
+  m_valid.resize(m_valid_index.files.size());
+  std::iota(m_valid.begin(), m_valid.end(), 0);
+}
+
+DatasetIndex ClipDataset::indexFolder(const std::string& key, const std::string& folder,
+                                      const std::filesystem::path& cache, int probe_threads) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw DataError("data_path_missing", key + " \"" + folder + "\" is not a folder",
+                    "point " + key + " at a folder of " + kindName(m_data.type));
+  }
   IndexOptions options;
-  options.kind = data.type == "videos" ? media::MediaKind::Video : media::MediaKind::Image;
-  options.min_frames = (data.num_frames - 1) * data.frame_stride + 1;
+  options.kind = m_data.type == "videos" ? media::MediaKind::Video : media::MediaKind::Image;
+  options.min_frames = (m_data.num_frames - 1) * m_data.frame_stride + 1;
   options.threads = probe_threads;
-  options.cache_file = index_cache;
-  m_index = buildDatasetIndex(data.path, options);
-  m_index_skips = m_index.skipped;
-  if (m_index.files.empty()) {
-    std::string why = m_index.skipped.empty() ? "no " + kindName(data.type) + " files found"
-                                              : "all " + std::to_string(m_index.skipped.size()) +
-                                                    " files are unusable (first: " + m_index.skipped.front().path +
-                                                    ": " + m_index.skipped.front().reason + ")";
-    throw DataError("dataset_empty", "data.path \"" + data.path + "\": " + why,
+  options.cache_file = cache;
+  DatasetIndex index = buildDatasetIndex(folder, options);
+  // Skips are named relative to data.path; those of another folder by their full path.
+  for (SkippedFile s : index.skipped) {
+    if (folder != m_data.path) s.path = (std::filesystem::path(folder) / s.path).string();
+    m_index_skips.push_back(std::move(s));
+  }
+  if (index.files.empty()) {
+    std::string why = index.skipped.empty() ? "no " + kindName(m_data.type) + " files found"
+                                            : "all " + std::to_string(index.skipped.size()) +
+                                                  " files are unusable (first: " + index.skipped.front().path +
+                                                  ": " + index.skipped.front().reason + ")";
+    throw DataError("dataset_empty", key + " \"" + folder + "\": " + why,
                     "check the folder, data.type and data.num_frames x data.frame_stride");
   }
-  std::tie(m_train, m_valid) = splitFiles(static_cast<std::int64_t>(m_index.files.size()), data.valid_fraction, seed);
+  return index;
+}
+
+const DatasetIndex& ClipDataset::indexOf(bool train) const {
+  return train || m_data.valid_path.empty() ? m_index : m_valid_index;
 }
 
 std::int64_t ClipDataset::itemAt(std::int64_t position) {
@@ -149,17 +174,17 @@ torch::Tensor ClipDataset::trainSample(std::int64_t position) {
                   "check the files named in the warnings");
 }
 
-std::string ClipDataset::itemSource(std::int64_t item) const {
+std::string ClipDataset::itemSource(std::int64_t item, bool train) const {
   if (m_synthetic) return "synthetic:" + std::to_string(item);
-  return m_index.files[static_cast<std::size_t>(item)].path;
+  return indexOf(train).files[static_cast<std::size_t>(item)].path;
 }
 
 std::string ClipDataset::trainSource(std::int64_t position) {
-  return itemSource(m_train[static_cast<std::size_t>(itemAt(position))]);
+  return itemSource(m_train[static_cast<std::size_t>(itemAt(position))], true);
 }
 
 std::string ClipDataset::validSource(std::int64_t i) const {
-  return itemSource(m_valid[static_cast<std::size_t>(i % validSize())]);
+  return itemSource(m_valid[static_cast<std::size_t>(i % validSize())], false);
 }
 
 torch::Tensor ClipDataset::validSample(std::int64_t i) {
@@ -174,8 +199,9 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     torch::Tensor clip = m_synthetic->clip(item);
     return flip ? clip.flip({3}) : clip;
   }
-  const IndexedFile& file = m_index.files[static_cast<std::size_t>(item)];
-  const std::string path = m_index.absolute(file).string();
+  const DatasetIndex& index = indexOf(train);
+  const IndexedFile& file = index.files[static_cast<std::size_t>(item)];
+  const std::string path = index.absolute(file).string();
   const std::int64_t size = m_data.image_size;
   const auto [sh, sw] = resizedShape(file.height, file.width, size);
   std::int64_t top = -1, left = -1;
@@ -229,9 +255,14 @@ std::string ClipDataset::describe() const {
   if (m_synthetic) {
     s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize() << " for validation)";
   } else {
-    s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files (" << validSize()
-      << " for validation), " << m_index_skips.size() << " skipped, index " << m_index.reused << " cached + "
-      << m_index.probed << " probed";
+    s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files (";
+    if (m_data.valid_path.empty()) {
+      s << validSize() << " for validation";
+    } else {
+      s << "validation: " << validSize() << " in " << m_data.valid_path;
+    }
+    s << "), " << m_index_skips.size() << " skipped, index " << m_index.reused + m_valid_index.reused << " cached + "
+      << m_index.probed + m_valid_index.probed << " probed";
   }
   return s.str();
 }

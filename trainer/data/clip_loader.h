@@ -56,7 +56,8 @@ class ClipDataset {
 
   /// Validation sample `i` (modulo validSize()): the middle clip of the file, centre crop, no flip.
   torch::Tensor validSample(std::int64_t i);
-  /// The file (relative to data.path) or "synthetic:<clip>" of validSample(i).
+  /// The file (relative to data.path, or to data.valid_path when set) or "synthetic:<clip>" of
+  /// validSample(i).
   std::string validSource(std::int64_t i) const;
 
   /// The folder's index (files with frames, fps and size); empty for procedural data.
@@ -73,14 +74,20 @@ class ClipDataset {
   std::string describe() const;
 
  private:
+  /// The index of `folder` (`key` names it in errors); its skips join m_index_skips.
+  DatasetIndex indexFolder(const std::string& key, const std::string& folder, const std::filesystem::path& cache,
+                           int probe_threads);
+  /// Where training (or validation) items point: m_index, or m_valid_index with data.valid_path.
+  const DatasetIndex& indexOf(bool train) const;
   torch::Tensor load(std::int64_t item, std::uint64_t draw, bool train);
-  std::string itemSource(std::int64_t item) const;
+  std::string itemSource(std::int64_t item, bool train) const;
   std::int64_t itemAt(std::int64_t position);
 
   core::DataConfig m_data;
   std::uint64_t m_seed;
   std::unique_ptr<SyntheticClips> m_synthetic;
   DatasetIndex m_index;
+  DatasetIndex m_valid_index;  ///< data.valid_path's files (empty without it)
   std::vector<std::int64_t> m_train;  ///< items: clip index (synthetic) or file index
   std::vector<std::int64_t> m_valid;
   std::vector<SkippedFile> m_index_skips;

@@ -6,11 +6,22 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 namespace tb::trainer {
 
 /// Kernel or size triple [t, h, w].
 using Triple = std::array<std::int64_t, 3>;
+
+/// What causal convolutions see before the first frame (model.time_padding): zero frames
+/// (magvit2-pytorch), or copies of the first frame, so the first frame is coded like a still
+/// scene instead of a cut from black.
+enum class TimePadding { Zeros, Replicate };
+TimePadding parseTimePadding(const std::string& name);
+
+/// `frames` frames put in front of dimension 2 (time of `[B, C, T, ...]`): zeros, or copies of
+/// the first frame.
+torch::Tensor padTimeFront(const torch::Tensor& x, std::int64_t frames, TimePadding mode);
 
 struct CausalConv3dOptions {
   CausalConv3dOptions(std::int64_t in_channels, std::int64_t out_channels, Triple kernel)
@@ -21,10 +32,11 @@ struct CausalConv3dOptions {
   TORCH_ARG(Triple, kernel);
   TORCH_ARG(std::int64_t, stride) = 1;    ///< along time only
   TORCH_ARG(std::int64_t, dilation) = 1;  ///< along time only
+  TORCH_ARG(TimePadding, time_padding) = TimePadding::Zeros;
 };
 
-/// 3-D convolution, causal in time: `dilation x (kt - 1) + 1 - stride` zero frames are padded in
-/// front, none behind, so output frame t sees input frames <= t x stride. Space is "same" padded.
+/// 3-D convolution, causal in time: `dilation x (kt - 1) + 1 - stride` frames (time_padding) are
+/// padded in front, none behind, so output frame t sees input frames <= t x stride. Space is "same" padded.
 /// `[B, Cin, T, H, W] -> [B, Cout, T / stride, H, W]`.
 class CausalConv3dImpl : public torch::nn::Module {
  public:
@@ -44,13 +56,15 @@ TORCH_MODULE(CausalConv3d);
 class Conv3dModImpl : public torch::nn::Module {
  public:
   Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_t spatial_kernel,
-                std::int64_t time_kernel, bool demod = true);
+                std::int64_t time_kernel, bool demod = true,
+                TimePadding time_padding = TimePadding::Zeros);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond);
   torch::Tensor weights;
 
  private:
   std::int64_t m_spatial_kernel, m_time_kernel;
   bool m_demod;
+  TimePadding m_time_padding;
 };
 TORCH_MODULE(Conv3dMod);
 

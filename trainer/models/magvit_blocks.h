@@ -76,7 +76,7 @@ TORCH_MODULE(SqueezeExcite);
 /// `residual`: x + SE(ELU(conv1x1(ELU(causal_conv_k(x))))). Shape-preserving.
 class ResidualUnitImpl : public MagvitLayer {
  public:
-  ResidualUnitImpl(std::int64_t dim, std::int64_t kernel);
+  ResidualUnitImpl(std::int64_t dim, std::int64_t kernel, TimePadding time_padding = TimePadding::Zeros);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   CausalConv3d conv{nullptr};
   torch::nn::Conv3d conv_out{nullptr};
@@ -87,7 +87,8 @@ TORCH_MODULE(ResidualUnit);
 /// `cond_residual`: x + ELU(conv1x1(ELU(modulated_causal_conv_k(x, to_cond(cond))))).
 class ResidualUnitModImpl : public MagvitLayer {
  public:
-  ResidualUnitModImpl(std::int64_t dim, std::int64_t kernel, std::int64_t dim_cond);
+  ResidualUnitModImpl(std::int64_t dim, std::int64_t kernel, std::int64_t dim_cond,
+                      TimePadding time_padding = TimePadding::Zeros);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   torch::nn::Linear to_cond{nullptr};
   Conv3dMod conv{nullptr};
@@ -137,9 +138,12 @@ TORCH_MODULE(SpatialDownsample2x);
 /// even).
 class TimeDownsample2xImpl : public MagvitLayer {
  public:
-  TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out);
+  TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out, TimePadding time_padding = TimePadding::Zeros);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   torch::nn::Conv1d conv{nullptr};
+
+ private:
+  TimePadding m_time_padding;
 };
 TORCH_MODULE(TimeDownsample2x);
 

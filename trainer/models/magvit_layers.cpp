@@ -69,16 +69,42 @@ CausalConv3dImpl::CausalConv3dImpl(const CausalConv3dOptions& o) : m_options(o) 
                       .dilation({o.dilation(), 1, 1})));
 }
 
+TimePadding parseTimePadding(const std::string& name) {
+  if (name == "zeros") return TimePadding::Zeros;
+  if (name == "replicate") return TimePadding::Replicate;
+  throw std::invalid_argument("model.time_padding: expected \"zeros\" or \"replicate\", got \"" + name + "\"");
+}
+
+torch::Tensor padTimeFront(const torch::Tensor& x, std::int64_t frames, TimePadding mode) {
+  if (frames == 0) return x;
+  if (mode == TimePadding::Zeros) {
+    std::vector<std::int64_t> pad(2 * static_cast<std::size_t>(x.dim() - 2), 0);
+    pad[pad.size() - 2] = frames;  // F::pad lists the last dimension first: time is the last pair
+    return F::pad(x, F::PadFuncOptions(pad));
+  }
+  std::vector<std::int64_t> repeat(static_cast<std::size_t>(x.dim()), -1);
+  repeat[2] = frames;
+  return torch::cat({x.narrow(2, 0, 1).expand(repeat), x}, 2);
+}
+
+// Spatial "same" zero padding and causal time padding: one pad call for zero frames (as before
+// time_padding existed), the copies first otherwise.
+torch::Tensor padCausal(const torch::Tensor& x, std::int64_t time_pad, std::int64_t kh, std::int64_t kw,
+                        TimePadding mode) {
+  if (mode == TimePadding::Zeros) {
+    return F::pad(x, F::PadFuncOptions({kw / 2, kw / 2, kh / 2, kh / 2, time_pad, 0}));
+  }
+  return F::pad(padTimeFront(x, time_pad, mode), F::PadFuncOptions({kw / 2, kw / 2, kh / 2, kh / 2}));
+}
+
 torch::Tensor CausalConv3dImpl::forward(const torch::Tensor& x) {
   const auto& k = m_options.kernel();
-  const auto padded =
-      F::pad(x, F::PadFuncOptions({k[2] / 2, k[2] / 2, k[1] / 2, k[1] / 2, m_time_pad, 0}));
-  return conv(padded);
+  return conv(padCausal(x, m_time_pad, k[1], k[2], m_options.time_padding()));
 }
 
 Conv3dModImpl::Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_t spatial_kernel,
-                             std::int64_t time_kernel, bool demod)
-    : m_spatial_kernel(spatial_kernel), m_time_kernel(time_kernel), m_demod(demod) {
+                             std::int64_t time_kernel, bool demod, TimePadding time_padding)
+    : m_spatial_kernel(spatial_kernel), m_time_kernel(time_kernel), m_demod(demod), m_time_padding(time_padding) {
   require(spatial_kernel % 2 == 1 && time_kernel % 2 == 1, "residual_conv_kernel", "must be odd");
   weights = register_parameter(
       "weights", torch::empty({dim_out, dim, time_kernel, spatial_kernel, spatial_kernel}));
@@ -91,8 +117,7 @@ torch::Tensor Conv3dModImpl::forward(const torch::Tensor& x, const torch::Tensor
   const std::int64_t b = x.size(0);
   auto w = weights.unsqueeze(0) * (cond.view({b, 1, -1, 1, 1, 1}) + 1);  // [b, o, i, kt, kh, kw]
   if (m_demod) w = w * w.pow(2).sum({2, 3, 4, 5}, true).clamp_min(1e-8).rsqrt();
-  const std::int64_t s = m_spatial_kernel / 2;
-  auto fmap = F::pad(x, F::PadFuncOptions({s, s, s, s, m_time_kernel - 1, 0}));
+  auto fmap = padCausal(x, m_time_kernel - 1, m_spatial_kernel, m_spatial_kernel, m_time_padding);
   fmap = fmap.reshape({1, b * x.size(1), fmap.size(2), fmap.size(3), fmap.size(4)});
   auto out = F::conv3d(fmap, w.flatten(0, 1), F::Conv3dFuncOptions().groups(b));
   return out.reshape({b, -1, out.size(2), out.size(3), out.size(4)});
@@ -175,9 +200,9 @@ torch::Tensor SqueezeExciteImpl::forward(const torch::Tensor& video) {
   return gates * video;
 }
 
-ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel) {
-  conv = register_module("conv",
-                         CausalConv3d(CausalConv3dOptions(dim, dim, {kernel, kernel, kernel})));
+ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel, TimePadding time_padding) {
+  conv = register_module(
+      "conv", CausalConv3d(CausalConv3dOptions(dim, dim, {kernel, kernel, kernel}).time_padding(time_padding)));
   conv_out = register_module("conv_out", torch::nn::Conv3d(torch::nn::Conv3dOptions(dim, dim, 1)));
   gate = register_module("gate", SqueezeExcite(dim));
 }
@@ -187,10 +212,10 @@ torch::Tensor ResidualUnitImpl::forward(const torch::Tensor& x, const torch::Ten
 }
 
 ResidualUnitModImpl::ResidualUnitModImpl(std::int64_t dim, std::int64_t kernel,
-                                         std::int64_t dim_cond) {
+                                         std::int64_t dim_cond, TimePadding time_padding) {
   require(dim_cond > 0, "model.dim_cond", "cond_residual needs dim_cond > 0");
   to_cond = register_module("to_cond", torch::nn::Linear(dim_cond, dim));
-  conv = register_module("conv", Conv3dMod(dim, dim, kernel, kernel));
+  conv = register_module("conv", Conv3dMod(dim, dim, kernel, kernel, true, time_padding));
   conv_out = register_module("conv_out", torch::nn::Conv3d(torch::nn::Conv3dOptions(dim, dim, 1)));
 }
 
@@ -248,14 +273,15 @@ torch::Tensor SpatialDownsample2xImpl::forward(const torch::Tensor& x,
   return batchToFrames(conv(framesToBatch(x)), x.size(0));
 }
 
-TimeDownsample2xImpl::TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out) {
+TimeDownsample2xImpl::TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out, TimePadding time_padding)
+    : m_time_padding(time_padding) {
   conv = register_module("conv",
                          torch::nn::Conv1d(torch::nn::Conv1dOptions(dim, dim_out, 3).stride(2)));
 }
 torch::Tensor TimeDownsample2xImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
-  // Two zero frames in front, as magvit2-pytorch: output i sees inputs 2i-2 .. 2i only, so the
-  // decoder's frames 2i, 2i+1 (from output i) never see a later input frame.
-  const auto seq = F::pad(pixelsToBatch(x), F::PadFuncOptions({2, 0}));
+  // Two frames in front (zeros, as magvit2-pytorch, or copies): output i sees inputs 2i-2 .. 2i
+  // only, so the decoder's frames 2i, 2i+1 (from output i) never see a later input frame.
+  const auto seq = padTimeFront(pixelsToBatch(x), 2, m_time_padding);
   return batchToPixels(conv(seq), x.size(0), x.size(3), x.size(4));
 }
 

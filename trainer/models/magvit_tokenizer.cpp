@@ -99,7 +99,7 @@ std::int64_t countParameters(const torch::nn::Module& module) {
 // ---- MAGVIT-v2 ----------------------------------------------------------------------------
 
 MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
-    : m_config(c) {
+    : m_config(c), m_time_padding(parseTimePadding(c.time_padding)) {
   require(c.channels >= 1, "model.channels", "must be >= 1");
   require(c.init_dim >= 1, "model.init_dim", "must be >= 1");
   require(c.max_dim >= 1, "model.max_dim", "must be >= 1");
@@ -116,8 +116,10 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
       c.dim_cond * 4;  // conditioning MLP stem expands 4x (dim_cond_expansion_factor)
 
   auto kin = c.input_conv_kernel, kout = c.output_conv_kernel;
+  const TimePadding tp = m_time_padding;
   conv_in = register_module("conv_in", CausalConv3d(CausalConv3dOptions(c.channels, c.init_dim,
-                                                                        {kin[0], kin[1], kin[2]})));
+                                                                        {kin[0], kin[1], kin[2]})
+                                                        .time_padding(tp)));
   if (c.separate_first_frame_encoding) {
     conv_in_first_frame = register_module(
         "conv_in_first_frame",
@@ -150,22 +152,22 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
     std::shared_ptr<MagvitLayer> enc, dec;
     try {
       if (spec.name == "residual") {
-        enc = ResidualUnit(dim, k).ptr();
-        dec = ResidualUnit(dim, k).ptr();
+        enc = ResidualUnit(dim, k, tp).ptr();
+        dec = ResidualUnit(dim, k, tp).ptr();
       } else if (spec.name == "consecutive_residual") {
         require(spec.arg.has_value() && *spec.arg >= 1, field,
                 "consecutive_residual needs a count >= 1");
         stage.repeat = *spec.arg;
         auto e = MagvitSequence(), d = MagvitSequence();
         for (int r = 0; r < *spec.arg; ++r) {
-          e->append(ResidualUnit(dim, k).ptr());
-          d->append(ResidualUnit(dim, k).ptr());
+          e->append(ResidualUnit(dim, k, tp).ptr());
+          d->append(ResidualUnit(dim, k, tp).ptr());
         }
         enc = e.ptr();
         dec = d.ptr();
       } else if (spec.name == "cond_residual") {
-        enc = ResidualUnitMod(dim, k, cond_dim).ptr();
-        dec = ResidualUnitMod(dim, k, cond_dim).ptr();
+        enc = ResidualUnitMod(dim, k, cond_dim, tp).ptr();
+        dec = ResidualUnitMod(dim, k, cond_dim, tp).ptr();
       } else if (spec.name == "compress_space" || spec.name == "compress_time") {
         std::int64_t out = spec.arg.has_value() ? *spec.arg : dim * 2;
         out = std::min<std::int64_t>(out, c.max_dim);
@@ -181,7 +183,7 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
           dec = SpatialUpsample2x(out, dim).ptr();
         } else {
           m_time_factor *= 2;
-          enc = TimeDownsample2x(dim, out).ptr();
+          enc = TimeDownsample2x(dim, out, tp).ptr();
           dec = TimeUpsample2x(out, dim).ptr();
         }
       } else if (spec.name == "attend_space" || spec.name == "cond_attend_space") {
@@ -224,7 +226,8 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
   for (auto it = decoder_reversed.rbegin(); it != decoder_reversed.rend(); ++it)
     decoder_layers->append(*it);
   conv_out = register_module("conv_out", CausalConv3d(CausalConv3dOptions(
-                                             c.init_dim, c.channels, {kout[0], kout[1], kout[2]})));
+                                             c.init_dim, c.channels, {kout[0], kout[1], kout[2]})
+                                                          .time_padding(tp)));
 }
 
 torch::Tensor MagvitTokenizerImpl::condIn(torch::nn::Linear stem, const torch::Tensor& cond) {
@@ -248,9 +251,9 @@ torch::Tensor MagvitTokenizerImpl::encode(const torch::Tensor& input, const torc
   if (conv_in_first_frame) {
     auto first = conv_in_first_frame(video.select(2, 0)).unsqueeze(2);
     x = video.size(2) > 1 ? torch::cat({first, conv_in(video.slice(2, 1))}, 2) : first;
-    x = F::pad(x, F::PadFuncOptions({0, 0, 0, 0, pad, 0}));
+    x = padTimeFront(x, pad, m_time_padding);
   } else {
-    x = conv_in(F::pad(video, F::PadFuncOptions({0, 0, 0, 0, pad, 0})));
+    x = conv_in(padTimeFront(video, pad, m_time_padding));
   }
   x = encoder_layers(x, c);
   return encoder_norm(x.movedim(1, -1)).movedim(-1, 1);

@@ -67,6 +67,7 @@ class MagvitTokenizerImpl : public Tokenizer {
   std::vector<MagvitStage> m_stages;
   std::shared_ptr<Quantizer> m_quantizer;
   std::int64_t m_time_factor = 1, m_space_factor = 1, m_latent_dim = 0;
+  TimePadding m_time_padding = TimePadding::Zeros;
   bool m_has_cond = false;
 };
 TORCH_MODULE(MagvitTokenizer);
