@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # How fast a configuration learns, on real footage it has never seen: cuts clips from the video
 # files given (centre square crop, resized, lossless FFV1), trains on the --train sources for a
-# wall-clock budget, then measures PSNR and SSIM by frame position on clips of the --held-out
-# sources (other videos, never trained on) with `tokenbench-trainer compare`.
+# wall-clock budget (validating on the held-out clips: the window's held-out PSNR curve), then
+# prints PSNR and SSIM by frame position and overall on every clip of the --held-out sources
+# (other videos, never trained on), for the untrained tokenizer and the trained one.
 #
 # Usage: bench/learning.sh [--build DIR] [--preset NAME] [--budget 20m] [--set KEY=VALUE ...]
 #                          [--size 64] [--frames 17] [--weights ema|raw] [--work DIR]
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --train) list=train; shift ;;
     --held-out) list=held; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     -*) echo "learning.sh: unknown option $1" >&2; exit 2 ;;
     *)
       [ -f "$1" ] || { echo "learning.sh: $1: no such file" >&2; exit 2; }

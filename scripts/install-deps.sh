@@ -17,6 +17,8 @@ packages=(
   # packaging tests: dpkg-shlibdeps fills the .deb's Depends (cpack), desktop-file-validate and
   # appstreamcli check the desktop entry and the AppStream metainfo
   dpkg-dev desktop-file-utils appstream
+  # bench/ scripts make and cut videos and read JSON (Tokenbench itself needs neither program)
+  ffmpeg jq
 )
 
 missing=()
