@@ -180,15 +180,19 @@ int compare(const CompareArgs& args) {
         frames[c].push_back(media::tensorToFrames(recon, 8.0));
         const auto& a = frames[c].front();
         const auto& b = frames[c].back();
+        // Frame by frame once; the clip's PSNR and SSIM are the means (as metrics::psnr/ssim).
+        metrics::checkComparable(a, b);
         Scores& s = scores[c][k];
-        s.psnr = metrics::psnr(a, b);
         const bool ssim_fits = a.width >= 11 && a.height >= 11;
-        s.ssim = ssim_fits ? metrics::ssim(a, b) : 0.0;
-        if (lpips) s.lpips = metrics::lpips(lpips, a, b);
         for (int t = 0; t < a.count; ++t) {
           s.frame_psnr.push_back(metrics::framePsnr(a.frame(t), b.frame(t), a.width, a.height));
           s.frame_ssim.push_back(ssim_fits ? metrics::frameSsim(a.frame(t), b.frame(t), a.width, a.height) : 0.0);
+          s.psnr += s.frame_psnr.back();
+          s.ssim += s.frame_ssim.back();
         }
+        s.psnr /= a.count;
+        s.ssim /= a.count;
+        if (lpips) s.lpips = metrics::lpips(lpips, a, b);
       }
     }
 
