@@ -207,8 +207,17 @@ ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel, TimePa
   gate = register_module("gate", SqueezeExcite(dim));
 }
 
+// The ELUs run in place on the convolutions' outputs, which no backward needs: autograd keeps
+// the ELU's result (which the next layer keeps anyway) instead of a second copy. Two of the five
+// activations a unit kept are gone (README configuration's generator step: see README Performance).
+namespace {
+torch::Tensor eluInPlace(const torch::Tensor& x) {
+  return F::elu(x, F::ELUFuncOptions().inplace(true));
+}
+}  // namespace
+
 torch::Tensor ResidualUnitImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
-  return gate(F::elu(conv_out(F::elu(conv(x))))) + x;
+  return gate(eluInPlace(conv_out(eluInPlace(conv(x))))) + x;
 }
 
 ResidualUnitModImpl::ResidualUnitModImpl(std::int64_t dim, std::int64_t kernel,
@@ -220,7 +229,7 @@ ResidualUnitModImpl::ResidualUnitModImpl(std::int64_t dim, std::int64_t kernel,
 }
 
 torch::Tensor ResidualUnitModImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
-  return F::elu(conv_out(F::elu(conv(x, to_cond(cond))))) + x;
+  return eluInPlace(conv_out(eluInPlace(conv(x, to_cond(cond))))) + x;
 }
 
 FeedForwardImpl::FeedForwardImpl(std::int64_t dim, std::int64_t mult, std::int64_t dim_cond) {

@@ -1,0 +1,145 @@
+// Tensors of 1 MiB and more from mappings, cached under the peak in use.
+#include "trainer/host_allocator.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace tb::trainer {
+namespace {
+
+std::size_t roundUp(std::size_t bytes, std::size_t to) { return (bytes + to - 1) / to * to; }
+
+// A mapping of `bytes`; from kHugePage on, starting on a kHugePage boundary (the unaligned head
+// and tail of a larger mapping are given back) and advised for transparent huge pages. nullptr
+// when the system has no memory for it.
+void* mapBlock(std::size_t bytes) {
+  const int prot = PROT_READ | PROT_WRITE;
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+  const std::size_t huge = HostAllocator::kHugePage;
+  if (bytes < huge) {
+    void* ptr = ::mmap(nullptr, bytes, prot, flags, -1, 0);
+    return ptr == MAP_FAILED ? nullptr : ptr;
+  }
+  void* raw = ::mmap(nullptr, bytes + huge, prot, flags, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = roundUp(start, huge);
+  if (aligned > start) ::munmap(raw, aligned - start);
+  if (start + huge > aligned) ::munmap(reinterpret_cast<void*>(aligned + bytes), start + huge - aligned);
+  void* ptr = reinterpret_cast<void*>(aligned);
+  ::madvise(ptr, bytes, MADV_HUGEPAGE);  // advice: without huge pages the block works the same
+  return ptr;
+}
+
+}  // namespace
+
+HostAllocator& HostAllocator::instance() {
+  static auto* allocator = new HostAllocator();
+  return *allocator;
+}
+
+void HostAllocator::install() { c10::SetCPUAllocator(&instance(), /*priority=*/1); }
+
+std::size_t HostAllocator::roundedSize(std::size_t bytes) {
+  return roundUp(bytes, bytes >= (std::size_t{32} << 20) ? kHugePage : std::size_t{64} << 10);
+}
+
+c10::DataPtr HostAllocator::allocate(std::size_t bytes) const {
+  if (bytes < kLargeBlock) return c10::GetDefaultCPUAllocator()->allocate(bytes);
+  void* ptr = allocateLarge(bytes);
+  return {ptr, ptr, &deleteLarge, c10::Device(c10::DeviceType::CPU)};
+}
+
+c10::DeleterFnPtr HostAllocator::raw_deleter() const { return &deleteAny; }
+
+void* HostAllocator::allocateLarge(std::size_t bytes) const {
+  const std::size_t rounded = roundedSize(bytes);
+  std::lock_guard<std::mutex> lock(m_mutex);
+  void* ptr = nullptr;
+  if (auto hit = m_free_by_size.find(rounded); hit != m_free_by_size.end()) {
+    ptr = hit->second->ptr;
+    m_free.erase(hit->second);
+    m_free_by_size.erase(hit);
+    m_stats.cached_bytes -= rounded;
+    ++m_stats.reused;
+  } else {
+    // A new mapping: first give back cached blocks until in use + cached + this block fits under
+    // the most ever in use at once (or under in use + this block, when that is a new peak).
+    const std::size_t limit = std::max(m_stats.peak_live_bytes, m_stats.live_bytes + rounded);
+    while (!m_free.empty() && m_stats.live_bytes + m_stats.cached_bytes + rounded > limit)
+      evictOldest();
+    ptr = mapBlock(rounded);
+    if (ptr == nullptr && !m_free.empty()) {  // out of memory: the cache goes first
+      while (!m_free.empty()) evictOldest();
+      ptr = mapBlock(rounded);
+    }
+    TORCH_CHECK(ptr != nullptr, "out of memory: could not map ", rounded >> 20, " MiB (",
+                std::strerror(errno), ")");
+    ++m_stats.mapped;
+  }
+  m_live.emplace(ptr, rounded);
+  m_stats.live_bytes += rounded;
+  m_stats.peak_live_bytes = std::max(m_stats.peak_live_bytes, m_stats.live_bytes);
+  return ptr;
+}
+
+void HostAllocator::freeLarge(void* ptr) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  const auto it = m_live.find(ptr);
+  TORCH_INTERNAL_ASSERT(it != m_live.end(), "HostAllocator: freeing a block it does not own");
+  const std::size_t bytes = it->second;
+  m_live.erase(it);
+  m_stats.live_bytes -= bytes;
+  m_free.push_back({ptr, bytes});
+  m_free_by_size.emplace(bytes, std::prev(m_free.end()));
+  m_stats.cached_bytes += bytes;
+}
+
+void HostAllocator::evictOldest() const {
+  const Cached oldest = m_free.front();
+  const auto range = m_free_by_size.equal_range(oldest.bytes);
+  for (auto it = range.first; it != range.second; ++it) {
+    if (it->second == m_free.begin()) {
+      m_free_by_size.erase(it);
+      break;
+    }
+  }
+  m_free.pop_front();
+  ::munmap(oldest.ptr, oldest.bytes);
+  m_stats.cached_bytes -= oldest.bytes;
+  ++m_stats.unmapped;
+}
+
+void HostAllocator::deleteLarge(void* ptr) { instance().freeLarge(ptr); }
+
+// raw_deallocate() does not say which allocation it frees: the block table does.
+void HostAllocator::deleteAny(void* ptr) {
+  HostAllocator& self = instance();
+  bool large = false;
+  {
+    std::lock_guard<std::mutex> lock(self.m_mutex);
+    large = self.m_live.count(ptr) > 0;
+  }
+  if (large)
+    self.freeLarge(ptr);
+  else
+    c10::GetDefaultCPUAllocator()->raw_deleter()(ptr);
+}
+
+HostAllocator::Stats HostAllocator::stats() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_stats;
+}
+
+void HostAllocator::releaseCache() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  while (!m_free.empty()) evictOldest();
+}
+
+}  // namespace tb::trainer
