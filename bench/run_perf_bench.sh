@@ -32,7 +32,7 @@ rows=(
 )
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-table="| row | reference | Tokenbench median (min-max) | ratio | peak RSS (reference) | GFLOP/s (% of GEMM peak) |
+table="| row | reference | Tokenbench median (min-max) | ratio | peak RSS (reference) | GFLOP/s (% of peak) |
 |---|---|---|---|---|---|"
 commands=""
 for row in "${rows[@]}"; do
@@ -53,7 +53,7 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "$table"
 echo
-echo "Machine: $(nproc) cores, $(jq -r '.blas' <<<"$json"), GEMM peak $(jq -r '.gemm_peak_gflops | round' <<<"$json") GFLOP/s at $threads threads; load average $load_before before, $load_after after."
+echo "Machine: $(nproc) cores, $(jq -r '.blas' <<<"$json"), peak $(jq -r '[.gemm_peak_gflops, .conv_peak_gflops] | max | round' <<<"$json") GFLOP/s at $threads threads (BLAS GEMM $(jq -r '.gemm_peak_gflops | round' <<<"$json"), oneDNN convolution $(jq -r '.conv_peak_gflops | round' <<<"$json")); load average $load_before before, $load_after after."
 echo
 echo "Commands (one process each; readme-ac.json: \`print-config --preset magvit2-readme\` with train.activation_checkpointing [\"all\"]):"
 echo

@@ -1,4 +1,4 @@
-// Tensors of 1 MiB and more from mappings, cached under the peak in use.
+// Tensors of 1 MiB and more from mappings, cached under a bound.
 #include "trainer/host_allocator.h"
 
 #include <c10/core/CPUAllocator.h>
@@ -62,16 +62,22 @@ void* HostAllocator::allocateLarge(std::size_t bytes) const {
   const std::size_t rounded = roundedSize(bytes);
   std::lock_guard<std::mutex> lock(m_mutex);
   void* ptr = nullptr;
-  if (auto hit = m_free_by_size.find(rounded); hit != m_free_by_size.end()) {
+  std::size_t size = rounded;
+  // The smallest cached block that fits, if it is at most a quarter larger: activations of
+  // nearby sizes (a layer's input and its padded copy) share blocks instead of each missing.
+  if (auto hit = m_free_by_size.lower_bound(rounded);
+      hit != m_free_by_size.end() && hit->first <= rounded + rounded / 4) {
+    size = hit->first;
     ptr = hit->second->ptr;
     m_free.erase(hit->second);
     m_free_by_size.erase(hit);
-    m_stats.cached_bytes -= rounded;
+    m_stats.cached_bytes -= size;
     ++m_stats.reused;
   } else {
-    // A new mapping: first give back cached blocks until in use + cached + this block fits under
-    // the most ever in use at once (or under in use + this block, when that is a new peak).
-    const std::size_t limit = std::max(m_stats.peak_live_bytes, m_stats.live_bytes + rounded);
+    // A new mapping: first give back the oldest cached blocks until in use + cached + this
+    // block fits under the bound (or, for a new peak, until the cache is empty).
+    const std::size_t limit =
+        std::max(m_stats.peak_live_bytes + kCacheSlack, m_stats.live_bytes + rounded);
     while (!m_free.empty() && m_stats.live_bytes + m_stats.cached_bytes + rounded > limit)
       evictOldest();
     ptr = mapBlock(rounded);
@@ -83,8 +89,8 @@ void* HostAllocator::allocateLarge(std::size_t bytes) const {
                 std::strerror(errno), ")");
     ++m_stats.mapped;
   }
-  m_live.emplace(ptr, rounded);
-  m_stats.live_bytes += rounded;
+  m_live.emplace(ptr, size);
+  m_stats.live_bytes += size;
   m_stats.peak_live_bytes = std::max(m_stats.peak_live_bytes, m_stats.live_bytes);
   return ptr;
 }

@@ -22,10 +22,10 @@ run() {  # run LABEL ARGS...: one bench run, its stdout a single JSON line
     echo "FAIL $label: exit $?"; cat /tmp/bench_json_err.$$; failed=1; return; }
   [[ $(wc -l <<<"$out") -eq 1 ]] || { echo "FAIL $label: more than one line"; failed=1; }
   check "$label" "$out" '[.what, .config, .median_s, .min_s, .max_s, .steps, .threads, .input_shape,
-    .peak_rss_mb, .flops_per_step, .gflops, .gemm_peak_gflops, .peak_fraction, .blas] | all(. != null)'
+    .peak_rss_mb, .flops_per_step, .gflops, .gemm_peak_gflops, .conv_peak_gflops, .peak_fraction, .blas] | all(. != null)'
   check "$label" "$out" '.median_s > 0 and .min_s <= .median_s and .median_s <= .max_s and .steps == 1'
   check "$label" "$out" '.threads == 1 and .peak_rss_mb > 10 and .peak_rss_mb < 100000'
-  check "$label" "$out" '.flops_per_step > 1e6 and .gflops > 0 and .gemm_peak_gflops > 0.1'
+  check "$label" "$out" '.flops_per_step > 1e6 and .gflops > 0 and .gemm_peak_gflops > 0.1 and .conv_peak_gflops > 0.1'
   check "$label" "$out" '(.blas | length) > 0'
   echo "$out"
   LAST=$out

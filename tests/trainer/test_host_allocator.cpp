@@ -61,9 +61,25 @@ TEST(HostAllocator, RoundsToHugePagesFrom32MiBAnd64KiBBelow) {
   EXPECT_EQ(HostAllocator::roundedSize(71 * 1000 * 1000), 68 * kMiB);
 }
 
-// Resident blocks (in use + cached) never exceed the most ever in use at once, whatever the
-// order of requests: a miss gives cached blocks back first.
-TEST(HostAllocator, CacheNeverRaisesResidentMemoryAboveThePeakInUse) {
+// A cached block serves a request up to a quarter smaller than itself, not a much smaller one.
+TEST(HostAllocator, ReusesABlockAtMostAQuarterLarger) {
+  HostAllocator& allocator = HostAllocator::instance();
+  allocator.releaseCache();
+  void* block = nullptr;
+  {
+    torch::Tensor a = torch::empty({40 * 1024 * 1024 / 4});  // 40 MiB
+    block = a.data_ptr();
+  }
+  torch::Tensor far_smaller = torch::empty({20 * 1024 * 1024 / 4});
+  EXPECT_NE(far_smaller.data_ptr(), block);
+  torch::Tensor smaller = torch::empty({34 * 1024 * 1024 / 4});
+  EXPECT_EQ(smaller.data_ptr(), block);
+}
+
+// Resident blocks (in use + cached) never exceed the most ever in use at once plus the slack,
+// whatever the order of requests: a miss gives cached blocks back first. (The blocks are never
+// touched, so they cost address space, not memory.)
+TEST(HostAllocator, CacheNeverHoldsMoreThanTheSlackAboveThePeakInUse) {
   HostAllocator& allocator = HostAllocator::instance();
   allocator.releaseCache();
   std::mt19937 rng(7);
@@ -73,11 +89,12 @@ TEST(HostAllocator, CacheNeverRaisesResidentMemoryAboveThePeakInUse) {
     if (!alive.empty() && rng() % 3 == 0) {
       alive.erase(alive.begin() + static_cast<std::ptrdiff_t>(rng() % alive.size()));
     } else {
-      const auto mib = static_cast<std::int64_t>(1 + rng() % 12);
+      const auto mib = static_cast<std::int64_t>(1 + rng() % 200);
       alive.push_back(torch::empty({mib * 1024 * 1024 / 4}));
     }
     const auto s = allocator.stats();
-    ASSERT_LE(s.live_bytes + s.cached_bytes, s.peak_live_bytes) << "after request " << i;
+    ASSERT_LE(s.live_bytes + s.cached_bytes, s.peak_live_bytes + HostAllocator::kCacheSlack)
+        << "after request " << i;
   }
   EXPECT_GT(allocator.stats().unmapped, unmapped_before) << "the bound had to give blocks back";
   EXPECT_GT(allocator.stats().reused, 0);

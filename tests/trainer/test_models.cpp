@@ -3,6 +3,7 @@
 #include "core/presets.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/models/discriminator.h"
+#include "trainer/models/magvit_blocks.h"
 #include "trainer/models/magvit_tokenizer.h"
 #include "trainer/models/tokenizer.h"
 #include "trainer/models/vqgan_tokenizer.h"
@@ -122,6 +123,28 @@ TEST(MagvitLayers, CondLayersNeedTheConditioningVector) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("model.layers[0]"), std::string::npos) << e.what();
   }
+}
+
+// The squeeze-excite gate works on the video as it is; it must equal magvit2-pytorch's formula on
+// the batch of frames ('b c t h w -> (b t) c h w'): softmax(to_k(x)) pooling by a matrix product.
+TEST(MagvitLayers, SqueezeExciteEqualsTheFrameBatchFormula) {
+  torch::manual_seed(3);
+  SqueezeExcite se(12);
+  {
+    torch::NoGradGuard no_grad;  // non-zero gates (net_out starts at zero weights)
+    se->net_out->weight.normal_(0.0, 0.5);
+    se->net_out->bias.normal_(0.0, 0.5);
+  }
+  const torch::Tensor video = torch::randn({2, 12, 3, 5, 6});
+  const torch::Tensor frames = video.permute({0, 2, 1, 3, 4}).reshape({6, 12, 5, 6});
+  const torch::Tensor context = torch::softmax(se->to_k(frames).flatten(2), -1);  // [6, 1, 30]
+  const torch::Tensor pooled = torch::matmul(frames.flatten(2), context.transpose(1, 2));
+  const torch::Tensor gates = torch::sigmoid(se->net_out(torch::leaky_relu(
+      se->net_in(pooled.unsqueeze(-1)), 0.1)));  // [6, 12, 1, 1]
+  const torch::Tensor expected =
+      (gates * frames).reshape({2, 3, 12, 5, 6}).permute({0, 2, 1, 3, 4});
+  EXPECT_TRUE(torch::allclose(se->forward(video), expected, 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(se->forward(frames), gates * frames, 1e-5, 1e-6)) << "images";
 }
 
 TEST(MagvitCausality, EveryTemporalLayerIsCausal) {

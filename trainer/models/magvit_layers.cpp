@@ -189,15 +189,21 @@ SqueezeExciteImpl::SqueezeExciteImpl(std::int64_t dim) {
   net_out->bias.fill_(-10.0);
 }
 
-torch::Tensor SqueezeExciteImpl::forward(const torch::Tensor& video) {
-  const bool is_video = video.dim() == 5;
-  const auto x = is_video ? framesToBatch(video) : video;                    // [N, C, H, W]
-  const auto context = torch::softmax(to_k(x).flatten(2), -1);               // [N, 1, HW]
-  const auto pooled = torch::matmul(x.flatten(2), context.transpose(1, 2));  // [N, C, 1]
-  auto gates = torch::sigmoid(net_out(
-      F::leaky_relu(net_in(pooled.unsqueeze(-1)), F::LeakyReLUFuncOptions().negative_slope(0.1))));
-  if (is_video) gates = batchToFrames(gates, video.size(0));
-  return gates * video;
+// Per frame: softmax-weighted pooling of the pixels (weights from to_k), a two-layer gate per
+// channel, x * gate. Computed on [B, C, T, H, W] as it is: regrouping it into a batch of frames
+// [B*T, C, H, W] copied the whole activation, and the backward kept that copy.
+torch::Tensor SqueezeExciteImpl::forward(const torch::Tensor& input) {
+  const bool is_video = input.dim() == 5;
+  const auto x = is_video ? input : input.unsqueeze(2);  // [B, C, T, H, W]
+  const std::int64_t b = x.size(0), c = x.size(1), t = x.size(2);
+  const auto k = F::conv3d(x, to_k->weight.unsqueeze(2), F::Conv3dFuncOptions().bias(to_k->bias));
+  const auto context = torch::softmax(k.flatten(3), -1);                // [B, 1, T, HW]
+  const auto pooled = (x.flatten(3) * context).sum(-1);                 // [B, C, T]
+  const auto frames = pooled.transpose(1, 2).reshape({b * t, c, 1, 1});  // [B*T, C, 1, 1]
+  const auto gates = torch::sigmoid(net_out(
+      F::leaky_relu(net_in(frames), F::LeakyReLUFuncOptions().negative_slope(0.1))));
+  const auto out = gates.view({b, t, c, 1, 1}).transpose(1, 2) * x;
+  return is_video ? out : out.squeeze(2);
 }
 
 ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel, TimePadding time_padding) {
