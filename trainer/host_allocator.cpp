@@ -31,7 +31,8 @@ void* mapBlock(std::size_t bytes) {
   const auto start = reinterpret_cast<std::uintptr_t>(raw);
   const std::uintptr_t aligned = roundUp(start, huge);
   if (aligned > start) ::munmap(raw, aligned - start);
-  if (start + huge > aligned) ::munmap(reinterpret_cast<void*>(aligned + bytes), start + huge - aligned);
+  if (start + huge > aligned)
+    ::munmap(reinterpret_cast<void*>(aligned + bytes), start + huge - aligned);
   void* ptr = reinterpret_cast<void*>(aligned);
   ::madvise(ptr, bytes, MADV_HUGEPAGE);  // advice: without huge pages the block works the same
   return ptr;
@@ -75,7 +76,7 @@ void* HostAllocator::allocateLarge(std::size_t bytes) const {
     ++m_stats.reused;
   } else {
     // A new mapping: first give back the oldest cached blocks until in use + cached + this
-    // block fits under the bound (or, for a new peak, until the cache is empty).
+    // block fits under the bound (all of them when in use + this block alone exceeds it).
     const std::size_t limit =
         std::max(m_stats.peak_live_bytes + kCacheSlack, m_stats.live_bytes + rounded);
     while (!m_free.empty() && m_stats.live_bytes + m_stats.cached_bytes + rounded > limit)

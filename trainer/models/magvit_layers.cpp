@@ -72,7 +72,8 @@ CausalConv3dImpl::CausalConv3dImpl(const CausalConv3dOptions& o) : m_options(o) 
 TimePadding parseTimePadding(const std::string& name) {
   if (name == "zeros") return TimePadding::Zeros;
   if (name == "replicate") return TimePadding::Replicate;
-  throw std::invalid_argument("model.time_padding: expected \"zeros\" or \"replicate\", got \"" + name + "\"");
+  throw std::invalid_argument("model.time_padding: expected \"zeros\" or \"replicate\", got \"" +
+                              name + "\"");
 }
 
 torch::Tensor padTimeFront(const torch::Tensor& x, std::int64_t frames, TimePadding mode) {
@@ -89,12 +90,13 @@ torch::Tensor padTimeFront(const torch::Tensor& x, std::int64_t frames, TimePadd
 
 // Spatial "same" zero padding and causal time padding: one pad call for zero frames (as before
 // time_padding existed), the copies first otherwise.
-torch::Tensor padCausal(const torch::Tensor& x, std::int64_t time_pad, std::int64_t kh, std::int64_t kw,
-                        TimePadding mode) {
+torch::Tensor padCausal(const torch::Tensor& x, std::int64_t time_pad, std::int64_t kh,
+                        std::int64_t kw, TimePadding mode) {
   if (mode == TimePadding::Zeros) {
     return F::pad(x, F::PadFuncOptions({kw / 2, kw / 2, kh / 2, kh / 2, time_pad, 0}));
   }
-  return F::pad(padTimeFront(x, time_pad, mode), F::PadFuncOptions({kw / 2, kw / 2, kh / 2, kh / 2}));
+  return F::pad(padTimeFront(x, time_pad, mode),
+                F::PadFuncOptions({kw / 2, kw / 2, kh / 2, kh / 2}));
 }
 
 torch::Tensor CausalConv3dImpl::forward(const torch::Tensor& x) {
@@ -104,7 +106,10 @@ torch::Tensor CausalConv3dImpl::forward(const torch::Tensor& x) {
 
 Conv3dModImpl::Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_t spatial_kernel,
                              std::int64_t time_kernel, bool demod, TimePadding time_padding)
-    : m_spatial_kernel(spatial_kernel), m_time_kernel(time_kernel), m_demod(demod), m_time_padding(time_padding) {
+    : m_spatial_kernel(spatial_kernel),
+      m_time_kernel(time_kernel),
+      m_demod(demod),
+      m_time_padding(time_padding) {
   require(spatial_kernel % 2 == 1 && time_kernel % 2 == 1, "residual_conv_kernel", "must be odd");
   weights = register_parameter(
       "weights", torch::empty({dim_out, dim, time_kernel, spatial_kernel, spatial_kernel}));
@@ -197,18 +202,21 @@ torch::Tensor SqueezeExciteImpl::forward(const torch::Tensor& input) {
   const auto x = is_video ? input : input.unsqueeze(2);  // [B, C, T, H, W]
   const std::int64_t b = x.size(0), c = x.size(1), t = x.size(2);
   const auto k = F::conv3d(x, to_k->weight.unsqueeze(2), F::Conv3dFuncOptions().bias(to_k->bias));
-  const auto context = torch::softmax(k.flatten(3), -1);                // [B, 1, T, HW]
-  const auto pooled = (x.flatten(3) * context).sum(-1);                 // [B, C, T]
+  const auto context = torch::softmax(k.flatten(3), -1);                 // [B, 1, T, HW]
+  const auto pooled = (x.flatten(3) * context).sum(-1);                  // [B, C, T]
   const auto frames = pooled.transpose(1, 2).reshape({b * t, c, 1, 1});  // [B*T, C, 1, 1]
-  const auto gates = torch::sigmoid(net_out(
-      F::leaky_relu(net_in(frames), F::LeakyReLUFuncOptions().negative_slope(0.1))));
+  const auto gates = torch::sigmoid(
+      net_out(F::leaky_relu(net_in(frames), F::LeakyReLUFuncOptions().negative_slope(0.1))));
   const auto out = gates.view({b, t, c, 1, 1}).transpose(1, 2) * x;
   return is_video ? out : out.squeeze(2);
 }
 
-ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel, TimePadding time_padding) {
+ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel,
+                                   TimePadding time_padding) {
   conv = register_module(
-      "conv", CausalConv3d(CausalConv3dOptions(dim, dim, {kernel, kernel, kernel}).time_padding(time_padding)));
+      "conv",
+      CausalConv3d(
+          CausalConv3dOptions(dim, dim, {kernel, kernel, kernel}).time_padding(time_padding)));
   conv_out = register_module("conv_out", torch::nn::Conv3d(torch::nn::Conv3dOptions(dim, dim, 1)));
   gate = register_module("gate", SqueezeExcite(dim));
 }
@@ -288,7 +296,8 @@ torch::Tensor SpatialDownsample2xImpl::forward(const torch::Tensor& x,
   return batchToFrames(conv(framesToBatch(x)), x.size(0));
 }
 
-TimeDownsample2xImpl::TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out, TimePadding time_padding)
+TimeDownsample2xImpl::TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out,
+                                           TimePadding time_padding)
     : m_time_padding(time_padding) {
   conv = register_module("conv",
                          torch::nn::Conv1d(torch::nn::Conv1dOptions(dim, dim_out, 3).stride(2)));
@@ -342,7 +351,8 @@ void MagvitSequenceImpl::append(std::shared_ptr<MagvitLayer> layer) {
 torch::Tensor MagvitSequenceImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
   torch::Tensor y = x;
   for (std::size_t i = 0; i < m_layers.size(); ++i) {
-    y = m_checkpointed[i] ? checkpointedForward(*m_layers[i], y, cond) : m_layers[i]->forward(y, cond);
+    y = m_checkpointed[i] ? checkpointedForward(*m_layers[i], y, cond)
+                          : m_layers[i]->forward(y, cond);
   }
   return y;
 }
