@@ -96,16 +96,17 @@ void* HostAllocator::allocateLarge(std::size_t bytes) const {
   return ptr;
 }
 
-void HostAllocator::freeLarge(void* ptr) const {
+bool HostAllocator::freeLarge(void* ptr) const {
   std::lock_guard<std::mutex> lock(m_mutex);
   const auto it = m_live.find(ptr);
-  TORCH_INTERNAL_ASSERT(it != m_live.end(), "HostAllocator: freeing a block it does not own");
+  if (it == m_live.end()) return false;
   const std::size_t bytes = it->second;
   m_live.erase(it);
   m_stats.live_bytes -= bytes;
   m_free.push_back({ptr, bytes});
   m_free_by_size.emplace(bytes, std::prev(m_free.end()));
   m_stats.cached_bytes += bytes;
+  return true;
 }
 
 void HostAllocator::evictOldest() const {
@@ -123,20 +124,14 @@ void HostAllocator::evictOldest() const {
   ++m_stats.unmapped;
 }
 
-void HostAllocator::deleteLarge(void* ptr) { instance().freeLarge(ptr); }
+void HostAllocator::deleteLarge(void* ptr) {
+  const bool owned = instance().freeLarge(ptr);
+  TORCH_INTERNAL_ASSERT(owned, "HostAllocator: freeing a block it does not own");
+}
 
 // raw_deallocate() does not say which allocation it frees: the block table does.
 void HostAllocator::deleteAny(void* ptr) {
-  HostAllocator& self = instance();
-  bool large = false;
-  {
-    std::lock_guard<std::mutex> lock(self.m_mutex);
-    large = self.m_live.count(ptr) > 0;
-  }
-  if (large)
-    self.freeLarge(ptr);
-  else
-    c10::GetDefaultCPUAllocator()->raw_deleter()(ptr);
+  if (!instance().freeLarge(ptr)) c10::GetDefaultCPUAllocator()->raw_deleter()(ptr);
 }
 
 HostAllocator::Stats HostAllocator::stats() const {

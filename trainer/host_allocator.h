@@ -62,8 +62,8 @@ class HostAllocator final : public c10::Allocator {
  private:
   HostAllocator() = default;
   void* allocateLarge(std::size_t bytes) const;
-  void freeLarge(void* ptr) const;
-  void evictOldest() const;  // with m_mutex held
+  bool freeLarge(void* ptr) const;  ///< false when ptr is not a block of this allocator
+  void evictOldest() const;         // with m_mutex held
   static void deleteLarge(void* ptr);
   static void deleteAny(void* ptr);
 

@@ -49,6 +49,14 @@ torch::Tensor taylorFeatures(const torch::Tensor& x) {  // [..., d] -> [..., 1 +
   return torch::cat({ones, x, second}, -1);
 }
 
+// Residual units run their ELUs in place on the convolutions' outputs, which no backward needs:
+// autograd keeps the ELU's result (which the next layer keeps anyway) instead of a second copy,
+// two of the five activations a unit kept (README configuration's generator step: README
+// Performance).
+torch::Tensor eluInPlace(const torch::Tensor& x) {
+  return F::elu(x, F::ELUFuncOptions().inplace(true));
+}
+
 }  // namespace
 
 // ---- convolutions --------------------------------------------------------------------------
@@ -221,14 +229,6 @@ ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel,
   gate = register_module("gate", SqueezeExcite(dim));
 }
 
-// The ELUs run in place on the convolutions' outputs, which no backward needs: autograd keeps
-// the ELU's result (which the next layer keeps anyway) instead of a second copy. Two of the five
-// activations a unit kept are gone (README configuration's generator step: see README Performance).
-namespace {
-torch::Tensor eluInPlace(const torch::Tensor& x) {
-  return F::elu(x, F::ELUFuncOptions().inplace(true));
-}
-}  // namespace
 
 torch::Tensor ResidualUnitImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
   return gate(eluInPlace(conv_out(eluInPlace(conv(x))))) + x;
