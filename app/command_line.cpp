@@ -24,7 +24,9 @@ void describe(CLI::App& app, RawOptions& raw) {
   app.add_flag("--version", o.version, "Print the version and the trainer in use, and exit");
   app.add_flag("--no-gui", o.noGui, "Run without a window (headless, e.g. on cluster nodes)");
   app.add_option("--config", o.configPath, "Run configuration to load (JSON)")->type_name("FILE");
-  app.add_option("--run-dir", o.runDir, "Run directory to open, or to write a new run into")
+  app.add_option("--run-dir", o.runDir,
+                 "Run directory to open; with --config, where a new run is written (it need "
+                 "not exist yet)")
       ->type_name("DIR");
   app.add_flag("--resume", o.resume, "Continue the run in --run-dir from its last checkpoint");
   app.add_option("--page", raw.pageName, "Page to show first: " + pageNameList())

@@ -3,13 +3,16 @@
 #include "app/exit_code.h"
 #include "app/main_window.h"
 #include "app/pages/setup_page.h"
+#include "app/run_summary_reader.h"
 #include "app/trainer_query.h"
 #include "app/trainer_location.h"
+#include "widgets/clip_timeline.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QPixmap>
+#include <QScreen>
 #include <QString>
 #include <QTimer>
 
@@ -25,6 +28,8 @@ constexpr int kScreenshotSettleMs = 150;
 // scan of a large video folder can take longer; the screenshot then shows it scanning).
 constexpr int kScreenshotQueryWaitMs = 30 * 1000;
 constexpr int kScreenshotPollMs = 50;
+// Room a window manager takes around a window (title bar, borders), in pixels.
+constexpr int kFrameAllowance = 48;
 
 bool setupQueriesBusy(const MainWindow& window) {
   const SetupPage* setup = window.setupPage();
@@ -40,8 +45,14 @@ std::string GuiRunner::checkPaths() const {
       !QFileInfo(QString::fromStdString(m_options.configPath)).isFile()) {
     return "--config: no such file: " + m_options.configPath;
   }
-  if (!m_options.runDir.empty() && !QFileInfo(QString::fromStdString(m_options.runDir)).isDir()) {
-    return "--run-dir: no such directory: " + m_options.runDir;
+  // With --config, a --run-dir that does not exist yet is where Launch writes the new run.
+  const QFileInfo runDir(QString::fromStdString(m_options.runDir));
+  if (!m_options.runDir.empty() && m_options.configPath.empty() && !runDir.isDir()) {
+    return "--run-dir: no such directory: " + m_options.runDir +
+           " (to write a new run there, give its configuration with --config FILE)";
+  }
+  if (!m_options.runDir.empty() && runDir.exists() && !runDir.isDir()) {
+    return "--run-dir: not a directory: " + m_options.runDir;
   }
   return {};
 }
@@ -63,20 +74,37 @@ int GuiRunner::run(int& argc, char** argv) {
   const bool screenshot = !m_options.screenshotPath.empty();
   // A screenshot shows the default window, and leaves the user's remembered one alone.
   window.setRemembersWindowState(!screenshot);
-  if (!screenshot) {
-    window.restoreWindowState();
+  bool fitScreen = false;
+  if (!screenshot && !window.restoreWindowState()) {
+    // The default size on a screen smaller than it (1024x640, say): take the whole screen
+    // rather than put the window's right and bottom edges out of reach.
+    const QScreen* screen = QGuiApplication::primaryScreen();
+    fitScreen = screen != nullptr &&
+                (screen->availableSize().width() < MainWindow::kDefaultWidth + kFrameAllowance ||
+                 screen->availableSize().height() < MainWindow::kDefaultHeight + kFrameAllowance);
   }
   window.setTrainerLocation(trainer);
   if (!m_options.configPath.empty()) {
     window.setConfigPath(QString::fromStdString(m_options.configPath));
   }
   if (!m_options.runDir.empty()) {
-    window.openRunDirectory(QString::fromStdString(m_options.runDir));
+    const QString runDir = QString::fromStdString(m_options.runDir);
+    if (!m_options.configPath.empty() && !RunSummaryReader::isRunDirectory(runDir)) {
+      // --config F --run-dir NEW: the Setup page shows F, and Launch writes the run to NEW.
+      window.setupPage()->setRunDirectory(QFileInfo(runDir).absoluteFilePath());
+      window.setCurrentPage(PageId::Setup);
+    } else {
+      window.openRunDirectory(runDir);
+    }
   }
   if (m_options.page) {
     window.setCurrentPage(*m_options.page);
   }
-  window.show();
+  if (fitScreen) {
+    window.showMaximized();
+  } else {
+    window.show();
+  }
 
   if (screenshot) {
     // Grabbed once laid out and, on the Setup page, once its trainer queries have answered.
@@ -96,6 +124,10 @@ int GuiRunner::run(int& argc, char** argv) {
 
 int GuiRunner::saveScreenshot(MainWindow& window) const {
   const QString path = QString::fromStdString(m_options.screenshotPath);
+  // Playing clips would be caught at whatever frame the clock reached.
+  for (widgets::ClipTimeline* timeline : window.findChildren<widgets::ClipTimeline*>()) {
+    timeline->showStill();
+  }
   const QPixmap image = window.grab();
   if (image.isNull() || !image.save(path, "PNG")) {
     std::cerr << "tokenbench: --screenshot: cannot write " << m_options.screenshotPath << '\n';

@@ -6,11 +6,15 @@
 #include "app/pages/samples_page.h"
 #include "app/pages/setup_page.h"
 #include "app/run_control_bar.h"
+#include "app/run_summary_reader.h"
 #include "app/trainer_location.h"
 #include "app/window_settings.h"
 #include "core/version.h"
+#include "widgets/wheel_filter.h"
 
 #include <QAction>
+#include <QApplication>
+#include <QDesktopServices>
 #include <QCloseEvent>
 #include <QDir>
 #include <QFileDialog>
@@ -25,12 +29,13 @@
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace tb::app {
 namespace {
 
-constexpr int kNavigationWidth = 176;
+constexpr int kNavigationWidth = 160;
 constexpr int kStatusMessageMs = 8000;
 
 QString toQString(std::string_view text) {
@@ -44,6 +49,8 @@ int indexOf(PageId page) { return static_cast<int>(page); }
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setObjectName(QStringLiteral("mainWindow"));
   setWindowTitle(tr("Tokenbench"));
+  // The wheel scrolls the page under it; an input changes only once clicked or tabbed into.
+  QApplication::instance()->installEventFilter(new widgets::UnfocusedWheelFilter(this));
   createPages();
   createMenus();
   createStatusBar();
@@ -101,6 +108,13 @@ void MainWindow::createPages() {
   pageLayout->setSpacing(0);
   pageLayout->addWidget(createRunControl());
   pageLayout->addWidget(m_pages, 1);
+  // Details open below the page: above it they would push the page down under the mouse.
+  auto* details = new QWidget;
+  details->setObjectName(QStringLiteral("runDetailsArea"));
+  auto* detailsLayout = new QVBoxLayout(details);
+  detailsLayout->setContentsMargins(24, 0, 24, 8);
+  detailsLayout->addWidget(m_runControlBar->takeDetailsView());
+  pageLayout->addWidget(details);
   layout->addWidget(pageArea, 1);
   setCentralWidget(central);
 }
@@ -122,7 +136,23 @@ void MainWindow::createMenus() {
   quit->setMenuRole(QAction::QuitRole);
   createRunMenu(menuBar());
 
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  for (PageId page : kAllPages) {
+    const int number = indexOf(page) + 1;
+    QAction* show = view->addAction(toQString(pageTitle(page)), this,
+                                    [this, page] { setCurrentPage(page); });
+    show->setObjectName(QStringLiteral("show%1Action").arg(toQString(pageTitle(page))));
+    show->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + number)));
+  }
+
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* guide = help->addAction(tr("&User Guide"), this, &MainWindow::showUserGuide);
+  guide->setObjectName(QStringLiteral("userGuideAction"));
+  guide->setShortcut(QKeySequence::HelpContents);
+  QAction* keys =
+      help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
+  keys->setObjectName(QStringLiteral("shortcutsAction"));
+  help->addSeparator();
   QAction* about = help->addAction(tr("&About Tokenbench"), this, &MainWindow::showAbout);
   about->setObjectName(QStringLiteral("aboutAction"));
   about->setMenuRole(QAction::AboutRole);
@@ -180,11 +210,40 @@ void MainWindow::setConfigPath(const QString& path) {
 
 bool MainWindow::openRunDirectory(const QString& path) {
   const QFileInfo info(path);
+  m_openProblem.clear();
   if (path.isEmpty() || !info.isDir()) {
-    statusBar()->showMessage(tr("Not a directory: %1").arg(path), kStatusMessageMs);
+    m_openProblem = tr("Not a directory: %1").arg(path);
+    statusBar()->showMessage(m_openProblem, kStatusMessageMs);
     return false;
   }
   const QString absolute = QDir::cleanPath(info.absoluteFilePath());
+  const QString shown = QDir::toNativeSeparators(absolute);
+  if (!RunSummaryReader::isRunDirectory(absolute)) {
+    int runs = 0;
+    for (const QFileInfo& entry :
+         QDir(absolute).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+      runs += RunSummaryReader::isRunDirectory(entry.absoluteFilePath()) ? 1 : 0;
+    }
+    if (runs > 0) {
+      // A folder of runs, as TensorBoard's --logdir: list them, and let the user pick one.
+      m_runsPage->setFolder(absolute);
+      setCurrentPage(PageId::Runs);
+      statusBar()->showMessage(
+          tr("%1 holds %n run(s): double-click one to open it", nullptr, runs).arg(shown),
+          kStatusMessageMs);
+      return false;
+    }
+    m_openProblem =
+        QFileInfo::exists(QDir(absolute).filePath(QStringLiteral("model.safetensors")))
+            ? tr("%1 is a checkpoint folder, not a run directory. Compare it on the Compare page "
+                 "(Add Folder…), or open the run that wrote it.")
+                  .arg(shown)
+            : tr("%1 is not a run directory: a run directory holds the config.json a training "
+                 "run writes, and this folder has none (nor any run directory inside).")
+                  .arg(shown);
+    statusBar()->showMessage(m_openProblem, kStatusMessageMs);
+    return false;
+  }
   m_runsPage->addRunDirectory(absolute);
   m_runsPage->setCurrentRun(absolute);
   m_openRunDirectory = absolute;
@@ -194,11 +253,26 @@ bool MainWindow::openRunDirectory(const QString& path) {
   m_samplesPage->setRunDirectory(absolute);
   m_comparePage->setRunDirectories(m_runsPage->runDirectories());
   m_comparePage->showLatestComparisonOf(absolute);
+  m_runControlBar->openRunChanged();
   setWindowTitle(tr("%1 \u2014 Tokenbench").arg(info.fileName()));
-  statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(absolute)),
-                           kStatusMessageMs);
+  statusBar()->showMessage(tr("Opened %1").arg(shown), kStatusMessageMs);
   Q_EMIT runDirectoryOpened(absolute);
   return true;
+}
+
+bool MainWindow::newRunFromConfiguration(const QString& configPath) {
+  if (!m_setupPage->confirmDiscardEdits(tr("New Run from a Configuration"))) return false;
+  const bool loaded = m_setupPage->loadConfigFile(configPath);
+  setCurrentPage(PageId::Setup);
+  return loaded;
+}
+
+void MainWindow::overlayRuns(const QStringList& paths) {
+  int added = 0;
+  for (const QString& path : paths) added += m_monitorPage->addOverlayRun(path) ? 1 : 0;
+  setCurrentPage(PageId::Monitor);
+  statusBar()->showMessage(tr("Overlaid %n run(s) on the Monitor", nullptr, added),
+                           kStatusMessageMs);
 }
 
 bool MainWindow::restoreWindowState() {
@@ -246,12 +320,57 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 void MainWindow::chooseRunDirectory() {
-  const QString path = QFileDialog::getExistingDirectory(this, tr("Open Run Directory"));
-  if (!path.isEmpty()) {
-    openRunDirectory(path);
+  const QString path =
+      QFileDialog::getExistingDirectory(this, tr("Open Run Directory"), m_runsPage->folder());
+  if (path.isEmpty()) return;
+  if (!openRunDirectory(path) && !m_openProblem.isEmpty()) {
+    QMessageBox::warning(this, tr("Open Run Directory"), m_openProblem);
   }
 }
 
 void MainWindow::showAbout() { QMessageBox::about(this, tr("About Tokenbench"), aboutText()); }
+
+QString MainWindow::userGuidePath() {
+  // Installed: <prefix>/share/doc/tokenbench beside <prefix>/bin; a build tree: the sources.
+  const QStringList candidates = {
+      QDir(QCoreApplication::applicationDirPath())
+          .filePath(QStringLiteral(TB_DOC_RELATIVE_DIR "/user-guide.md")),
+      QStringLiteral(TB_SOURCE_DOCS_DIR "/user-guide.md")};
+  for (const QString& candidate : candidates) {
+    if (QFileInfo(candidate).isFile()) return QDir::cleanPath(candidate);
+  }
+  return {};
+}
+
+void MainWindow::showUserGuide() {
+  const QString path = userGuidePath();
+  if (path.isEmpty() || !QDesktopServices::openUrl(QUrl::fromLocalFile(path))) {
+    QMessageBox::information(
+        this, tr("User Guide"),
+        path.isEmpty() ? tr("The user guide (docs/user-guide.md) is not installed here.")
+                       : tr("No program to open %1 was found; open it in a text editor or a "
+                            "Markdown viewer.")
+                             .arg(QDir::toNativeSeparators(path)));
+  }
+}
+
+void MainWindow::showShortcuts() {
+  QStringList rows;
+  for (QAction* action : findChildren<QAction*>()) {
+    if (action->shortcut().isEmpty() || action->text().isEmpty()) continue;
+    rows << QStringLiteral("<tr><td><b>%1</b></td><td>&nbsp;&nbsp;%2</td></tr>")
+                .arg(action->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
+                     QString(action->text()).remove(QLatin1Char('&')).toHtmlEscaped());
+  }
+  rows.sort();
+  QMessageBox box(QMessageBox::NoIcon, tr("Keyboard Shortcuts"),
+                  QStringLiteral("<table>%1</table><p>%2</p>")
+                      .arg(rows.join(QString()),
+                           tr("On Samples and Compare: Space plays or pauses, comma and period "
+                              "step a frame. Ctrl+wheel zooms a plot.")),
+                  QMessageBox::Close, this);
+  box.setObjectName(QStringLiteral("shortcutsBox"));
+  box.exec();
+}
 
 }  // namespace tb::app

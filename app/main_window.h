@@ -24,9 +24,11 @@ struct LaunchPlan;
 struct TrainerLocation;
 
 /// The Tokenbench window: a navigation list of pages (Setup, Monitor, Samples, Compare,
-/// Runs) on the left, the run-control bar above the current page on the right, File, Run and
-/// Help menus, and a status bar that shows the trainer in use. Opens at 1280x800 unless
-/// restoreWindowState() finds a remembered geometry.
+/// Runs) on the left, the run-control bar above the current page on the right (its Details
+/// below the page), File, Run, View and Help menus, and a status bar that shows the trainer in
+/// use. Opens at 1280x800 unless restoreWindowState() finds a remembered geometry, and fits a
+/// 1024x640 screen (kMinimumWidth x kMinimumHeight). Ctrl+1 ... Ctrl+5 show the pages; the
+/// mouse wheel scrolls pages rather than editing the input under it (UnfocusedWheelFilter).
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
@@ -34,6 +36,10 @@ class MainWindow : public QMainWindow {
   /// Default size of a window with no remembered geometry, in device-independent pixels.
   static constexpr int kDefaultWidth = 1280;
   static constexpr int kDefaultHeight = 800;
+  /// Most the window asks of the screen: a 1024x640 screen less a window manager's title bar
+  /// and panel.
+  static constexpr int kMinimumWidth = 1000;
+  static constexpr int kMinimumHeight = 560;
 
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -59,9 +65,20 @@ class MainWindow : public QMainWindow {
   void setTrainerLocation(const TrainerLocation& trainer);
   /// Shows the configuration file named with --config on the Setup page.
   void setConfigPath(const QString& path);
-  /// Opens the run directory `path` in every page. Returns false, and says why in the
-  /// status bar, when `path` is not a directory.
+  /// Opens the run directory `path` in every page. A folder of runs (what TensorBoard's
+  /// --logdir takes) is browsed on the Runs page instead, and any other folder is refused: both
+  /// return false and leave the open run, the Setup page and Open Recent alone, and the status
+  /// bar (and lastOpenProblem() for a refusal) says why.
   bool openRunDirectory(const QString& path);
+  /// Why the last openRunDirectory() refused its folder; empty after one that opened a run or
+  /// browsed a folder of runs.
+  QString lastOpenProblem() const { return m_openProblem; }
+  /// Shows `configPath` (a run's config.json) on the Setup page for a new run, after asking
+  /// whether to discard the page's unsaved edits; false when the user keeps them.
+  bool newRunFromConfiguration(const QString& configPath);
+  /// Where Help > User Guide opens (docs/user-guide.md, installed or in the source tree); empty
+  /// when it is nowhere to be found.
+  static QString userGuidePath();
 
   /// Restores geometry, bar state and last page from WindowSettings. Returns false when no
   /// geometry was remembered (the window keeps its default size).
@@ -95,6 +112,9 @@ class MainWindow : public QMainWindow {
   /// With a run going: asks whether to stop it and quit; true when the window may close.
   bool confirmCloseWithRun();
   void showAbout();
+  void showUserGuide();
+  void showShortcuts();
+  void overlayRuns(const QStringList& paths);
 
   QListWidget* m_navigation = nullptr;
   QStackedWidget* m_pages = nullptr;
@@ -107,6 +127,7 @@ class MainWindow : public QMainWindow {
   RunControlBar* m_runControlBar = nullptr;
   QMenu* m_recentMenu = nullptr;
   QString m_openRunDirectory;
+  QString m_openProblem;
   QLabel* m_trainerStatus = nullptr;
   bool m_remembersWindowState = true;
 };

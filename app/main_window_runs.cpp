@@ -2,10 +2,12 @@
 // Launch and Resume start (split from main_window.cpp by concern, as OBS splits OBSBasic).
 #include "app/main_window.h"
 
+#include "app/pages/monitor_page.h"
 #include "app/pages/runs_page.h"
 #include "app/pages/setup_page.h"
 #include "app/run_control_bar.h"
 #include "app/run_controller.h"
+#include "app/run_summary_reader.h"
 #include "app/window_settings.h"
 
 #include <QAction>
@@ -31,14 +33,24 @@ QWidget* MainWindow::createRunControl() {
   m_runController = new RunController(this);
   m_runControlBar = new RunControlBar(m_runController);
   m_runControlBar->setPlanner([this] { return launchPlan(); });
+  m_runControlBar->setProblemsProvider([this] { return m_setupPage->validationErrors(); });
+  connect(m_setupPage, &SetupPage::configChanged, m_runControlBar,
+          &RunControlBar::settingsChanged);
   // Resume continues the run the window has open (the Setup page's target is a new run).
   m_runControlBar->setResumeDirectoryProvider([this] { return m_openRunDirectory; });
   connect(m_runControlBar, &RunControlBar::runDirectoryReady, this,
           &MainWindow::onRunDirectoryReady);
   connect(m_runController, &RunController::finished, this, [this] {
     statusBar()->showMessage(tr("Run %1").arg(m_runController->describe()), kStatusMessageMs);
+    m_monitorPage->pollNow();  // the Monitor tells at once that no trainer runs any more
   });
-  connect(m_runsPage, &RunsPage::openRequested, this, &MainWindow::openRunDirectory);
+  // Opened from the browser: watch it (TensorBoard and W&B open a run on its charts).
+  connect(m_runsPage, &RunsPage::openRequested, this, [this](const QString& path) {
+    if (openRunDirectory(path)) setCurrentPage(PageId::Monitor);
+  });
+  connect(m_runsPage, &RunsPage::overlayRequested, this, &MainWindow::overlayRuns);
+  connect(m_monitorPage, &MonitorPage::newRunFromConfigurationRequested, this,
+          &MainWindow::newRunFromConfiguration);
 
   auto* area = new QWidget;
   area->setObjectName(QStringLiteral("runControlArea"));
@@ -63,12 +75,19 @@ void MainWindow::createRunMenu(QMenuBar* bar) {
                                  m_runControlBar, &RunControlBar::stop);
   stop->setObjectName(QStringLiteral("stopAction"));
   stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
-  QAction* resume = run->addAction(m_runControlBar->resumeButton()->icon(), tr("&Resume"),
-                                   m_runControlBar, [this] { m_runControlBar->resume(); });
+  // Resume and Checkpoint check what the bar allows now: their shortcuts work with the menu
+  // closed, when aboutToShow has not updated them.
+  QAction* resume =
+      run->addAction(m_runControlBar->resumeButton()->icon(), tr("&Resume"), m_runControlBar, [this] {
+        if (m_runControlBar->resumeButton()->isEnabled()) m_runControlBar->resume();
+      });
   resume->setObjectName(QStringLiteral("resumeAction"));
-  QAction* checkpoint = run->addAction(tr("Write &Checkpoint Now"), m_runController,
-                                       &RunController::requestCheckpoint);
+  resume->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  QAction* checkpoint = run->addAction(tr("Write &Checkpoint Now"), m_runController, [this] {
+    if (m_runControlBar->checkpointButton()->isEnabled()) m_runController->requestCheckpoint();
+  });
   checkpoint->setObjectName(QStringLiteral("checkpointAction"));
+  checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
   // The menu offers what the bar's buttons offer, no more.
   connect(run, &QMenu::aboutToShow, this, [this, launch, stop, resume, checkpoint] {
     launch->setEnabled(m_runControlBar->launchButton()->isEnabled());
@@ -76,6 +95,10 @@ void MainWindow::createRunMenu(QMenuBar* bar) {
     stop->setText(m_runControlBar->stopButton()->text());
     resume->setEnabled(m_runControlBar->resumeButton()->isEnabled());
     checkpoint->setEnabled(m_runControlBar->checkpointButton()->isEnabled());
+  });
+  // Closed, the menu must not keep a shortcut disabled that the bar has since allowed.
+  connect(run, &QMenu::aboutToHide, this, [launch, stop, resume, checkpoint] {
+    for (QAction* action : {launch, stop, resume, checkpoint}) action->setEnabled(true);
   });
 }
 
@@ -85,7 +108,7 @@ void MainWindow::fillRecentMenu() {
   for (const QString& path : recent) {
     QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(path), this,
                                               [this, path] { openRunDirectory(path); });
-    action->setEnabled(QFileInfo(path).isDir());
+    action->setEnabled(RunSummaryReader::isRunDirectory(path));
   }
   if (recent.isEmpty()) {
     m_recentMenu->addAction(tr("No recent runs"))->setEnabled(false);
@@ -124,12 +147,26 @@ bool MainWindow::confirmCloseWithRun() {
   QMessageBox box(QMessageBox::Question, tr("Quit Tokenbench"),
                   tr("A run is in progress (%1).").arg(m_runController->describe()),
                   QMessageBox::Cancel, this);
+  box.setObjectName(QStringLiteral("quitWithRunBox"));
   box.setInformativeText(
       tr("Quitting stops it cleanly: the trainer writes a checkpoint, and "
          "Resume continues the run later."));
   QPushButton* stopAndQuit = box.addButton(tr("Stop Run and Quit"), QMessageBox::AcceptRole);
   box.setDefaultButton(QMessageBox::Cancel);
+  // The run goes on while the question is open: its step and ETA too.
+  const QMetaObject::Connection progress = connect(
+      m_runController, &RunController::progressReceived, &box, [this, &box] {
+        box.setText(tr("A run is in progress (%1).").arg(m_runController->describe()));
+      });
+  const QMetaObject::Connection ended =
+      connect(m_runController, &RunController::finished, &box, [this, &box, stopAndQuit] {
+        box.setText(tr("The run has ended (%1).").arg(m_runController->describe()));
+        box.setInformativeText(tr("Nothing is left to stop."));
+        stopAndQuit->setText(tr("Quit"));
+      });
   box.exec();
+  disconnect(progress);
+  disconnect(ended);
   if (box.clickedButton() != stopAndQuit) {
     return false;
   }

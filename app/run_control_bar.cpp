@@ -7,6 +7,7 @@
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -157,6 +158,15 @@ void RunControlBar::setResumeDirectoryProvider(DirectoryProvider provider) {
   refreshButtons();
 }
 
+void RunControlBar::setProblemsProvider(std::function<QStringList()> provider) {
+  m_problems = std::move(provider);
+}
+
+QWidget* RunControlBar::takeDetailsView() {
+  layout()->removeWidget(m_details);
+  return m_details;
+}
+
 void RunControlBar::setTrainer(const QString& path, const QString& problem) {
   m_trainer = path;
   m_trainerProblem = problem;
@@ -243,8 +253,16 @@ QString RunControlBar::protocolWarningText() const {
   return m_warning->isHidden() ? QString() : m_warning->text();
 }
 
+void RunControlBar::showProblemsRefusal(const QStringList& problems) {
+  showRefusal(tr("Cannot launch: %1 in the settings")
+                  .arg(count(problems.size(), tr("problem"), tr("problems"))),
+              problems);
+  m_refusalFromProblems = true;
+}
+
 void RunControlBar::showRefusal(const QString& headline, const QStringList& lines) {
   m_refusal = headline;
+  m_refusalFromProblems = false;
   showState(headline, colorFor(RunController::State::ExitedWithError));
   m_details->setPlainText(
       headline + QLatin1Char('\n') +
@@ -268,9 +286,7 @@ bool RunControlBar::launch() {
   }
   LaunchPlan plan = m_planner();
   if (!plan.problems.isEmpty()) {
-    showRefusal(tr("Cannot launch: %1 in the settings")
-                    .arg(count(plan.problems.size(), tr("problem"), tr("problems"))),
-                plan.problems);
+    showProblemsRefusal(plan.problems);
     return false;
   }
   if (plan.request.runDir.isEmpty()) {
@@ -310,6 +326,11 @@ bool RunControlBar::resume() {
                        : tr("%1 holds no config.json.").arg(QDir::toNativeSeparators(dir))});
     return false;
   }
+  refreshButtons();  // reads the run's state now
+  if (!m_resume->isEnabled()) {
+    showRefusal(tr("Cannot resume %1").arg(QFileInfo(dir).fileName()), {m_resume->toolTip()});
+    return false;
+  }
   LaunchRequest request;
   request.runDir = dir;
   request.resume = true;  // the trainer reads the run's own config.json
@@ -320,6 +341,7 @@ bool RunControlBar::startRequest(LaunchRequest request) {
   request.trainer = m_trainer;
   request.controlStdin = true;
   m_refusal.clear();
+  m_launchStale = false;
   m_warning->hide();
   m_progress->hide();
   m_rate->hide();
@@ -336,8 +358,80 @@ void RunControlBar::stop() {
   refreshButtons();
 }
 
+void RunControlBar::settingsChanged() {
+  if (!m_refusal.isEmpty() && m_refusalFromProblems && m_problems) {
+    const QStringList problems = m_problems();
+    if (problems.isEmpty()) {
+      m_refusal.clear();
+      setDetailsVisible(false);
+    } else {
+      showProblemsRefusal(problems);
+    }
+  }
+  if (!m_controller->isActive() && m_controller->state() != RunController::State::Idle &&
+      !m_launchStale) {
+    // The next launch is being prepared: how the last one ended gives way to the open run
+    // (its Details stay one click away).
+    m_launchStale = true;
+    if (m_refusal.isEmpty()) setDetailsVisible(false);
+  }
+  refreshState();
+}
+
+void RunControlBar::openRunChanged() {
+  if (!m_controller->isActive() && resumeDirectory() != m_controller->runDirectory()) {
+    m_launchStale = true;
+  }
+  refreshButtons();
+}
+
+QString RunControlBar::openRunText(const RunSummary& run) {
+  const QString step =
+      run.step ? tr(" at step %1").arg(QLocale().toString(*run.step)) : QString();
+  switch (run.status) {
+    case RunSummary::Status::Running:
+      return run.step ? tr("%1: running in another process, step %2")
+                            .arg(run.name, QLocale().toString(*run.step))
+                      : tr("%1: running in another process").arg(run.name);
+    case RunSummary::Status::Completed:
+      return tr("%1: completed%2").arg(run.name, step);
+    case RunSummary::Status::Stopped:
+      return tr("%1: stopped%2; Resume continues it").arg(run.name, step);
+    case RunSummary::Status::Failed:
+      return tr("%1: failed%2").arg(run.name, step);
+    case RunSummary::Status::Interrupted:
+      return tr("%1: interrupted%2; Resume continues from its last checkpoint").arg(run.name, step);
+    case RunSummary::Status::New:
+      return tr("%1: not started yet").arg(run.name);
+  }
+  return run.name;
+}
+
+void RunControlBar::refreshState() {
+  if (!m_refusal.isEmpty()) return;  // stays until the settings are fixed or a run starts
+  const RunController::State state = m_controller->state();
+  if (m_controller->isActive() || (state != RunController::State::Idle && !m_launchStale)) {
+    showState(textFor(state), colorFor(state));
+    return;
+  }
+  if (m_openRun) {
+    using Status = RunSummary::Status;
+    using State = RunController::State;
+    const Status status = m_openRun->status;
+    const State like = status == Status::Running     ? State::Running
+                       : status == Status::Completed ? State::Completed
+                       : status == Status::Failed    ? State::ExitedWithError
+                       : status == Status::Interrupted ? State::Unresponsive
+                                                       : State::Stopped;
+    showState(openRunText(*m_openRun), colorFor(like));
+    return;
+  }
+  showState(textFor(state), colorFor(state));
+}
+
 void RunControlBar::onStateChanged(RunController::State state) {
   m_refusal.clear();
+  if (m_controller->isActive()) m_launchStale = false;
   showState(textFor(state), colorFor(state));
   if (!m_controller->isActive()) {
     // The state line says where it ended; the bar and rate of a finished run say nothing new.
@@ -433,13 +527,26 @@ void RunControlBar::refreshButtons() {
   const QString dir = resumeDirectory();
   const bool resumable =
       !dir.isEmpty() && QFileInfo(QDir(dir).filePath(QStringLiteral("config.json"))).isFile();
-  m_resume->setEnabled(!active && resumable);
+  m_openRun.reset();
+  if (resumable && RunSummaryReader::isRunDirectory(dir)) m_openRun = m_openRunReader.read(dir);
+  // The window's own trainer holds the lock while it runs; anyone else's lock is another
+  // process training the run, which a second trainer must not touch.
+  const bool elsewhere =
+      !active && m_openRun && m_openRun->status == RunSummary::Status::Running;
+  const bool completed = m_openRun && m_openRun->status == RunSummary::Status::Completed;
+  m_resume->setEnabled(!active && resumable && !elsewhere && !completed);
+  const QString name = QDir::toNativeSeparators(dir);
   m_resume->setToolTip(
-      resumable ? tr("Continue %1 from its last checkpoint").arg(QDir::toNativeSeparators(dir))
-                : tr("Open a run directory to continue it"));
+      !resumable  ? tr("Open a run directory to continue it")
+      : elsewhere ? tr("%1 is being trained by another process").arg(name)
+      : completed ? tr("%1 has completed all its steps: there is nothing to resume; start a new "
+                       "run from its configuration (Monitor ▸ Configuration)")
+                        .arg(name)
+                  : tr("Continue %1 from its last checkpoint (Ctrl+R)").arg(name));
   m_checkpoint->setEnabled(
       (state == RunController::State::Running || state == RunController::State::Unresponsive) &&
       stage == 0);
+  if (!active) refreshState();  // the open run's line follows its files
 }
 
 }  // namespace tb::app

@@ -2,6 +2,7 @@
 
 #include "app/launch_request.h"
 #include "app/run_controller.h"
+#include "app/run_summary_reader.h"
 
 #include <QString>
 #include <QStringList>
@@ -10,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 class QLabel;
 class QPlainTextEdit;
@@ -36,7 +38,14 @@ struct LaunchPlan {
 ///
 /// The bar drives a RunController it does not own. What Launch starts comes from a planner
 /// function (the window asks the Setup page); Resume continues the run in the directory a second
-/// function names, with the run's own config.json.
+/// function names (the run open in the window), with the run's own config.json.
+///
+/// The state line says, in this order: the window's own trainer while it runs; why a launch was
+/// refused (kept in step with the settings: it goes once they are fixed, see settingsChanged());
+/// how the last launch ended, until the settings change or another run is opened; otherwise the
+/// open run as its files say ("demo1: running in another process, step 120"), so a run started
+/// elsewhere is never "No run started". Resume is offered only for an open run that can go on:
+/// not while another process trains it (its lock is held), not once it has completed.
 class RunControlBar : public QWidget {
   Q_OBJECT
 
@@ -51,6 +60,12 @@ class RunControlBar : public QWidget {
   void setPlanner(Planner planner);
   /// The run directory Resume continues (enabled while it holds a config.json).
   void setResumeDirectoryProvider(DirectoryProvider provider);
+  /// Why a launch would be refused now ("path: message"), asked without side effects when the
+  /// settings change while a refusal is shown.
+  void setProblemsProvider(std::function<QStringList()> provider);
+  /// Takes the Details area out of the bar, for the window to place below the pages (where it
+  /// opening does not move what is under the mouse). The bar keeps driving it.
+  QWidget* takeDetailsView();
   /// tokenbench-trainer to run; empty with `problem` when none was found.
   void setTrainer(const QString& path, const QString& problem = {});
 
@@ -63,6 +78,11 @@ class RunControlBar : public QWidget {
   bool resume();
   /// Stop (stop line); pressed again: SIGTERM; again: SIGKILL.
   void stop();
+  /// The launch settings changed: a refusal is checked again (and goes when the problems are
+  /// fixed), and how the last launch ended gives way to the open run.
+  void settingsChanged();
+  /// Another run was opened in the window: the state line follows it.
+  void openRunChanged();
 
   /// The state line as shown ("Running, step 120/1000, ETA 4m18s").
   QString stateText() const;
@@ -99,10 +119,13 @@ class RunControlBar : public QWidget {
   void onFinished(RunController::State state);
   void onProtocolWarning();
   void refreshButtons();
+  void refreshState();
   void showRefusal(const QString& headline, const QStringList& lines);
+  void showProblemsRefusal(const QStringList& problems);
   void showState(const QString& text, const QColor& color);
   void elideState();
   QString textFor(RunController::State state) const;
+  static QString openRunText(const RunSummary& run);
   QString resumeDirectory() const;
   bool startRequest(LaunchRequest request);
 
@@ -113,6 +136,11 @@ class RunControlBar : public QWidget {
   QString m_trainerProblem;
   std::unique_ptr<QTemporaryFile> m_configFile;
   QString m_refusal;  // the last refused launch, shown until the next state change
+  bool m_refusalFromProblems = false;  // the refusal lists the settings' problems
+  bool m_launchStale = false;          // the settings changed since the last launch ended
+  std::function<QStringList()> m_problems;
+  RunSummaryReader m_openRunReader;
+  std::optional<RunSummary> m_openRun;  // the resume directory's summary at the last refresh
 
   QPushButton* m_launch = nullptr;
   QPushButton* m_stop = nullptr;

@@ -64,13 +64,69 @@ RunMetrics::Change RunMetrics::append(const QVector<core::MetricsRow>& rows) {
       series.values.append(std::isfinite(value) ? value : kNaN);
     }
   }
+  if (m_sessions > 1) {
+    const QVector<Pause> pauses = findPauses();
+    if (pauses.size() != m_pauses.size() ||
+        !std::equal(pauses.cbegin(), pauses.cend(), m_pauses.cbegin(),
+                    [](const Pause& a, const Pause& b) { return a.resumedAt == b.resumedAt; })) {
+      // A longer gap than the one taken for a stop: the training times of earlier rows change.
+      m_pauses = pauses;
+      for (const QString& name : m_names) {
+        if (!change.rewritten.contains(name)) change.rewritten.append(name);
+        change.appendedFrom.remove(name);
+      }
+    }
+  }
   return change;
+}
+
+bool RunMetrics::setSessionCount(int sessions) {
+  sessions = std::max(1, sessions);
+  if (sessions == m_sessions) return false;
+  m_sessions = sessions;
+  const QVector<Pause> before = m_pauses;
+  m_pauses = sessions > 1 ? findPauses() : QVector<Pause>{};
+  return before.size() != m_pauses.size() || !m_pauses.isEmpty();
+}
+
+QVector<RunMetrics::Pause> RunMetrics::findPauses() const {
+  const int rows = static_cast<int>(m_rowTimes.size());
+  if (rows < 2) return {};
+  QVector<double> gaps(rows - 1);
+  for (int i = 1; i < rows; ++i) gaps[i - 1] = m_rowTimes[i].wallTime - m_rowTimes[i - 1].wallTime;
+  QVector<double> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double typical = std::max(0.0, sorted[sorted.size() / 2]);
+  // Indices of the sessions - 1 longest gaps, then in time order.
+  QVector<int> order(rows - 1);
+  for (int i = 0; i < order.size(); ++i) order[i] = i;
+  const int stops = std::min(m_sessions - 1, static_cast<int>(order.size()));
+  std::partial_sort(order.begin(), order.begin() + stops, order.end(),
+                    [&gaps](int a, int b) { return gaps[a] > gaps[b]; });
+  order.resize(stops);
+  std::sort(order.begin(), order.end());
+  QVector<Pause> pauses;
+  for (int gap : order) {
+    if (gaps[gap] > typical) pauses.append({m_rowTimes[gap + 1].wallTime, gaps[gap] - typical});
+  }
+  return pauses;
+}
+
+double RunMetrics::trainingSeconds(double wallTime) const {
+  double seconds = wallTime - m_startWallTime;
+  for (const Pause& pause : m_pauses) {
+    if (pause.resumedAt > wallTime) break;
+    seconds -= pause.excess;
+  }
+  return seconds;
 }
 
 void RunMetrics::clear() {
   m_series.clear();
   m_names.clear();
   m_rowTimes.clear();
+  m_pauses.clear();
+  m_sessions = 1;
   m_rowCount = 0;
   m_startWallTime = kNaN;
 }
@@ -97,7 +153,7 @@ std::optional<double> RunMetrics::elapsedAtStep(std::int64_t step) const {
   if (it == m_rowTimes.cend()) {
     return std::nullopt;
   }
-  return it->wallTime - m_startWallTime;
+  return trainingSeconds(it->wallTime);
 }
 
 std::optional<double> RunMetrics::latestValue(const QString& name) const {

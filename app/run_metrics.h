@@ -51,8 +51,19 @@ class RunMetrics {
   /// The wall-clock time of the first row that had one (NaN when none had).
   double startWallTime() const { return m_startWallTime; }
   /// Seconds between the run's first row and the first row at or after `step` (nullopt when
-  /// no row with a wall time reaches `step`).
+  /// no row with a wall time reaches `step`), not counting the time the run was stopped.
   std::optional<double> elapsedAtStep(std::int64_t step) const;
+
+  /// How many times a trainer started on the run (hello events): a run stopped and resumed
+  /// twice has three sessions. Returns whether the training time of some rows changed.
+  bool setSessionCount(int sessions);
+  int sessionCount() const { return m_sessions; }
+  /// Seconds of training between the run's first row and `wallTime` (a row's wall time): the
+  /// wall-clock time since the start, less the time the run was stopped between sessions, as
+  /// W&B's "relative time (process)". Between two sessions the trainer wrote nothing, so each
+  /// resume leaves the longest gaps between rows: the sessionCount() - 1 longest are taken as
+  /// the stops, each counted as one ordinary row interval (the median).
+  double trainingSeconds(double wallTime) const;
   /// The latest finite value of `name`, if any.
   std::optional<double> latestValue(const QString& name) const;
 
@@ -64,7 +75,17 @@ class RunMetrics {
 
   QHash<QString, Series> m_series;
   QStringList m_names;
+  // A stop between two sessions: rows at or after `resumedAt` (a wall time) count `excess`
+  // seconds less.
+  struct Pause {
+    double resumedAt;
+    double excess;
+  };
+  QVector<Pause> findPauses() const;
+
   QVector<RowTime> m_rowTimes;  // one per row with a finite wall time, step order
+  QVector<Pause> m_pauses;      // ascending resumedAt
+  int m_sessions = 1;
   qint64 m_rowCount = 0;
   double m_startWallTime = std::numeric_limits<double>::quiet_NaN();
 };

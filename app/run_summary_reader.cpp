@@ -65,7 +65,11 @@ RunSummaryReader::RunSummaryReader() = default;
 RunSummaryReader::~RunSummaryReader() = default;
 
 bool RunSummaryReader::isRunDirectory(const QString& runDir) {
-  return QFileInfo(QDir(runDir).filePath(QStringLiteral("config.json"))).isFile();
+  const QDir dir(runDir);
+  // A checkpoint folder (`tokenbench-trainer init`, or a copied checkpoint) holds a config.json
+  // too, beside its weights; a run keeps its weights in checkpoints/.
+  return QFileInfo(dir.filePath(QStringLiteral("config.json"))).isFile() &&
+         !QFileInfo::exists(dir.filePath(QStringLiteral("model.safetensors")));
 }
 
 bool RunSummaryReader::isLocked(const QString& runDir) {

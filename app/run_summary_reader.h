@@ -39,7 +39,8 @@ class RunSummaryReader {
   RunSummaryReader(const RunSummaryReader&) = delete;
   RunSummaryReader& operator=(const RunSummaryReader&) = delete;
 
-  /// True when `runDir` holds a config.json (what makes a folder a run directory).
+  /// True when `runDir` holds a config.json (what makes a folder a run directory) and is not a
+  /// checkpoint folder (one with model.safetensors at its top, which holds a config.json too).
   static bool isRunDirectory(const QString& runDir);
   /// Reads (incrementally, for a path seen before) the summary of `runDir`.
   RunSummary read(const QString& runDir);

@@ -160,6 +160,11 @@ void ClipTimeline::setPlaying(bool playing) {
   Q_EMIT playingChanged(playing);
 }
 
+void ClipTimeline::showStill() {
+  pause();
+  setFrameIndex(m_frameCount - 1);
+}
+
 void ClipTimeline::setFps(double fps) {
   fps = std::clamp(fps, kMinFps, kMaxFps);
   if (fps == m_fps) return;

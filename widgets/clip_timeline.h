@@ -58,6 +58,10 @@ class ClipTimeline : public QWidget {
   void togglePlaying() { setPlaying(!isPlaying()); }
   /// Frames per second while playing, within [0.5, 60].
   void setFps(double fps);
+  /// Pauses on the last frame: what a still picture of the clips (a screenshot) shows, since a
+  /// causal video tokenizer reconstructs its last frame with the most context and its first,
+  /// encoded alone, often worst.
+  void showStill();
 
  Q_SIGNALS:
   void frameIndexChanged(int index);

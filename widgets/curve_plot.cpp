@@ -2,12 +2,14 @@
 
 #include "widgets/qcustomplot_no_keywords.h"
 #include "widgets/robust_range.h"
+#include "widgets/wheel_filter.h"
 
 #include <QCheckBox>
 #include <QColor>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <array>
@@ -37,6 +39,14 @@ constexpr const char* kRawLayer = "raw";
 bool usable(double value, bool logarithmic) {
   return std::isfinite(value) && (!logarithmic || value > 0.0);
 }
+
+// Training steps are whole numbers: a tick step below 1 would label steps that do not exist.
+class WholeNumberTicker : public QCPAxisTicker {
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    return std::max(1.0, std::round(QCPAxisTicker::getTickStep(range)));
+  }
+};
 
 }  // namespace
 
@@ -90,6 +100,10 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   // Once the user moves the view, stop following the data; a double click follows it again.
   connect(m_plot, &QCustomPlot::mousePress, this, [this] { followData(false); });
   connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { followData(false); });
+  // The wheel scrolls the page; Ctrl+wheel zooms (eventFilter).
+  m_plot->installEventFilter(this);
+  connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          &CurvePlot::keepXAtOrAboveData);
   connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { followData(true); });
 
   m_replotTimer.setSingleShot(true);
@@ -215,6 +229,33 @@ bool CurvePlot::isSeriesVisible(const QString& name) const {
   return it != m_series.cend() && it->visible;
 }
 
+void CurvePlot::setSeriesLabel(const QString& name, const QString& label) {
+  Series& series = seriesFor(name);
+  if (series.label == label) return;
+  series.label = label;
+  const QString text = label.isEmpty() ? name : label;
+  series.raw->setName(text);
+  if (series.smooth != nullptr) series.smooth->setName(text);
+  updateLegend();
+  scheduleReplot();
+}
+
+QString CurvePlot::seriesLabel(const QString& name) const {
+  const auto it = m_series.constFind(name);
+  if (it == m_series.cend()) return {};
+  return it->label.isEmpty() ? name : it->label;
+}
+
+void CurvePlot::setSeriesInLegend(const QString& name, bool inLegend) {
+  Series& series = seriesFor(name);
+  if (series.inLegend == inLegend) return;
+  series.inLegend = inLegend;
+  updateLegend();
+  scheduleReplot();
+}
+
+int CurvePlot::legendEntryCount() const { return m_plot->legend->itemCount(); }
+
 void CurvePlot::setTitle(const QString& title) {
   m_title->setText(title);
   m_title->setVisible(!title.isEmpty());
@@ -323,7 +364,8 @@ void CurvePlot::setTimeAxis(bool duration) {
     ticker->setTickCount(4);  // h:mm:ss labels are wide; a small plot fits four
     axis->setTicker(ticker);
   } else {
-    axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    axis->setTicker(m_wholeNumberX ? QSharedPointer<QCPAxisTicker>(new WholeNumberTicker)
+                                   : QSharedPointer<QCPAxisTicker>::create());
     axis->setNumberFormat(QStringLiteral("gbd"));
     axis->setNumberPrecision(6);
   }
@@ -332,6 +374,15 @@ void CurvePlot::setTimeAxis(bool duration) {
 }
 
 bool CurvePlot::isTimeAxis() const { return m_timeAxis; }
+
+void CurvePlot::setWholeNumberX(bool whole) {
+  if (whole == m_wholeNumberX) return;
+  m_wholeNumberX = whole;
+  if (!m_timeAxis && !isLogX()) {
+    m_timeAxis = true;  // let setTimeAxis() put back the ticker that fits
+    setTimeAxis(false);
+  }
+}
 
 bool CurvePlot::setMarker(const QString& id, double x, const QString& label, const QColor& color,
                           Qt::PenStyle style) {
@@ -671,7 +722,7 @@ void CurvePlot::updateLegend() {
   int entries = 0;
   for (const QString& name : m_order) {
     const Series& series = m_series[name];
-    if (series.visible) {
+    if (series.visible && series.inLegend) {
       // Each series once, by the curve drawn in full colour.
       (series.smooth != nullptr ? series.smooth : series.raw)->addToLegend();
       ++entries;
@@ -685,8 +736,9 @@ int CurvePlot::legendColumns() const {
   int widest = 0;
   int entries = 0;
   for (const QString& name : m_order) {
-    if (m_series[name].visible) {
-      widest = std::max(widest, metrics.horizontalAdvance(name));
+    const Series& series = m_series[name];
+    if (series.visible && series.inLegend) {
+      widest = std::max(widest, metrics.horizontalAdvance(series.raw->name()));
       ++entries;
     }
   }
@@ -708,6 +760,33 @@ void CurvePlot::followData(bool follow) {
   if (follow) {
     scheduleReplot();
   }
+}
+
+bool CurvePlot::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_plot && event->type() == QEvent::Wheel) {
+    auto* wheel = static_cast<QWheelEvent*>(event);
+    if (!(wheel->modifiers() & Qt::ControlModifier)) {
+      scrollPageAround(this, wheel);
+      return true;  // no zoom without Ctrl, scrolled or not
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void CurvePlot::keepXAtOrAboveData(const QCPRange& range) {
+  if (isLogX()) return;
+  double first = 0.0;
+  bool any = false;
+  for (const Series& series : std::as_const(m_series)) {
+    if (series.raw->data()->isEmpty()) continue;
+    const double key = series.raw->data()->constBegin()->key;
+    first = any ? std::min(first, key) : key;
+    any = true;
+  }
+  // Steps and seconds start at 0: zooming or dragging must not show the time before.
+  const double floor = std::min(0.0, first) - kXMargin * range.size();
+  if (!any || first < 0.0 || range.lower >= floor) return;
+  m_plot->xAxis->setRange(floor, floor + range.size());
 }
 
 void CurvePlot::placeMarker(Marker& marker, double x) {

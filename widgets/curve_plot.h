@@ -16,6 +16,7 @@ class QCheckBox;
 class QCPGraph;
 class QCPItemLine;
 class QCPItemText;
+class QCPRange;
 class QCustomPlot;
 class QLabel;
 
@@ -38,6 +39,10 @@ namespace tb::widgets {
 /// "Log y" check boxes above the plot switch the axes between linear and logarithmic (values
 /// <= 0 are not drawn on a logarithmic axis). Vertical markers (setMarker()) label steps such as
 /// the start of the discriminator or a rollback.
+///
+/// The mouse wheel over the plot scrolls the page around it, as over any picture (TensorBoard
+/// and W&B charts do the same); Ctrl+wheel zooms, dragging pans. While the data are all at
+/// x >= 0 (steps, seconds), neither takes the x axis below 0.
 class CurvePlot : public QWidget {
   Q_OBJECT
 
@@ -78,6 +83,15 @@ class CurvePlot : public QWidget {
   /// not count for the axis ranges). Returns false when there is no such series.
   bool setSeriesVisible(const QString& name, bool visible);
   bool isSeriesVisible(const QString& name) const;
+  /// The text of series `name` in the legend (its name unless set here; "" returns to it).
+  void setSeriesLabel(const QString& name, const QString& label);
+  QString seriesLabel(const QString& name) const;
+  /// Whether series `name` has a legend entry (true by default). Series whose meaning another
+  /// key already gives (overlaid runs, told apart by a colour key outside the plot) leave it,
+  /// so that the legend does not grow with every run.
+  void setSeriesInLegend(const QString& name, bool inLegend);
+  /// Entries the legend shows now.
+  int legendEntryCount() const;
 
   /// Title shown above the plot; hidden while empty.
   void setTitle(const QString& title);
@@ -104,6 +118,9 @@ class CurvePlot : public QWidget {
   /// Shows x values as a duration (seconds as h:mm:ss) instead of plain numbers.
   void setTimeAxis(bool duration);
   bool isTimeAxis() const;
+  /// X values are whole numbers (training steps): ticks fall on whole numbers only, so a run of
+  /// one point shows one tick, not 119.6, 119.8, ... (off by default).
+  void setWholeNumberX(bool whole);
 
   /// Draws a vertical line at `x` in `color`, with `label` (may be empty) at its top, replacing
   /// the marker called `id` if there is one. Returns false, and draws nothing, when the plot
@@ -161,6 +178,8 @@ class CurvePlot : public QWidget {
     QColor color;
     Qt::PenStyle style = Qt::SolidLine;
     bool visible = true;
+    bool inLegend = true;
+    QString label;  // legend text; the name when empty
     // Raw points already folded into the smoothed graph, and whether it must start over (data
     // replaced, or a point inserted before the end).
     int smoothedCount = 0;
@@ -193,6 +212,8 @@ class CurvePlot : public QWidget {
   int legendColumns() const;
   void followData(bool follow);
   void placeMarker(Marker& marker, double x);
+  void keepXAtOrAboveData(const QCPRange& range);
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
   QLabel* m_title = nullptr;
   QCheckBox* m_logXToggle = nullptr;
@@ -208,6 +229,7 @@ class CurvePlot : public QWidget {
   bool m_followData = true;
   bool m_ignoreOutliers = true;
   bool m_timeAxis = false;
+  bool m_wholeNumberX = false;
 };
 
 }  // namespace tb::widgets

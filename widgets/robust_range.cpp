@@ -2,8 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace tb::widgets {
+namespace {
+
+// Fewest finite values in which an inner point can be told apart as a spike.
+constexpr int kMinimumForMedian = 5;
+
+}  // namespace
 
 double quantileOfSorted(const QVector<double>& sorted, double q) {
   const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
@@ -40,10 +47,20 @@ std::optional<ValueRange> robustValueRange(QVector<double> values, double lowQua
     return std::nullopt;
   }
   const QVector<double> medians = runningMedian3(values);
+  // Copied before the sort below moves the values around.
+  const std::pair<double, double> ends = std::minmax(values.front(), values.back());
   std::sort(values.begin(), values.end());
   const ValueRange full{values.front(), values.back()};
   if (values.size() < minimumForQuantiles) {
-    return full;
+    if (medians.size() < kMinimumForMedian) {
+      return full;
+    }
+    // Too few points for quantiles, enough to tell a lone spike: the running median of the
+    // inner points, and both ends as they are (a short loss curve keeps its start and its
+    // newest point).
+    const auto [innerLow, innerHigh] =
+        std::minmax_element(medians.cbegin() + 1, medians.cend() - 1);
+    return ValueRange{std::min(*innerLow, ends.first), std::max(*innerHigh, ends.second)};
   }
   const double low = quantileOfSorted(values, lowQuantile);
   const double high = quantileOfSorted(values, highQuantile);

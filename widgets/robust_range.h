@@ -24,8 +24,11 @@ struct ValueRange {
 /// never wider than the data's own minimum and maximum. One spike of 1e6 in a curve near 0.1
 /// is left outside (drawn, but clipped by the axis); a decaying loss keeps its start.
 ///
-/// Non-finite values are ignored. With fewer than `minimumForQuantiles` finite values the plain
-/// minimum and maximum are returned (a handful of points has no outliers to speak of). Returns
+/// Non-finite values are ignored. With fewer than `minimumForQuantiles` finite values (a short
+/// run) the quantiles mean nothing: the range then spans the running median of 3 of the inner
+/// points and both end points as they are, so a lone spike inside a short curve is still left
+/// out while its first and newest points stay in view; fewer than 5 values give the plain
+/// minimum and maximum. Returns
 /// nullopt when there is no finite value. Sorts a copy: callers with millions of points pass a
 /// sample taken at an even stride.
 std::optional<ValueRange> robustValueRange(QVector<double> values, double lowQuantile = 0.02,

@@ -9,6 +9,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QFileDialog>
 #include <QScrollArea>
@@ -19,7 +20,7 @@
 namespace tb::app {
 namespace {
 
-constexpr int kFormWidth = 340;
+constexpr int kFormWidth = 420;
 
 }  // namespace
 
@@ -116,20 +117,31 @@ void ComparePage::showReport(const CompareReport& report) {
 
 bool ComparePage::showLatestComparisonOf(const QString& run) {
   if (isShowingReview()) return false;
-  // <run>/compare itself (the trainer's own --out) or the time-stamped folders the page writes.
+  // <run>/compare itself (the trainer's own --out, as the quick start writes it), folders in
+  // it, and the folders this page writes beside the runs (comparisons/<stamp>) that name this
+  // run among their tokenizers.
   const QDir compare(QDir(run).filePath(QStringLiteral("compare")));
+  const QDir beside(QDir(CompareSetupForm::folderOutsideRuns(run))
+                        .filePath(QStringLiteral("comparisons")));
+  const QByteArray runPath = QDir::cleanPath(QFileInfo(run).absoluteFilePath()).toUtf8();
   QString newest;
   QDateTime newestTime;
-  auto consider = [&](const QString& folder) {
+  auto consider = [&](const QString& folder, bool mustNameRun) {
     const QFileInfo metrics(QDir(folder).filePath(QStringLiteral("metrics.json")));
-    if (metrics.isFile() && (newest.isEmpty() || metrics.lastModified() > newestTime)) {
-      newest = folder;
-      newestTime = metrics.lastModified();
+    if (!metrics.isFile() || (!newest.isEmpty() && metrics.lastModified() <= newestTime)) return;
+    if (mustNameRun) {
+      QFile file(metrics.filePath());
+      if (!file.open(QIODevice::ReadOnly) || !file.readAll().contains(runPath)) return;
     }
+    newest = folder;
+    newestTime = metrics.lastModified();
   };
-  consider(compare.path());
+  consider(compare.path(), false);
   for (const QString& name : compare.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-    consider(compare.filePath(name));
+    consider(compare.filePath(name), false);
+  }
+  for (const QString& name : beside.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    consider(beside.filePath(name), true);
   }
   if (newest.isEmpty()) return false;
   QString error;
@@ -170,8 +182,10 @@ QString ComparePage::emptyHeadline() const { return m_empty->headline(); }
 bool ComparePage::isShowingReview() const { return m_stack->currentWidget() == m_review; }
 
 void ComparePage::chooseCompareFolder() {
-  const QString start =
-      m_runs.isEmpty() ? QString() : QDir(m_runs.front()).filePath(QStringLiteral("compare"));
+  const QString start = m_runs.isEmpty()
+                            ? QString()
+                            : QDir(CompareSetupForm::folderOutsideRuns(m_runs.back()))
+                                  .filePath(QStringLiteral("comparisons"));
   const QString directory =
       QFileDialog::getExistingDirectory(this, tr("Open Compare Folder"), start);
   if (!directory.isEmpty()) openCompareFolder(directory);

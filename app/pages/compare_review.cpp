@@ -47,7 +47,7 @@ QString panelName(const CompareReport& report, int panel) {
 CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   m_clipBox = new QComboBox(this);
   m_clipBox->setObjectName(QStringLiteral("clipChooser"));
-  m_clipBox->setMinimumContentsLength(24);
+  m_clipBox->setMinimumContentsLength(14);
   m_clipBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   connect(m_clipBox, &QComboBox::currentIndexChanged, this, &CompareReview::setCurrentClip);
 
@@ -91,8 +91,6 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   toolbar->addSpacing(8);
   toolbar->addWidget(m_heatmapToggle);
   toolbar->addStretch(1);
-  toolbar->addWidget(m_exportGrid);
-  toolbar->addWidget(m_exportFiles);
 
   m_info = new QLabel(this);
   m_info->setObjectName(QStringLiteral("compareInfo"));
@@ -107,7 +105,9 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
 
   m_scaleBar = new widgets::ColorScaleBar(this);
   m_scaleBar->setObjectName(QStringLiteral("heatmapScale"));
-  m_scaleBar->setCaption(tr("|reconstruction \u2212 original|, mean over RGB (8-bit levels)"));
+  m_scaleBar->setCaption(tr("|reconstruction \u2212 original| (8-bit levels)"));
+  m_scaleBar->setToolTip(
+      tr("Per pixel: |reconstruction \u2212 original|, mean over RGB, in 8-bit levels"));
   m_scaleBar->hide();
 
   m_timeline = new widgets::ClipTimeline(this);
@@ -156,8 +156,15 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(8);
+  // The exports share the line of the comparison's description: the toolbar stays narrow
+  // enough for the review beside the Compare form in a small window.
+  auto* infoRow = new QHBoxLayout;
+  infoRow->setSpacing(8);
+  infoRow->addWidget(m_info, 1);
+  infoRow->addWidget(m_exportGrid, 0, Qt::AlignTop);
+  infoRow->addWidget(m_exportFiles, 0, Qt::AlignTop);
   layout->addLayout(toolbar);
-  layout->addWidget(m_info);
+  layout->addLayout(infoRow);
   layout->addWidget(m_splitter, 1);
   setReport(std::nullopt);
 }
@@ -187,6 +194,7 @@ void CompareReview::setReport(const std::optional<CompareReport>& report) {
   m_exportFiles->setEnabled(report.has_value());
   if (any) {
     setCurrentClip(0);
+    m_timeline->play();  // as the Samples page: the clips play, a still frame 0 hides too much
   } else {
     m_info->setText(report ? tr("This comparison holds no clips.") : QString());
     showPanels();

@@ -1,5 +1,7 @@
 #include "app/pages/compare_setup_form.h"
 
+#include "app/run_summary_reader.h"
+
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
@@ -261,10 +263,28 @@ QString CompareSetupForm::effectiveOutputDirectory() const {
   if (m_defaultStamp.isEmpty()) {
     m_defaultStamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
   }
-  const QString base = m_runs.isEmpty()
-                           ? QDir::home().filePath(QStringLiteral("tokenbench-compare"))
-                           : QDir(m_runs.front()).filePath(QStringLiteral("compare"));
+  // Beside the runs compared, never inside one: a run's folder belongs to its trainer, and a
+  // run opened only to look at it must not change. The first tokenizer listed now decides.
+  const QVector<CompareEntry> listed = entries();
+  const QString base =
+      listed.isEmpty()
+          ? QDir::home().filePath(QStringLiteral("tokenbench-compare"))
+          : QDir(folderOutsideRuns(listed.front().path)).filePath(QStringLiteral("comparisons"));
   return QDir(base).filePath(m_defaultStamp);
+}
+
+QString CompareSetupForm::folderOutsideRuns(const QString& path) {
+  QString folder = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+  QString outside = QFileInfo(folder).path();
+  // The parent of the outermost run directory or checkpoint folder that holds `path`.
+  for (QString up = folder; !up.isEmpty() && QFileInfo(up).path() != up;
+       up = QFileInfo(up).path()) {
+    if (RunSummaryReader::isRunDirectory(up) ||
+        QFileInfo::exists(QDir(up).filePath(QStringLiteral("model.safetensors")))) {
+      outside = QFileInfo(up).path();
+    }
+  }
+  return outside;
 }
 
 std::optional<CompareRequest> CompareSetupForm::request(QString* problem) const {
@@ -361,7 +381,7 @@ void CompareSetupForm::removeSelectedEntries() {
   }
   std::sort(rows.begin(), rows.end(), std::greater<>());
   for (int row : rows) m_entries->removeRow(row);
-  updateCommandLine();
+  updateCommandLine();  // the default output folder follows the first tokenizer left
 }
 
 void CompareSetupForm::chooseDirectoryFor(QLineEdit* edit, const QString& title) {

@@ -44,8 +44,12 @@ class CompareSetupForm : public QWidget {
   void setClipCount(int clips);
   void setOutputDirectory(const QString& directory);
   /// The output folder Compare will use: the field, or (when empty) a new time-stamped folder
-  /// `compare/<yyyyMMdd-HHmmss>` in the first open run (else in the home folder).
+  /// `comparisons/<yyyyMMdd-HHmmss>` beside the first tokenizer listed (in the folder that
+  /// holds its run: never inside a run directory), else in the home folder.
   QString effectiveOutputDirectory() const;
+  /// The folder that holds `path` outside every run directory and checkpoint folder around it
+  /// (for runs/demo/checkpoints/step_300: runs).
+  static QString folderOutsideRuns(const QString& path);
 
   /// The request the fields describe, or nothing with `*problem` saying what is missing.
   std::optional<CompareRequest> request(QString* problem = nullptr) const;

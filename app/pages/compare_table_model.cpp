@@ -134,7 +134,8 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
         .arg(t.name, t.modelKind.isEmpty() ? tr("unknown model") : t.modelKind,
              t.weights.isEmpty() ? tr("default") : t.weights, t.checkpoint);
   }
-  return QStringLiteral("%1 %2%3").arg(t.name, CompareReport::metricName(metric),
+  // Two lines, name over metric: the columns stay as narrow as their numbers.
+  return QStringLiteral("%1\n%2%3").arg(t.name, CompareReport::metricName(metric),
                                        CompareReport::higherIsBetter(metric)
                                            ? QStringLiteral(" \u2191")
                                            : QStringLiteral(" \u2193"));

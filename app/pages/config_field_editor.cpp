@@ -25,6 +25,27 @@ using Json = nlohmann::ordered_json;
 
 const QColor kErrorColor(0xc6, 0x28, 0x28);
 constexpr int kOutline = 2;  // pixels around the input where the error outline is drawn
+// Typed values may go this far past a key's range (validation marks them).
+constexpr int kTypedLimit = 999999999;
+constexpr const char* kLowProperty = "tbLow";
+constexpr const char* kHighProperty = "tbHigh";
+
+// A spin box whose arrows and keys stop at the key's range, while typing may go past it.
+class RangeSpinBox : public QSpinBox {
+ public:
+  using QSpinBox::QSpinBox;
+
+  void stepBy(int steps) override {
+    const int low = property(kLowProperty).toInt();
+    const int high = property(kHighProperty).toInt();
+    const qint64 next = static_cast<qint64>(value()) + static_cast<qint64>(steps) * singleStep();
+    if (value() >= low && value() <= high) {
+      setValue(static_cast<int>(std::clamp<qint64>(next, low, high)));
+    } else {
+      QSpinBox::stepBy(steps);
+    }
+  }
+};
 
 QString number(double value) { return QString::number(value, 'g', 12); }
 
@@ -49,9 +70,14 @@ std::pair<int, int> intRange(const core::FieldSpec& spec) {
 }
 
 QSpinBox* makeSpin(const core::FieldSpec& spec, QWidget* parent) {
-  auto* spin = new QSpinBox(parent);
+  auto* spin = new RangeSpinBox(parent);
+  // Any whole number can be typed: one outside the key's range is shown and marked with the
+  // validator's message ("must be >= 1, got 0") rather than silently put back on Tab. The
+  // arrows stop at the range.
   const auto [low, high] = intRange(spec);
-  spin->setRange(low, high);
+  spin->setRange(std::min(low, -kTypedLimit), std::max(high, kTypedLimit));
+  spin->setProperty(kLowProperty, low);
+  spin->setProperty(kHighProperty, high);
   spin->setAccelerated(true);
   spin->setKeyboardTracking(true);
   spin->setAlignment(Qt::AlignRight);
@@ -139,7 +165,7 @@ void ConfigFieldEditor::build() {
       if (spec.requiredLength()) {
         for (int i = 0; i < *spec.requiredLength(); ++i) {
           auto* spin = makeSpin(spec, this);
-          spin->setMinimumWidth(60);
+          spin->setFixedWidth(90);
           connect(spin, &QSpinBox::valueChanged, this, &ConfigFieldEditor::notifyEdited);
           layout->addWidget(spin);
           m_spins.push_back(spin);

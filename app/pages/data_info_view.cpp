@@ -124,6 +124,7 @@ void DataInfoView::addRow(const QString& key, const QString& label) {
 void DataInfoView::setUnavailable(const QString& reason) {
   m_status->show();
   m_state = State::Empty;
+  m_problem.clear();
   m_status->setPalette(QPalette());
   m_status->setForegroundRole(QPalette::PlaceholderText);
   m_status->setText(reason);
@@ -153,6 +154,21 @@ bool DataInfoView::setResult(const QByteArray& json) {
   m_state = State::Ready;
   const QString type = o.value(QStringLiteral("type")).toString();
   const QString path = o.value(QStringLiteral("path")).toString();
+  const auto fileCount = static_cast<qint64>(o.value(QStringLiteral("files")).toDouble());
+  const auto trainClips = static_cast<qint64>(o.value(QStringLiteral("train_clips")).toDouble());
+  const auto skippedFiles = o.value(QStringLiteral("skipped")).toArray().size();
+  m_problem.clear();
+  if (fileCount == 0 && skippedFiles == 0) {
+    m_problem = tr("no %1 found in %2").arg(type == QLatin1String("images") ? tr("images")
+                                                                            : tr("videos"),
+                                            path);
+  } else if (trainClips == 0) {
+    m_problem = skippedFiles > 0
+                    ? tr("no usable clip in %1: every file was skipped (%2; see Dataset)")
+                          .arg(path)
+                          .arg(skippedFiles == 1 ? tr("1 file") : tr("%1 files").arg(skippedFiles))
+                    : tr("no training clip in %1 (too few frames for the clip length?)").arg(path);
+  }
   m_values[QStringLiteral("type")]->setText(type);
   m_values[QStringLiteral("path")]->setText(path.isEmpty() ? tr("(none: procedural clips)") : path);
   m_values[QStringLiteral("files")]->setText(
@@ -246,6 +262,7 @@ bool DataInfoView::setResult(const QByteArray& json) {
 void DataInfoView::setError(const QString& message) {
   m_status->show();
   m_state = State::Failed;
+  m_problem = message;
   m_status->setText(message);
   QPalette palette = m_status->palette();
   palette.setColor(QPalette::WindowText, kErrorColor);

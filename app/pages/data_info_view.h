@@ -32,6 +32,9 @@ class DataInfoView : public QWidget {
 
   State state() const { return m_state; }
   QString statusText() const;
+  /// Why the data shown cannot train a run (no file found, or every file skipped); "" when it
+  /// can, or nothing was shown yet.
+  QString problem() const { return m_problem; }
   /// Shown value of "type", "path", "files", "clips" or "frames".
   QString valueText(const QString& key) const;
   /// Rows of the resolutions table ("640 \u00d7 360", files) and the skipped table (path, reason).
@@ -47,6 +50,7 @@ class DataInfoView : public QWidget {
   void setResultsVisible(bool visible, bool dimmed);
 
   State m_state = State::Empty;
+  QString m_problem;
   QLabel* m_status = nullptr;
   QWidget* m_results = nullptr;
   QFormLayout* m_form = nullptr;

@@ -7,6 +7,7 @@
 #include "app/pages/run_progress_view.h"
 #include "app/run_follower.h"
 #include "app/run_metrics.h"
+#include "app/run_summary_reader.h"
 #include "widgets/codebook_view.h"
 #include "widgets/curve_plot.h"
 
@@ -16,11 +17,14 @@
 #include <QDir>
 #include <QEvent>
 #include <QFileDialog>
+#include <QFile>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
@@ -165,12 +169,15 @@ bool globMatch(QStringView pattern, QStringView text) {
   return false;
 }
 
-// Tableau 10, as CurvePlot uses: metric i of a panel gets colour i in every run.
+// Tableau 10, as CurvePlot uses. One run: metric i of a panel gets colour i. Runs overlaid:
+// run i gets colour i in every panel (TensorBoard and W&B give each run one colour), and the
+// metrics of a panel are told apart by the line (kMetricStyles).
 constexpr std::array<QRgb, 10> kColors = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
                                           0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
-// Open run solid, overlays dashed, dotted, dash-dotted.
-constexpr std::array<Qt::PenStyle, 4> kRunStyles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
-                                                    Qt::DashDotLine};
+constexpr std::array<Qt::PenStyle, 5> kMetricStyles = {
+    Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+// Two series of one panel whose values differ by less than this (relative) are the same curve.
+constexpr double kSameValueTolerance = 1e-9;
 const QColor kDiscriminatorColor(0x55, 0x55, 0x55);
 const QColor kCriticalColor(0xd6, 0x27, 0x28);
 const QColor kWarningColor(0xe0, 0x9b, 0x00);
@@ -184,17 +191,17 @@ constexpr double kSmoothingSteps = 100.0;  // slider positions per unit of weigh
 const QString kPerplexity = QStringLiteral("valid/perplexity");
 const QString kUsage = QStringLiteral("valid/codebook_usage");
 
-QString penName(Qt::PenStyle style) {
-  switch (style) {
-    case Qt::DashLine:
-      return MonitorPage::tr("dashed");
-    case Qt::DotLine:
-      return MonitorPage::tr("dotted");
-    case Qt::DashDotLine:
-      return MonitorPage::tr("dash-dotted");
-    default:
-      return MonitorPage::tr("solid");
+bool sameValues(const RunMetrics::Series& a, const RunMetrics::Series& b) {
+  if (a.size() == 0 || a.size() != b.size() || a.steps != b.steps) return false;
+  for (int i = 0; i < a.size(); ++i) {
+    const double x = a.values[i];
+    const double y = b.values[i];
+    if (std::isnan(x) != std::isnan(y)) return false;
+    if (!std::isnan(x) && std::abs(x - y) > kSameValueTolerance * std::max(std::abs(x), 1.0)) {
+      return false;
+    }
   }
+  return true;
 }
 
 }  // namespace
@@ -202,15 +209,18 @@ QString penName(Qt::PenStyle style) {
 struct MonitorPage::Run {
   QString path;
   QString label;
-  Qt::PenStyle style = Qt::SolidLine;
   RunFollower* follower = nullptr;  // owned by the page (QObject child)
   RunMetrics metrics;
+  int hellos = 0;  // trainer sessions seen in events.jsonl
 };
 
 struct MonitorPage::Panel {
   PanelSpec spec;
   widgets::CurvePlot* plot = nullptr;
-  QStringList metrics;  // in order of arrival: the index picks the colour
+  QStringList metrics;  // in order of arrival: the index picks the colour or line
+  // A metric whose values are another's of the same panel (train/recon_l1 when the
+  // reconstruction loss is L1) -> the metric it repeats: drawn once, labelled with both.
+  QHash<QString, QString> sameAs;
 };
 
 MonitorPage::MonitorPage(QWidget* parent) : QWidget(parent) {
@@ -287,8 +297,13 @@ MonitorPage::MonitorPage(QWidget* parent) : QWidget(parent) {
   controls->addWidget(m_ignoreOutliers);
   controls->addWidget(m_logX);
   controls->addStretch(1);
-  controls->addWidget(m_overlayLabel);
-  controls->addWidget(m_clearOverlaysButton);
+  // The colour key of overlaid runs, on a line of its own (it grows with every run).
+  m_overlayLabel->setWordWrap(true);
+  m_overlayLabel->setTextFormat(Qt::RichText);
+  auto* key = new QHBoxLayout;
+  key->setSpacing(8);
+  key->addWidget(m_overlayLabel, 1);
+  key->addWidget(m_clearOverlaysButton);
 
   // Curves grid, one small plot per kind of metric.
   m_gridHost = new QWidget;
@@ -303,6 +318,7 @@ MonitorPage::MonitorPage(QWidget* parent) : QWidget(parent) {
     panel->plot->setTitle(tr(spec.title));
     panel->plot->setMinimumSize(kPanelMinimumWidth - 60, kPanelMinimumHeight);
     panel->plot->setSmoothing(spec.smoothed ? m_smoothing : 0.0);
+    panel->plot->setWholeNumberX(!spec.wallClock);
     panel->plot->hide();
     connect(panel->plot, &widgets::CurvePlot::replotted, this, &MonitorPage::updateView);
     m_panels.push_back(std::move(panel));
@@ -322,17 +338,21 @@ MonitorPage::MonitorPage(QWidget* parent) : QWidget(parent) {
   m_tabs->setObjectName(QStringLiteral("monitorTabs"));
   m_tabs->setDocumentMode(true);
   m_tabs->addTab(m_gridArea, tr("Curves"));
-  m_tabs->addTab(m_codebook, tr("Codebook"));
+  // Scrolled, so that its histogram and curves never set the window's smallest size.
+  auto* codebookScroll = new QScrollArea(this);
+  codebookScroll->setObjectName(QStringLiteral("codebookScroll"));
+  codebookScroll->setWidgetResizable(true);
+  codebookScroll->setFrameShape(QFrame::NoFrame);
+  codebookScroll->setWidget(m_codebook);
+  m_tabs->addTab(codebookScroll, tr("Codebook"));
+  m_tabs->addTab(buildConfigurationTab(), tr("Configuration"));
 
   m_chooser = new MetricChooser(this);
   m_chooser->setMinimumWidth(180);
   connect(m_chooser, &MetricChooser::checkedChanged, this,
           [this](const QString& metric, bool checked) {
-            if (Panel* panel = panelOf(metric)) {
-              for (size_t i = 0; i < m_runs.size(); ++i) {
-                panel->plot->setSeriesVisible(seriesName(static_cast<int>(i), metric), checked);
-              }
-            }
+            Q_UNUSED(checked);
+            if (Panel* panel = panelOf(metric)) showSeriesOf(*panel);
           });
 
   auto* splitter = new QSplitter(Qt::Horizontal, this);
@@ -347,6 +367,7 @@ MonitorPage::MonitorPage(QWidget* parent) : QWidget(parent) {
   contentLayout->setContentsMargins(0, 0, 0, 0);
   contentLayout->setSpacing(8);
   contentLayout->addLayout(controls);
+  contentLayout->addLayout(key);
   contentLayout->addWidget(splitter, 1);
 
   m_empty = new EmptyState({}, {}, this);
@@ -393,7 +414,9 @@ void MonitorPage::setRunDirectory(const QString& path) {
     panel->plot->clear();
     panel->plot->clearMarkers();
     panel->metrics.clear();
+    panel->sameAs.clear();
   }
+  m_interruptionAlerted = false;
   m_clock.stop();
   if (path.isEmpty()) {
     m_empty->setText(tr("No run open"),
@@ -408,6 +431,7 @@ void MonitorPage::setRunDirectory(const QString& path) {
     addRun(path, 0);
     m_clock.start();
   }
+  loadConfiguration();
   updateRunLabels();
   updateView();
 }
@@ -426,6 +450,7 @@ bool MonitorPage::addOverlayRun(const QString& path) {
     }
   }
   addRun(absolute, static_cast<int>(m_runs.size()));
+  restyleSeries();  // with a second run, colours start telling runs apart
   updateRunLabels();
   updateGrid();
   return true;
@@ -451,6 +476,7 @@ void MonitorPage::clearOverlayRuns() {
     delete run->follower;
     m_runs.pop_back();
   }
+  restyleSeries();
   updateRunLabels();
   updateGrid();
 }
@@ -463,6 +489,7 @@ void MonitorPage::pollNow() {
   for (const auto& run : m_runs) {
     run->follower->poll();
   }
+  updateProgress();  // whether the trainer still runs is not in the files
 }
 
 MonitorPage::Run* MonitorPage::addRun(const QString& path, int index) {
@@ -474,7 +501,6 @@ MonitorPage::Run* MonitorPage::addRun(const QString& path, int index) {
       run->label += QStringLiteral(" (%1)").arg(index + 1);
     }
   }
-  run->style = kRunStyles[static_cast<size_t>(index) % kRunStyles.size()];
   run->follower = new RunFollower(this);
   Run* raw = run.get();
   m_runs.push_back(std::move(run));
@@ -496,6 +522,7 @@ void MonitorPage::connectRun(Run* run) {
     connect(follower, &RunFollower::settingsChanged, this, [this] {
       updateMarkers();
       updateProgress();
+      loadConfiguration();
     });
   }
 }
@@ -517,12 +544,15 @@ void MonitorPage::onReset(Run* run) {
     }
   }
   run->metrics.clear();
+  run->hellos = 0;
   if (index == 0) {
     m_alerts->clear();
     m_alertMarks.clear();
+    m_interruptionAlerted = false;
     m_codebook->clear();
     for (const auto& panel : m_panels) {
       panel->plot->clearMarkers();
+      panel->sameAs.clear();
     }
     m_progress->clear();
     updateMarkers();  // the discriminator's step is still the config's
@@ -546,6 +576,7 @@ void MonitorPage::onRows(Run* run, const QVector<core::MetricsRow>& rows) {
     }
   }
   if (index == 0) {
+    updateSameValues();
     if (m_xAxis == XAxis::WallClock || !m_alertMarks.isEmpty()) {
       updateMarkers();  // markers placed by wall time move as rows tell the times of steps
     }
@@ -556,6 +587,18 @@ void MonitorPage::onRows(Run* run, const QVector<core::MetricsRow>& rows) {
 }
 
 void MonitorPage::onEvents(Run* run, const QVector<core::Event>& events) {
+  for (const core::Event& event : events) {
+    if (std::holds_alternative<core::HelloEvent>(event)) {
+      ++run->hellos;
+      if (run == m_runs[0].get()) m_interruptionAlerted = false;  // a trainer runs again
+    }
+  }
+  if (run->metrics.setSessionCount(run->hellos)) {
+    // A stop between sessions moves the later rows on the wall-clock axes.
+    const int index = runIndexOf(run);
+    for (const QString& metric : run->metrics.names()) plotMetric(index, metric, 0);
+    updateMarkers();
+  }
   if (runIndexOf(run) != 0) {
     return;  // overlays are there to compare curves; their alerts belong to their own Monitor
   }
@@ -627,7 +670,7 @@ void MonitorPage::plotMetric(int runIndex, const QString& metric, int from) {
   xs.reserve(series->size() - from);
   ys.reserve(series->size() - from);
   for (int i = from; i < series->size(); ++i) {
-    const double x = wall ? series->wallTimes[i] - run.metrics.startWallTime() : series->steps[i];
+    const double x = wall ? run.metrics.trainingSeconds(series->wallTimes[i]) : series->steps[i];
     if (std::isfinite(x)) {
       xs.append(x);
       ys.append(series->values[i]);
@@ -641,11 +684,8 @@ void MonitorPage::plotMetric(int runIndex, const QString& metric, int from) {
     panel->plot->appendPoints(name, xs, ys);
   }
   if (isNew) {
-    const int colorIndex = static_cast<int>(panel->metrics.indexOf(metric));
-    panel->plot->setSeriesStyle(
-        name, QColor(kColors[static_cast<size_t>(qMax(0, colorIndex)) % kColors.size()]),
-        run.style);
-    panel->plot->setSeriesVisible(name, m_chooser->isChecked(metric));
+    styleSeries(*panel, runIndex, metric);
+    panel->plot->setSeriesVisible(name, isShown(*panel, metric));
   }
   // The Codebook tab draws the open run's perplexity and usage over the run too.
   if (runIndex == 0 && (metric == kPerplexity || metric == kUsage)) {
@@ -657,7 +697,7 @@ void MonitorPage::plotMetric(int runIndex, const QString& metric, int from) {
     QVector<double> cy;
     for (int i = from; i < series->size(); ++i) {
       const double x =
-          codebookWall ? series->wallTimes[i] - run.metrics.startWallTime() : series->steps[i];
+          codebookWall ? run.metrics.trainingSeconds(series->wallTimes[i]) : series->steps[i];
       if (std::isfinite(x)) {
         cx.append(x);
         cy.append(metric == kUsage ? 100.0 * series->values[i] : series->values[i]);
@@ -768,6 +808,21 @@ void MonitorPage::updateProgress() {
     }
     return;
   }
+  if ((progress || run.metrics.rowCount() > 0) && !RunSummaryReader::isLocked(run.path)) {
+    // No done event and no trainer holding the run's lock: it ended without a word (killed,
+    // crashed, or its machine went down), as the Runs page says "interrupted".
+    m_progress->setEnded(RunProgressView::State::Interrupted, lastStep, total);
+    if (!m_interruptionAlerted) {
+      m_interruptionAlerted = true;
+      m_alerts->addAlert(RunAlert{
+          QStringLiteral("interrupted"),
+          tr("The trainer stopped at step %1 without saying why (killed, crashed, or its "
+             "machine went down). Resume continues from the last checkpoint.")
+              .arg(QLocale().toString(lastStep)),
+          lastStep, RunAlert::Severity::Critical});
+    }
+    return;
+  }
   if (progress) {
     m_progress->setRunning(progress->step, total, progress->it_per_s, progress->eta_s);
   } else if (run.metrics.rowCount() > 0) {
@@ -833,6 +888,7 @@ void MonitorPage::setXAxis(XAxis axis) {
   }
   for (const auto& panel : m_panels) {
     const bool wall = panelUsesWallClock(*panel);
+    panel->plot->setWholeNumberX(!wall);
     panel->plot->setTimeAxis(wall);
     panel->plot->setAxisLabels(wall ? tr("time since start (h:mm:ss)") : tr("step"),
                                tr(panel->spec.yLabel));
@@ -967,15 +1023,141 @@ void MonitorPage::updateRunLabels() {
   // With no run the empty state says so; the run line would only repeat it.
   m_runName->setVisible(!m_runs.empty());
   m_overlayButton->setVisible(!m_runs.empty());
-  QStringList overlays;
-  for (size_t i = 1; i < m_runs.size(); ++i) {
-    overlays.append(QStringLiteral("%1 (%2)").arg(m_runs[i]->label, penName(m_runs[i]->style)));
+  // With overlays, the colour says which run a curve belongs to: this is the key.
+  QStringList key;
+  for (size_t i = 0; i < m_runs.size() && m_runs.size() > 1; ++i) {
+    key.append(QStringLiteral("<span style='color:%1; font-size:large'>\u25a0</span>&nbsp;%2")
+                   .arg(runColor(static_cast<int>(i)).name(), m_runs[i]->label.toHtmlEscaped()));
   }
-  m_overlayLabel->setText(overlays.isEmpty() ? QString()
-                                             : tr("Overlaid: %1").arg(overlays.join(", ")));
-  m_overlayLabel->setVisible(!overlays.isEmpty());
-  m_clearOverlaysButton->setVisible(!overlays.isEmpty());
+  m_overlayLabel->setText(key.join(QStringLiteral(" &nbsp; ")));
+  m_overlayLabel->setToolTip(
+      key.isEmpty() ? QString()
+                    : tr("Each run in its own colour; the metrics of a plot are told apart by "
+                         "the line (solid, dashed, dotted, ...), as in its legend"));
+  m_overlayLabel->setVisible(!key.isEmpty());
+  m_clearOverlaysButton->setVisible(!key.isEmpty());
 }
+
+QColor MonitorPage::runColor(int runIndex) {
+  return QColor(kColors[static_cast<size_t>(runIndex) % kColors.size()]);
+}
+
+void MonitorPage::styleSeries(Panel& panel, int runIndex, const QString& metric) {
+  const int metricIndex = std::max(0, static_cast<int>(panel.metrics.indexOf(metric)));
+  const QString name = seriesName(runIndex, metric);
+  if (m_runs.size() > 1) {
+    panel.plot->setSeriesStyle(name, runColor(runIndex),
+                               kMetricStyles[static_cast<size_t>(metricIndex) % kMetricStyles.size()]);
+  } else {
+    panel.plot->setSeriesStyle(name, QColor(kColors[static_cast<size_t>(metricIndex) % kColors.size()]),
+                               Qt::SolidLine);
+  }
+  // The legend names the metrics once (the open run's lines); the run key above says the rest.
+  panel.plot->setSeriesInLegend(name, runIndex == 0);
+}
+
+void MonitorPage::restyleSeries() {
+  for (const auto& panel : m_panels) {
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+      for (const QString& metric : panel->metrics) {
+        if (panel->plot->pointCount(seriesName(static_cast<int>(i), metric)) >= 0) {
+          styleSeries(*panel, static_cast<int>(i), metric);
+        }
+      }
+    }
+  }
+}
+
+bool MonitorPage::isShown(const Panel& panel, const QString& metric) const {
+  return m_chooser->isChecked(metric) && !panel.sameAs.contains(metric);
+}
+
+void MonitorPage::showSeriesOf(Panel& panel) {
+  for (const QString& metric : panel.metrics) {
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+      panel.plot->setSeriesVisible(seriesName(static_cast<int>(i), metric), isShown(panel, metric));
+    }
+    // "train/recon_loss = train/recon_l1" when the second is drawn under the first.
+    QStringList same{metric};
+    for (auto it = panel.sameAs.cbegin(); it != panel.sameAs.cend(); ++it) {
+      if (it.value() == metric && m_chooser->isChecked(it.key())) same.append(it.key());
+    }
+    panel.plot->setSeriesLabel(metric, same.size() > 1 ? same.join(QStringLiteral(" = "))
+                                                       : QString());
+  }
+}
+
+void MonitorPage::updateSameValues() {
+  if (m_runs.empty()) return;
+  const RunMetrics& metrics = m_runs[0]->metrics;
+  for (const auto& panel : m_panels) {
+    QHash<QString, QString> sameAs;
+    for (int b = 1; b < panel->metrics.size(); ++b) {
+      const RunMetrics::Series* later = metrics.series(panel->metrics[b]);
+      for (int a = 0; a < b && later != nullptr; ++a) {
+        const RunMetrics::Series* earlier = metrics.series(panel->metrics[a]);
+        if (earlier != nullptr && !sameAs.contains(panel->metrics[a]) &&
+            sameValues(*earlier, *later)) {
+          sameAs.insert(panel->metrics[b], panel->metrics[a]);
+          break;
+        }
+      }
+    }
+    if (sameAs != panel->sameAs) {
+      panel->sameAs = sameAs;
+      showSeriesOf(*panel);
+    }
+  }
+}
+
+QWidget* MonitorPage::buildConfigurationTab() {
+  auto* tab = new QWidget(this);
+  auto* intro = new QLabel(
+      tr("The run's own config.json: what it trains with, whoever started it. The Setup page "
+         "holds the next run's settings."),
+      tab);
+  intro->setWordWrap(true);
+  intro->setForegroundRole(QPalette::PlaceholderText);
+  m_newRunFromConfig = new QPushButton(tr("New Run from This Configuration"), tab);
+  m_newRunFromConfig->setObjectName(QStringLiteral("newRunFromConfiguration"));
+  m_newRunFromConfig->setToolTip(
+      tr("Load this configuration into the Setup page, under a new run name"));
+  connect(m_newRunFromConfig, &QPushButton::clicked, this, [this] {
+    if (!m_runs.empty()) {
+      Q_EMIT newRunFromConfigurationRequested(
+          QDir(m_runs[0]->path).filePath(QStringLiteral("config.json")));
+    }
+  });
+  m_configView = new QPlainTextEdit(tab);
+  m_configView->setObjectName(QStringLiteral("runConfiguration"));
+  m_configView->setReadOnly(true);
+  m_configView->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  auto* row = new QHBoxLayout;
+  row->addWidget(intro, 1);
+  row->addWidget(m_newRunFromConfig);
+  auto* layout = new QVBoxLayout(tab);
+  layout->setContentsMargins(0, 8, 0, 0);
+  layout->addLayout(row);
+  layout->addWidget(m_configView, 1);
+  return tab;
+}
+
+void MonitorPage::loadConfiguration() {
+  QString text;
+  if (m_runs.empty()) {
+    text = tr("No run open.");
+  } else {
+    QFile file(QDir(m_runs[0]->path).filePath(QStringLiteral("config.json")));
+    text = file.open(QIODevice::ReadOnly)
+               ? QString::fromUtf8(file.readAll())
+               : tr("%1: %2").arg(QDir::toNativeSeparators(file.fileName()), file.errorString());
+  }
+  if (m_configView->toPlainText() != text) m_configView->setPlainText(text);
+  m_newRunFromConfig->setEnabled(!m_runs.empty() &&
+                                 RunSummaryReader::isRunDirectory(m_runs[0]->path));
+}
+
+QString MonitorPage::configurationText() const { return m_configView->toPlainText(); }
 
 void MonitorPage::chooseOverlayRun() {
   const QString path = QFileDialog::getExistingDirectory(

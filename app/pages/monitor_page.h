@@ -3,6 +3,7 @@
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 
+#include <QColor>
 #include <QHash>
 #include <QString>
 #include <QStringList>
@@ -18,6 +19,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QGridLayout;
+class QPlainTextEdit;
 class QPushButton;
 class QScrollArea;
 class QSlider;
@@ -49,9 +51,17 @@ class RunProgressView;
 /// - the run's progress with its ETA, and a banner with the alerts (non-finite steps,
 ///   rollbacks, skipped data, errors) that also marks them on the loss plot;
 /// - the Codebook tab (code-use histogram, dead codes, perplexity and usage over the run);
-/// - other runs overlaid for comparison ("Overlay run…"), same colours, dashed.
+/// - other runs overlaid for comparison ("Overlay run…", or Overlay on Monitor on the Runs
+///   page): each run in a colour of its own, with a colour key above the plots, and the metrics
+///   of a plot told apart by their lines;
+/// - the Configuration tab: the run's config.json (whoever started the run), and a button that
+///   starts a new run from it on the Setup page.
 ///
-/// The x axis is the step or the wall-clock time since each run's first row.
+/// A run that neither said `done` nor has a trainer holding its lock is shown as interrupted,
+/// with an alert, as the Runs page shows it.
+///
+/// The x axis is the step or the training time since each run's first row (wall-clock time
+/// without the stops between a stop and its resume).
 class MonitorPage : public QWidget {
   Q_OBJECT
 
@@ -102,13 +112,21 @@ class MonitorPage : public QWidget {
   RunProgressView* progressView() const { return m_progress; }
   widgets::CodebookView* codebookView() const { return m_codebook; }
   MetricChooser* metricChooser() const { return m_chooser; }
-  /// Shows the Curves (0) or the Codebook (1) tab.
+  /// Shows the Curves (0), the Codebook (1) or the Configuration (2) tab.
   void setCurrentTab(int index);
+  /// The Configuration tab's text: the open run's config.json as it is on disk.
+  QString configurationText() const;
+  /// The colour of run `runIndex` (0: the open run) while runs are overlaid.
+  static QColor runColor(int runIndex);
 
   /// True while the curves (not the empty state) are shown.
   bool isShowingPlot() const;
   /// The empty state's headline, e.g. "No run open".
   QString emptyHeadline() const;
+
+ Q_SIGNALS:
+  /// "New Run from This Configuration": the open run's config.json, for the Setup page.
+  void newRunFromConfigurationRequested(const QString& configPath);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
@@ -137,6 +155,13 @@ class MonitorPage : public QWidget {
   void updateView();
   void updateRunLabels();
   void chooseOverlayRun();
+  void styleSeries(Panel& panel, int runIndex, const QString& metric);
+  void restyleSeries();
+  bool isShown(const Panel& panel, const QString& metric) const;
+  void showSeriesOf(Panel& panel);
+  void updateSameValues();
+  QWidget* buildConfigurationTab();
+  void loadConfiguration();
 
   // Controls.
   QLabel* m_runName = nullptr;
@@ -160,6 +185,9 @@ class MonitorPage : public QWidget {
   QWidget* m_content = nullptr;
   QStackedWidget* m_stack = nullptr;
   QTimer m_clock;  // refreshes "last write N ago"
+  QPlainTextEdit* m_configView = nullptr;
+  QPushButton* m_newRunFromConfig = nullptr;
+  bool m_interruptionAlerted = false;
 
   std::vector<std::unique_ptr<Panel>> m_panels;
   std::vector<std::unique_ptr<Run>> m_runs;  // [0]: the open run, then overlays

@@ -23,16 +23,21 @@ RunProgressView::RunProgressView(QWidget* parent) : QWidget(parent) {
   m_bar->setObjectName(QStringLiteral("runProgressBar"));
   m_bar->setRange(0, kBarMaximum);
   m_bar->setTextVisible(false);
-  m_bar->setFixedWidth(260);
+  m_bar->setMinimumWidth(100);
+  m_bar->setMaximumWidth(260);
   m_bar->setFixedHeight(12);
   m_text = new QLabel(this);
   m_text->setObjectName(QStringLiteral("runProgressText"));
   m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A long line is cut at the window's edge rather than widening the window (whole in the
+  // tooltip).
+  m_text->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  m_text->setMinimumWidth(160);
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(10);
-  layout->addWidget(m_bar);
-  layout->addWidget(m_text, 1);
+  layout->addWidget(m_bar, 2);
+  layout->addWidget(m_text, 3);
   clear();
 }
 
@@ -140,6 +145,11 @@ void RunProgressView::refresh() {
       parts << tr("<b>Stopped</b>") << position;
       color = QStringLiteral("#7f7f7f");
       break;
+    case State::Interrupted:
+      parts << tr("<b style='color:#bc4c00'>Interrupted</b>") << position
+            << tr("the trainer is not running");
+      color = QStringLiteral("#bc4c00");
+      break;
     case State::Failed:
       parts << tr("<b style='color:#c62828'>Failed</b>") << position;
       if (!m_message.isEmpty()) {
@@ -152,6 +162,7 @@ void RunProgressView::refresh() {
                            ? QString()
                            : QStringLiteral("QProgressBar::chunk { background: %1; }").arg(color));
   m_text->setText(parts.join(QStringLiteral(" \u00b7 ")));
+  m_text->setToolTip(m_text->text());
 }
 
 }  // namespace tb::app

@@ -14,14 +14,15 @@ class RunProgressView : public QWidget {
   Q_OBJECT
 
  public:
-  enum class State { Empty, Running, Completed, Stopped, Failed };
+  /// Interrupted: ended without a done event, and no trainer runs it (killed, crashed, lost).
+  enum class State { Empty, Running, Completed, Stopped, Failed, Interrupted };
 
   explicit RunProgressView(QWidget* parent = nullptr);
 
   /// A running run at `step` of `total` (total <= 0: unknown). `itPerS` and `etaS` may be NaN
   /// (unknown); with an unknown ETA and a known rate the ETA is worked out from them.
   void setRunning(qint64 step, qint64 total, double itPerS, double etaS);
-  /// An ended run: Completed, Stopped or Failed (with the error's `message`).
+  /// An ended run: Completed, Stopped, Interrupted or Failed (with the error's `message`).
   void setEnded(State state, qint64 step, qint64 total, const QString& message = {});
   /// Says when the run last wrote anything (shown while Running, when it is more than a minute
   /// ago: a run that died without a word looks like this).

@@ -11,6 +11,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
@@ -21,6 +22,8 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace tb::app {
 namespace {
@@ -93,7 +96,8 @@ RunsPage::RunsPage(QWidget* parent) : QWidget(parent) {
   auto* header = new PageHeader(
       tr("Runs"),
       tr("Every run in a runs folder, live or finished, local or on a cluster file system. "
-         "Double-click a run to open it."),
+         "Double-click a run to open it; select runs and Overlay on Monitor to compare "
+         "their curves."),
       this);
 
   auto* folderLabel = new QLabel(tr("Runs folder"), this);
@@ -104,6 +108,12 @@ RunsPage::RunsPage(QWidget* parent) : QWidget(parent) {
   choose->setObjectName(QStringLiteral("chooseRunsFolder"));
   auto* reload = new QPushButton(tr("Refresh"), this);
   reload->setObjectName(QStringLiteral("refreshRuns"));
+  m_overlay = new QPushButton(tr("Overlay on Monitor"), this);
+  m_overlay->setObjectName(QStringLiteral("overlayRuns"));
+  m_overlay->setToolTip(
+      tr("Draw the selected runs' curves over the open run's on the Monitor page (select "
+         "several with Ctrl or Shift)"));
+  connect(m_overlay, &QPushButton::clicked, this, &RunsPage::overlaySelected);
   m_count = new QLabel(this);
   m_count->setObjectName(QStringLiteral("runCount"));
   m_count->setMinimumWidth(70);
@@ -114,6 +124,7 @@ RunsPage::RunsPage(QWidget* parent) : QWidget(parent) {
   folderRow->addWidget(m_folderEdit, 1);
   folderRow->addWidget(choose);
   folderRow->addWidget(reload);
+  folderRow->addWidget(m_overlay);
   folderRow->addWidget(m_count);
 
   m_model = new QStandardItemModel(0, ColumnCount, this);
@@ -138,6 +149,9 @@ RunsPage::RunsPage(QWidget* parent) : QWidget(parent) {
   m_view->setUniformRowHeights(true);
   m_view->setAlternatingRowColors(true);
   m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(m_view, &QWidget::customContextMenuRequested, this, &RunsPage::showContextMenu);
   m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_view->setSortingEnabled(true);
   m_view->sortByColumn(Modified, Qt::DescendingOrder);
@@ -168,6 +182,8 @@ RunsPage::RunsPage(QWidget* parent) : QWidget(parent) {
   connect(m_view, &QTreeView::activated, this, [this](const QModelIndex& index) {
     Q_EMIT openRequested(m_proxy->index(index.row(), Name).data(kPathRole).toString());
   });
+  connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &RunsPage::updateOverlayButton);
 
   const WindowSettings settings;
   const QByteArray tableState = settings.runsTableState();
@@ -229,9 +245,57 @@ void RunsPage::setCurrentRun(const QString& path) {
       }
     }
   }
+  updateOverlayButton();
 }
 
 void RunsPage::setRefreshIntervalMs(int ms) { m_timer.setInterval(ms); }
+
+void RunsPage::selectRuns(const QStringList& paths) {
+  QItemSelection selection;
+  for (int row = 0; row < m_proxy->rowCount(); ++row) {
+    if (paths.contains(pathAt(row))) {
+      selection.select(m_proxy->index(row, 0), m_proxy->index(row, ColumnCount - 1));
+    }
+  }
+  m_view->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
+}
+
+QStringList RunsPage::selectedRuns() const {
+  QList<int> rows;
+  for (const QModelIndex& index : m_view->selectionModel()->selectedRows(Name)) {
+    rows.append(index.row());
+  }
+  std::sort(rows.begin(), rows.end());
+  QStringList paths;
+  for (int row : rows) paths.append(pathAt(row));
+  return paths;
+}
+
+bool RunsPage::overlaySelected() {
+  QStringList paths = selectedRuns();
+  paths.removeAll(m_current);  // the open run is drawn anyway
+  if (paths.isEmpty() || m_current.isEmpty()) return false;
+  Q_EMIT overlayRequested(paths);
+  return true;
+}
+
+void RunsPage::updateOverlayButton() {
+  QStringList others = selectedRuns();
+  others.removeAll(m_current);
+  m_overlay->setEnabled(!m_current.isEmpty() && !others.isEmpty());
+}
+
+void RunsPage::showContextMenu(const QPoint& position) {
+  const QModelIndex index = m_view->indexAt(position);
+  if (!index.isValid()) return;
+  const QString path = m_proxy->index(index.row(), Name).data(kPathRole).toString();
+  if (!selectedRuns().contains(path)) selectRuns({path});
+  QMenu menu(this);
+  menu.addAction(tr("Open"), this, [this, path] { Q_EMIT openRequested(path); });
+  QAction* overlay = menu.addAction(tr("Overlay on Monitor"), this, &RunsPage::overlaySelected);
+  overlay->setEnabled(m_overlay->isEnabled());
+  menu.exec(m_view->viewport()->mapToGlobal(position));
+}
 
 int RunsPage::sourceRowOf(const QString& path) const {
   for (int row = 0; row < m_model->rowCount(); ++row) {
@@ -265,6 +329,7 @@ void RunsPage::refresh() {
   }
   setCurrentRun(m_current);
   updateEmptyState(static_cast<int>(paths.size()));
+  updateOverlayButton();
 }
 
 void RunsPage::updateRow(const RunSummary& summary) {

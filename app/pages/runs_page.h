@@ -9,6 +9,7 @@
 
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QSortFilterProxyModel;
 class QStackedWidget;
 class QStandardItem;
@@ -23,8 +24,10 @@ class EmptyState;
 /// directories opened in this window from anywhere else (a cluster mount, say). One row per run:
 /// name, status, step, best validation PSNR / SSIM / LPIPS, last change, location. Sortable by
 /// any column; reread every refreshIntervalMs() by following the runs' files (cheap: only
-/// appended metrics are read). Double-click or Enter opens a run (openRequested()). The folder
-/// and the table's sort and column widths are remembered in WindowSettings.
+/// appended metrics are read). Double-click or Enter opens a run (openRequested()); with runs
+/// selected (Ctrl or Shift for several), Overlay on Monitor or the context menu draws their
+/// curves over the open run's (overlayRequested()). The folder and the table's sort and column
+/// widths are remembered in WindowSettings.
 class RunsPage : public QWidget {
   Q_OBJECT
 
@@ -61,16 +64,26 @@ class RunsPage : public QWidget {
   QString cellText(int row, Column column) const;
   QString pathAt(int row) const;
   QTreeView* view() const { return m_view; }
+  /// Selects the rows of `paths` (others are deselected); paths not listed are ignored.
+  void selectRuns(const QStringList& paths);
+  /// The selected runs, in table order.
+  QStringList selectedRuns() const;
+  /// Asks for the selected runs (but the open one) to be overlaid; false when there are none.
+  bool overlaySelected();
 
  Q_SIGNALS:
   /// The user asked to open the run directory `path` (double-click or Enter on its row).
   void openRequested(const QString& path);
+  /// The user asked to draw the curves of `paths` over the open run's (Overlay on Monitor).
+  void overlayRequested(const QStringList& paths);
 
  private:
   void chooseFolder();
   void updateRow(const RunSummary& summary);
   int sourceRowOf(const QString& path) const;
   void updateEmptyState(int runs);
+  void updateOverlayButton();
+  void showContextMenu(const QPoint& position);
 
   QString m_folder;
   QStringList m_opened;
@@ -80,6 +93,7 @@ class RunsPage : public QWidget {
 
   QLineEdit* m_folderEdit = nullptr;
   QLabel* m_count = nullptr;
+  QPushButton* m_overlay = nullptr;
   QStandardItemModel* m_model = nullptr;
   QSortFilterProxyModel* m_proxy = nullptr;
   QTreeView* m_view = nullptr;

@@ -13,6 +13,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QStackedWidget>
@@ -25,6 +26,9 @@ namespace {
 
 // Smallest side of one sample panel, in pixels.
 constexpr int kMinCellSide = 48;
+// Spacing of the grid: between columns, and between rows.
+constexpr int kAcross = 16;
+constexpr int kDown = 10;
 
 }  // namespace
 
@@ -94,6 +98,7 @@ SamplesPage::SamplesPage(QWidget* parent) : QWidget(parent) {
   toolbar->addSpacing(12);
   toolbar->addWidget(new QLabel(tr("Zoom"), this));
   toolbar->addWidget(m_zoomBox);
+  m_stepSlider->setMinimumWidth(80);
 
   m_info = new QLabel(this);
   m_info->setObjectName(QStringLiteral("sampleInfo"));
@@ -105,16 +110,21 @@ SamplesPage::SamplesPage(QWidget* parent) : QWidget(parent) {
   m_grid->setObjectName(QStringLiteral("sampleGrid"));
   m_gridLayout = new QGridLayout(m_grid);
   m_gridLayout->setContentsMargins(0, 0, 0, 0);
-  m_gridLayout->setHorizontalSpacing(16);
-  m_gridLayout->setVerticalSpacing(10);
-  // The host takes whatever space the page has (its size policy ignores the grid's), and
-  // fitCells() sizes the cells from it; the grid sits centred at its top.
-  m_gridHost = new QWidget(this);
-  m_gridHost->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
-  auto* hostLayout = new QVBoxLayout(m_gridHost);
-  hostLayout->setContentsMargins(0, 0, 0, 0);
-  hostLayout->addWidget(m_grid, 0, Qt::AlignHCenter | Qt::AlignTop);
-  m_gridHost->installEventFilter(this);
+  m_gridLayout->setHorizontalSpacing(kAcross);
+  m_gridLayout->setVerticalSpacing(kDown);
+  // One scroll area for the whole grid: at 2x and 4x the page scrolls, never each clip in a
+  // box of its own. fitCells() sizes the cells from the space the area shows, and lays the
+  // clips out in as many columns as make them largest; the grid sits centred at its top.
+  auto* holder = new QWidget(this);
+  auto* holderLayout = new QVBoxLayout(holder);
+  holderLayout->setContentsMargins(0, 0, 0, 0);
+  holderLayout->addWidget(m_grid, 0, Qt::AlignHCenter | Qt::AlignTop);
+  m_gridHost = new QScrollArea(this);
+  m_gridHost->setObjectName(QStringLiteral("sampleScroll"));
+  m_gridHost->setFrameShape(QFrame::NoFrame);
+  m_gridHost->setWidgetResizable(true);
+  m_gridHost->setWidget(holder);
+  m_gridHost->viewport()->installEventFilter(this);
 
   m_timeline = new widgets::ClipTimeline(this);
   m_timeline->setObjectName(QStringLiteral("samplesTimeline"));
@@ -241,11 +251,19 @@ void SamplesPage::loadCurrent() {
   const int rows = clipRowsIn(size);
   const int half = size.width() / 2;
   const int side = size.height() / rows;
-  if (rows * 2 != m_players.size()) rebuildPlayers(rows);
+  const bool fresh = rows * 2 != m_players.size();
+  if (fresh) rebuildPlayers(rows);
   for (int r = 0; r < rows; ++r) {
     m_players[2 * r]->setFrames(widgets::cropFrames(frames, QRect(0, r * side, half, side)));
     m_players[2 * r + 1]->setFrames(
         widgets::cropFrames(frames, QRect(half, r * side, size.width() - half, side)));
+  }
+  // The clips play, as a GIF does in TensorBoard or a browser: a still first frame hides what
+  // the tokenizer did (a causal tokenizer's frame 0 is often its worst). A new sample keeps
+  // the frame and the play/pause the user chose.
+  if (fresh) {
+    fitCells();
+    m_timeline->play();
   }
   m_info->setText(tr("%1 \u2014 %2 clip(s), %3 frame(s) of %4\u00d7%5")
                       .arg(QDir::toNativeSeparators(QDir(m_runDir).relativeFilePath(path)))
@@ -261,6 +279,8 @@ void SamplesPage::rebuildPlayers(int rows) {
   for (QWidget* label : m_gridLabels) delete label;
   m_players.clear();
   m_gridLabels.clear();
+  m_headings.clear();
+  m_clipLabels.clear();
   if (rows <= 0) return;
   auto heading = [this](const QString& text, Qt::Alignment alignment) {
     auto* label = new QLabel(text, m_grid);
@@ -271,53 +291,102 @@ void SamplesPage::rebuildPlayers(int rows) {
     m_gridLabels.append(label);
     return label;
   };
-  // Columns: clip label | original | reconstruction, each pair side by side in square cells
-  // that fitCells() sizes to the space.
-  m_gridLayout->addWidget(heading(tr("Original"), Qt::AlignHCenter), 0, 1);
-  m_gridLayout->addWidget(heading(tr("Reconstruction"), Qt::AlignHCenter), 0, 2);
+  // Each clip: label | original | reconstruction, in square cells that fitCells() sizes and
+  // places (several clips side by side when that makes them larger); one pair of headings
+  // over each column of clips.
+  for (int c = 0; c < rows; ++c) {
+    m_headings.append(heading(tr("Original"), Qt::AlignHCenter));
+    m_headings.append(heading(tr("Reconstruction"), Qt::AlignHCenter));
+  }
   const auto zoom = static_cast<ClipPlayer::Zoom>(m_zoomBox->currentData().toInt());
   for (int r = 0; r < rows; ++r) {
     auto* label = new QLabel(tr("clip %1").arg(r + 1), m_grid);
     label->setForegroundRole(QPalette::PlaceholderText);
     label->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     m_gridLabels.append(label);
-    m_gridLayout->addWidget(label, r + 1, 0);
+    m_clipLabels.append(label);
     for (int c = 0; c < 2; ++c) {
       auto* player = new ClipPlayer(m_grid);
       player->setObjectName(
           QStringLiteral("sample%1%2").arg(r).arg(c == 0 ? "Original" : "Reconstruction"));
       player->setZoom(zoom);
-      m_gridLayout->addWidget(player, r + 1, c + 1);
       m_players.append(player);
       m_timeline->attach(player);
     }
   }
+  m_columns = 0;
   fitCells();
 }
 
 bool SamplesPage::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == m_gridHost && event->type() == QEvent::Resize) fitCells();
+  if (watched == m_gridHost->viewport() && event->type() == QEvent::Resize) fitCells();
   return QWidget::eventFilter(watched, event);
 }
 
 void SamplesPage::fitCells() {
-  const int rows = static_cast<int>(m_players.size()) / 2;
-  if (rows == 0) return;
+  const int clips = static_cast<int>(m_players.size()) / 2;
+  if (clips == 0) return;
   int labelWidth = 0;
   int headingHeight = 0;
-  for (QWidget* label : m_gridLabels) {
+  for (QWidget* label : std::as_const(m_clipLabels)) {
     labelWidth = std::max(labelWidth, label->sizeHint().width());
-    headingHeight = std::max(headingHeight, label->sizeHint().height());
   }
-  const int across = m_gridLayout->horizontalSpacing();
-  const int down = m_gridLayout->verticalSpacing();
-  const int byHeight = (m_gridHost->height() - headingHeight - (rows + 1) * down) / rows;
-  const int byWidth = (m_gridHost->width() - labelWidth - 3 * across) / 2;
-  const int side = std::max(kMinCellSide, std::min(byHeight, byWidth));
-  for (ClipPlayer* player : m_players) {
-    player->setFixedSize(side, side);
+  for (QWidget* heading : std::as_const(m_headings)) {
+    headingHeight = std::max(headingHeight, heading->sizeHint().height());
+  }
+  const QSize space = m_gridHost->viewport()->size();
+  // The side of a cell with `columns` clips side by side, each clip label | original | recon.
+  auto widthSide = [&](int columns) {
+    return (space.width() - columns * labelWidth - (3 * columns - 1) * kAcross) / (2 * columns);
+  };
+  auto heightSide = [&](int columns) {
+    const int rows = (clips + columns - 1) / columns;
+    return (space.height() - headingHeight - rows * kDown) / rows;
+  };
+  const auto zoom = static_cast<ClipPlayer::Zoom>(m_zoomBox->currentData().toInt());
+  const int factor = ClipPlayer::zoomFactor(zoom);
+  const QSize frame = m_players.front()->frameSize();
+  int side = kMinCellSide;
+  int columns = 1;
+  if (factor > 0 && !frame.isEmpty()) {
+    // Whole pixels: the cells are the frames' size; as many clips across as fit, and the page
+    // scrolls down the rest.
+    side = std::max(frame.width(), frame.height()) * factor;
+    while (columns < clips && widthSide(columns + 1) >= side) ++columns;
+  } else {
+    // Fit: the number of columns that gives the largest cells with every clip in view.
+    for (int c = 1; c <= clips; ++c) {
+      const int candidate = std::min(widthSide(c), heightSide(c));
+      if (candidate > side || c == 1) {
+        side = std::max(kMinCellSide, candidate);
+        columns = c;
+      }
+    }
+  }
+  for (ClipPlayer* player : m_players) player->setFixedSize(side, side);
+  if (columns == m_columns) return;
+  m_columns = columns;
+  for (QWidget* widget : std::as_const(m_gridLabels)) m_gridLayout->removeWidget(widget);
+  for (ClipPlayer* player : std::as_const(m_players)) m_gridLayout->removeWidget(player);
+  for (int c = 0; c < static_cast<int>(m_headings.size()) / 2; ++c) {
+    const bool used = c < columns;
+    m_headings[2 * c]->setVisible(used);
+    m_headings[2 * c + 1]->setVisible(used);
+    if (used) {
+      m_gridLayout->addWidget(m_headings[2 * c], 0, 3 * c + 1);
+      m_gridLayout->addWidget(m_headings[2 * c + 1], 0, 3 * c + 2);
+    }
+  }
+  for (int clip = 0; clip < clips; ++clip) {
+    const int row = 1 + clip / columns;
+    const int column = 3 * (clip % columns);
+    m_gridLayout->addWidget(m_clipLabels[clip], row, column);
+    m_gridLayout->addWidget(m_players[2 * clip], row, column + 1);
+    m_gridLayout->addWidget(m_players[2 * clip + 1], row, column + 2);
   }
 }
+
+int SamplesPage::clipColumns() const { return m_columns; }
 
 void SamplesPage::setZoom(ClipPlayer::Zoom zoom) {
   const int index = m_zoomBox->findData(static_cast<int>(zoom));
@@ -326,6 +395,7 @@ void SamplesPage::setZoom(ClipPlayer::Zoom zoom) {
     m_zoomBox->setCurrentIndex(index);
   }
   for (ClipPlayer* player : m_players) player->setZoom(zoom);
+  fitCells();
 }
 
 void SamplesPage::updateStepControls() {

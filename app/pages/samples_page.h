@@ -13,6 +13,7 @@ class QCheckBox;
 class QComboBox;
 class QGridLayout;
 class QLabel;
+class QScrollArea;
 class QSlider;
 class QStackedWidget;
 class QToolButton;
@@ -29,8 +30,12 @@ class EmptyState;
 /// validation clips stacked top to bottom, each original | reconstruction). One step slider
 /// over the steps that exist chooses the GIF for every panel; each clip row is cut into an
 /// original and a reconstruction player, all driven by one timeline (play/pause, frame
-/// stepping, fps) and one zoom. The folder is polled every second, so a live run's new samples
-/// appear (and, with "Follow new samples", are shown) as they are written.
+/// stepping, fps) and one zoom. The clips play as soon as they are shown (a GIF plays in
+/// TensorBoard too), and a new sample keeps the frame and the play/pause the user chose. Fit
+/// makes the cells as large as the page allows, putting clips side by side when that helps;
+/// 1x, 2x and 4x give whole pixels and the page scrolls. The folder is polled every second, so
+/// a live run's new samples appear (and, with "Follow new samples", are shown) as they are
+/// written.
 class SamplesPage : public QWidget {
   Q_OBJECT
 
@@ -69,6 +74,10 @@ class SamplesPage : public QWidget {
   widgets::ClipTimeline* timeline() const { return m_timeline; }
   /// Row by row: original, reconstruction, original, reconstruction, ...
   QList<widgets::ClipPlayer*> players() const { return m_players; }
+  /// Clips side by side in the grid now (1 with one clip per row; 0 with none).
+  int clipColumns() const;
+  /// The scroll area around the grid (the only one: clips never scroll on their own).
+  QScrollArea* gridScrollArea() const { return m_gridHost; }
 
  public Q_SLOTS:
   /// Shows the sample of `step` when there is one.
@@ -107,10 +116,13 @@ class SamplesPage : public QWidget {
   QCheckBox* m_follow = nullptr;
   QComboBox* m_zoomBox = nullptr;
   QLabel* m_info = nullptr;
-  QWidget* m_gridHost = nullptr;
+  QScrollArea* m_gridHost = nullptr;
   QWidget* m_grid = nullptr;
   QGridLayout* m_gridLayout = nullptr;
-  QList<QWidget*> m_gridLabels;
+  QList<QWidget*> m_gridLabels;  // every label of the grid (headings and clip labels)
+  QList<QWidget*> m_headings;    // "Original", "Reconstruction" for each possible column
+  QList<QWidget*> m_clipLabels;  // "clip 1", ... one per clip
+  int m_columns = 0;
   QList<widgets::ClipPlayer*> m_players;
   widgets::ClipTimeline* m_timeline = nullptr;
   QTimer m_poll;

@@ -29,6 +29,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QPalette>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -57,6 +58,7 @@ constexpr int kPreviewClips = 4;
 constexpr int kDataInfoTimeLimitMs = 10 * 60 * 1000;
 constexpr int kModelInfoTimeLimitMs = 2 * 60 * 1000;
 const QString kRunDirPath = QStringLiteral("run_dir");
+const QString kDataPath = QStringLiteral("data.path");
 
 Json::json_pointer pointerOf(const QString& path) {
   std::string pointer;
@@ -150,9 +152,11 @@ SetupPage::SetupPage(QWidget* parent) : QWidget(parent) {
   layout->setSpacing(10);
   layout->addWidget(header);
   layout->addWidget(m_bar);
+  // The summary is always one line; the list of problems opens under the panels, so that
+  // neither moves the fields the user is about to click.
   layout->addWidget(m_summary);
-  layout->addWidget(m_problems);
   layout->addWidget(m_tabs, 1);
+  layout->addWidget(m_problems);
 
   connect(m_modelQuery, &TrainerQuery::busy, m_modelInfo, &ModelInfoView::setComputing);
   connect(m_modelQuery, &TrainerQuery::succeeded, m_modelInfo, &ModelInfoView::setResult);
@@ -162,6 +166,14 @@ SetupPage::SetupPage(QWidget* parent) : QWidget(parent) {
   connect(m_dataQuery, &TrainerQuery::succeeded, m_dataInfo, &DataInfoView::setResult);
   connect(m_dataQuery, &TrainerQuery::failed, m_dataInfo,
           [this](const QString& message) { m_dataInfo->setError(message); });
+  // What data-info finds wrong is a problem like any other: a launch would fail on it.
+  connect(m_dataQuery, &TrainerQuery::busy, this, [this] { setDataProblem({}); });
+  connect(m_dataQuery, &TrainerQuery::succeeded, this, [this] {
+    setDataProblem(m_dataInfo->state() == DataInfoView::State::Ready ? m_dataInfo->problem()
+                                                                     : m_dataInfo->statusText());
+  });
+  connect(m_dataQuery, &TrainerQuery::failed, this,
+          [this](const QString& message) { setDataProblem(message); });
 
   m_trainerText = tr("not searched");
   m_trainer->setText(m_trainerText);
@@ -297,10 +309,18 @@ QStringList SetupPage::validationErrors() const {
   for (const auto& [path, message] : m_configErrors) {
     errors << (path.isEmpty() ? message : path + QStringLiteral(": ") + message);
   }
+  if (!m_dataProblem.isEmpty()) errors << kDataPath + QStringLiteral(": ") + m_dataProblem;
   for (const QString& problem : runDirectoryProblems()) {
     errors << kRunDirPath + QStringLiteral(": ") + problem;
   }
   return errors;
+}
+
+void SetupPage::setDataProblem(const QString& problem) {
+  if (problem == m_dataProblem) return;
+  m_dataProblem = problem;
+  refreshProblemList();
+  Q_EMIT configChanged();  // a refused launch is checked again
 }
 
 void SetupPage::refreshProblemList() {
@@ -313,10 +333,14 @@ void SetupPage::refreshProblemList() {
     item->setToolTip(tr("Click to go to %1").arg(path.isEmpty() ? tr("the document") : path));
   };
   for (const auto& [path, message] : m_configErrors) addItem(path, message);
+  if (!m_dataProblem.isEmpty()) addItem(kDataPath, m_dataProblem);
   for (const QString& problem : runDirectoryProblems()) addItem(kRunDirPath, problem);
 
   const int count = m_problems->count();
-  if (count == 0) {
+  if (count == 0 && m_dataQuery->isBusy()) {
+    m_summary->setText(tr("\u2713  No problems in the settings; the data is being checked\u2026"));
+    setColor(m_summary, kOkColor);
+  } else if (count == 0) {
     m_summary->setText(tr("\u2713  No problems: this configuration can be launched."));
     setColor(m_summary, kOkColor);
   } else {
@@ -557,17 +581,71 @@ bool SetupPage::applyPreset(const QString& name) {
   m_modified = false;
   m_presetBox->setCurrentIndex(m_presetBox->findData(name));
   suggestRunName();
-  m_message->hide();
+  showMessage({}, false);
   setDocument(core::toJson(load.config));
   return true;
 }
 
-QString SetupPage::lastMessage() const { return m_message->text(); }
+QString SetupPage::lastMessage() const { return m_messageText; }
+
+bool SetupPage::isModified() const { return m_modified; }
+
+bool SetupPage::confirmDiscardEdits(const QString& action) {
+  if (!m_modified) return true;
+  QMessageBox box(QMessageBox::Question, action,
+                  tr("Discard your changes to the settings (%1)?").arg(configText()),
+                  QMessageBox::Cancel, this);
+  box.setObjectName(QStringLiteral("discardEditsBox"));
+  box.setInformativeText(tr("Save JSON\u2026 keeps them in a file first."));
+  QPushButton* discard = box.addButton(tr("Discard Changes"), QMessageBox::DestructiveRole);
+  box.setDefaultButton(QMessageBox::Cancel);
+  box.exec();
+  return box.clickedButton() == discard;
+}
+
+void SetupPage::choosePreset(int index) {
+  const QString name = m_presetBox->itemData(index).toString();
+  if (name == m_preset && !m_modified) return;
+  if (!confirmDiscardEdits(tr("Preset %1").arg(name))) {
+    // The chooser goes back to what the settings still are.
+    m_presetBox->setCurrentIndex(m_preset.isEmpty() ? -1 : m_presetBox->findData(m_preset));
+    return;
+  }
+  if (!applyPreset(name)) return;
+  // Presets that do not say what to train on are meant for the user's own footage (demo
+  // alone says "synthetic"): ask for it now rather than train on procedural clips unasked.
+  const nlohmann::ordered_json overrides = core::presetOverrides(name.toStdString());
+  const bool saysData = overrides.contains("data") && overrides["data"].contains("type");
+  if (!saysData) askForDataFolder();
+}
+
+void SetupPage::askForDataFolder() {
+  const Json frames = value(QStringLiteral("data.num_frames"));
+  const bool images = frames.is_number_integer() && frames.get<int>() == 1;
+  QFileDialog dialog(this, images ? tr("Folder of your images for %1").arg(m_preset)
+                                  : tr("Folder of your videos for %1").arg(m_preset));
+  dialog.setObjectName(QStringLiteral("dataFolderDialog"));
+  dialog.setFileMode(QFileDialog::Directory);
+  dialog.setOption(QFileDialog::ShowDirsOnly);
+  if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty()) {
+    showMessage(tr("%1 trains on procedural clips until you choose a folder of %2 "
+                   "(Dataset \u25b8 Source)")
+                    .arg(m_preset, images ? tr("images") : tr("videos")),
+                false);
+    return;
+  }
+  setValue(QStringLiteral("data.type"), images ? "images" : "videos");
+  setValue(QStringLiteral("data.path"), dialog.selectedFiles().front().toStdString());
+  showPanel(Panel::Dataset);
+}
 
 void SetupPage::showMessage(const QString& text, bool error) {
-  m_message->setText(text);
+  // The line keeps its place when empty: a message appearing must not move the fields.
+  m_message->setToolTip(text);
+  m_message->setText(m_message->fontMetrics().elidedText(text, Qt::ElideMiddle,
+                                                         std::max(200, m_message->width())));
+  m_messageText = text;
   setColor(m_message, error ? kErrorColor : kOkColor);
-  m_message->setVisible(!text.isEmpty());
 }
 
 void SetupPage::refreshSourceLabel() {
@@ -576,11 +654,15 @@ void SetupPage::refreshSourceLabel() {
     text = tr("File %1").arg(QDir::toNativeSeparators(m_sourceFile));
   } else if (!m_preset.isEmpty()) {
     text = tr("Preset \u201c%1\u201d").arg(m_preset);
+    const int index = m_presetBox->findData(m_preset);
+    const QString description = m_presetBox->itemData(index, Qt::ToolTipRole).toString();
+    if (!description.isEmpty()) text += QStringLiteral(": ") + description;
   } else {
     text = tr("Defaults");
   }
   if (m_modified) text += tr(" \u2014 modified");
   m_source->setText(text);
+  m_source->setToolTip(text);
   m_source->setForegroundRole(QPalette::PlaceholderText);
 }
 

@@ -66,8 +66,9 @@ class SetupPage : public QWidget {
   /// what a launch gives the trainer.
   QString configJsonText() const;
   const nlohmann::ordered_json& configDocument() const { return m_doc; }
-  /// "path: message" for every problem: core validation of the document, then the run
-  /// directory's (empty name, already holds a run). Empty when a launch may start.
+  /// "path: message" for every problem: core validation of the document, what the trainer's
+  /// data-info found wrong with the data (no such folder, no usable clip: "data.path: ..."),
+  /// then the run directory's (empty name, already holds a run). Empty when a launch may start.
   QStringList validationErrors() const;
   /// Runs folder joined with the run name, absolute and cleaned.
   QString runDirectory() const;
@@ -90,8 +91,18 @@ class SetupPage : public QWidget {
   /// Writes configJsonText() to `path` (atomically). Returns false, with the reason in
   /// lastMessage(), when it cannot.
   bool saveConfigFile(const QString& path);
-  /// Replaces the document with a compiled-in preset (core::loadPreset).
+  /// Replaces the document with a compiled-in preset (core::loadPreset), without asking.
   bool applyPreset(const QString& name);
+  /// What choosing preset `index` in the chooser does: asks before discarding unsaved edits
+  /// (confirmDiscardEdits()), applies the preset, and, for a preset that does not name its data
+  /// (every one but demo is meant for your own footage), asks for the folder of videos or
+  /// images; cancelled, the preset keeps the procedural clips and the page says so.
+  void choosePreset(int index);
+  /// True once the document was edited since it was loaded, saved or reset to a preset.
+  bool isModified() const;
+  /// Without edits: true. Otherwise asks whether to discard them (`action` titles the
+  /// question); true when the user agrees.
+  bool confirmDiscardEdits(const QString& action);
   /// The preset the document came from; empty after loading a file.
   QString presetName() const { return m_preset; }
   /// The last load/save outcome shown in the page.
@@ -175,11 +186,15 @@ class SetupPage : public QWidget {
   void chooseAndSave();
   void chooseRunsFolder();
   void showMessage(const QString& text, bool error);
+  void setDataProblem(const QString& problem);
+  void askForDataFolder();
   QStringList runDirectoryProblems() const;
   int panelOf(const QString& path) const;
 
   nlohmann::ordered_json m_doc;
   std::vector<std::pair<QString, QString>> m_configErrors;  // path, message
+  QString m_dataProblem;  // what data-info found wrong; "" when nothing (or not known yet)
+  QString m_messageText;  // the load/save message in full (the label may elide it)
   QString m_preset;
   QString m_sourceFile;
   bool m_modified = false;

@@ -21,11 +21,13 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListView>
 #include <QListWidget>
 #include <QPalette>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -122,6 +124,21 @@ QScrollArea* scrollable(QWidget* content) {
   return scroll;
 }
 
+// The preset list: "name — description" in the open list, the name alone in the closed box.
+class PresetDelegate : public QStyledItemDelegate {
+ public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+
+ protected:
+  void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+    QStyledItemDelegate::initStyleOption(option, index);
+    const QString description = index.data(Qt::ToolTipRole).toString();
+    if (!description.isEmpty()) {
+      option->text = QStringLiteral("%1 \u2014 %2").arg(option->text, description);
+    }
+  }
+};
+
 QLabel* mutedLabel(const QString& text, QWidget* parent) {
   auto* label = new QLabel(text, parent);
   label->setWordWrap(true);
@@ -185,15 +202,20 @@ void SetupPage::buildTopBar() {
   m_presetBox->setObjectName(QStringLiteral("presetBox"));
   m_presetBox->setPlaceholderText(tr("(from a file)"));
   m_presetBox->setMinimumWidth(170);
+  // The open list shows each preset with its description; the closed box, its name.
+  m_presetBox->setItemDelegate(new PresetDelegate(m_presetBox));
+  m_presetBox->view()->setMinimumWidth(560);
+  m_presetBox->view()->setTextElideMode(Qt::ElideRight);
   for (const core::PresetInfo& preset : core::presets()) {
     const QString name = QString::fromStdString(preset.name);
     m_presetBox->addItem(name, name);
     m_presetBox->setItemData(m_presetBox->count() - 1, QString::fromStdString(preset.description),
                              Qt::ToolTipRole);
   }
-  m_presetBox->setToolTip(tr("Start from a compiled-in preset (replaces every setting)"));
-  connect(m_presetBox, &QComboBox::activated, this,
-          [this](int index) { applyPreset(m_presetBox->itemData(index).toString()); });
+  m_presetBox->setToolTip(
+      tr("Start from a compiled-in preset (replaces every setting; asks first when you have "
+         "edited them)"));
+  connect(m_presetBox, &QComboBox::activated, this, &SetupPage::choosePreset);
 
   m_loadButton = new QPushButton(tr("Load JSON\u2026"), bar);
   m_loadButton->setObjectName(QStringLiteral("loadButton"));
@@ -209,11 +231,12 @@ void SetupPage::buildTopBar() {
   m_source = new QLabel(bar);
   m_source->setObjectName(QStringLiteral("configSource"));
   m_source->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_source->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   m_message = new QLabel(bar);
   m_message->setObjectName(QStringLiteral("loadSaveMessage"));
-  m_message->setWordWrap(true);
   m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_message->hide();
+  m_message->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  m_message->setMinimumHeight(m_message->fontMetrics().height());
 
   m_runsFolder = new QLineEdit(bar);
   m_runsFolder->setObjectName(QStringLiteral("runsFolder"));
@@ -242,6 +265,8 @@ void SetupPage::buildTopBar() {
   m_trainer->setObjectName(QStringLiteral("trainerValue"));
   m_trainer->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_trainer->setForegroundRole(QPalette::PlaceholderText);
+  // Long paths must not widen the window: cut at its edge, whole in the tooltip.
+  m_trainer->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
 
   auto* grid = new QGridLayout(bar);
   grid->setContentsMargins(0, 0, 0, 0);

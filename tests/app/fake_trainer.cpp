@@ -3,6 +3,8 @@
 //
 //   fake_trainer train --config F --run-dir D [--resume] [--control-stdin] ...
 //   fake_trainer compare ARGS...        prints its arguments on stderr, exits $TB_FAKE_EXIT (0)
+//   fake_trainer data-info ...          prints what the real one prints for the demo preset's
+//                                       procedural clips (the Setup page asks it)
 //
 // Behaviour (environment):
 //   TB_FAKE_MODE     normal | ignore-stop | hang | crash | fail | exit3 | usage | nodone | flood |
@@ -12,6 +14,10 @@
 //   TB_FAKE_FLOOD    metric lines of the flood (default 100000)
 //   TB_FAKE_FLOOD_VALUES  values per flood metric line (default 2)
 //   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
+//
+// Like the real trainer, every mode that trains holds an flock on <run dir>/.lock while it runs,
+// appends each event it prints to <run dir>/events.jsonl and each metric to metrics.jsonl, so a
+// window following the run directory sees what it would see of a real run.
 //
 // normal:      hello, per step a metric and a progress event, a sample and a checkpoint half
 //              way (files really written in the run dir), done "completed", exit 0. A stop line
@@ -31,6 +37,7 @@
 // silent:      hello, TB_FAKE_SILENT_MS of silence, one progress, done "completed".
 // chatty:      200 lines on stderr, hello, done "completed".
 #include "core/event_protocol.h"
+#include "core/metrics_log.h"
 #include "core/version.h"
 
 #include <atomic>
@@ -46,7 +53,9 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace {
@@ -69,10 +78,29 @@ void writeRaw(const std::string& bytes) {
   std::fflush(stdout);
 }
 
+// The run directory's events.jsonl and metrics.jsonl, once train() opened them.
+std::ofstream g_events;
+std::ofstream g_metrics;
+
 void emit(const Event& event, bool flush = true) {
   const std::string line = encodeEvent(event) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   if (flush) std::fflush(stdout);
+  if (g_events.is_open()) {
+    g_events << line;
+    if (flush) g_events.flush();
+  }
+  if (const auto* metric = std::get_if<MetricEvent>(&event); metric && g_metrics.is_open()) {
+    MetricsRow row;
+    row.step = metric->step;
+    row.wall_time = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count()) /
+                    1000.0;
+    row.values = metric->values;
+    g_metrics << formatMetricsLine(row) << '\n';
+    if (flush) g_metrics.flush();
+  }
 }
 
 void sleepMs(long ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
@@ -248,6 +276,14 @@ int train(const std::vector<std::string>& args) {
   if (!config.empty() && fs::exists(config)) {
     fs::copy_file(config, runDir / "config.json", fs::copy_options::overwrite_existing);
   }
+  // Held (and the files open) until the process ends, however it ends.
+  const int lock = ::open((runDir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    std::cerr << "fake_trainer: " << runDir.string() << " is locked by another trainer\n";
+    return 2;
+  }
+  g_events.open(runDir / "events.jsonl", std::ios::app);
+  g_metrics.open(runDir / "metrics.jsonl", std::ios::app);
   if (mode == "normal") return normalRun(runDir, controlStdin, false);
   if (mode == "ignore-stop") return normalRun(runDir, controlStdin, true);
   if (mode == "flood") return flood(runDir);
@@ -316,6 +352,14 @@ int main(int argc, char** argv) {
     return static_cast<int>(envInt("TB_FAKE_EXIT", 0));
   }
   if (args[0] == "train") return train({args.begin() + 1, args.end()});
+  if (args[0] == "data-info") {
+    std::cout << R"({"type":"synthetic","path":"","files":512,"train_files":461,)"
+              << R"("valid_files":51,"train_clips":461,"valid_clips":51,)"
+              << R"("frames":{"min":5,"max":5,"total":2560},)"
+              << R"("resolutions":[{"width":32,"height":32,"files":512}],"skipped":[],)"
+              << R"("preview":[]})" << std::endl;
+    return 0;
+  }
   std::cerr << "fake_trainer: unknown subcommand " << args[0] << "\n";
   return 2;
 }

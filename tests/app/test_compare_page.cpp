@@ -398,7 +398,10 @@ class ComparePageTest : public QObject {
     QTemporaryDir runs;
     const QString a = runs.filePath(QStringLiteral("vqgan-run"));
     const QString b = runs.filePath(QStringLiteral("magvit2-run"));
-    QVERIFY(QDir().mkpath(a) && QDir().mkpath(b));
+    for (const QString& run : {a, b}) {  // run directories: each with its config.json
+      QFile config(QDir(run).filePath(QStringLiteral("config.json")));
+      QVERIFY(QDir().mkpath(run) && config.open(QIODevice::WriteOnly) && config.write("{}\n") == 3);
+    }
     tb::app::MainWindow window;
     QVERIFY(window.openRunDirectory(a));
     QVERIFY(window.openRunDirectory(b));
@@ -407,7 +410,9 @@ class ComparePageTest : public QObject {
     QCOMPARE(form->entries()[0].name, QStringLiteral("vqgan-run"));
     QCOMPARE(form->entries()[1].path, b);
     QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("2 runs open"));
-    QVERIFY(form->effectiveOutputDirectory().startsWith(a + QStringLiteral("/compare/")));
+    // Beside the runs, never inside one.
+    QVERIFY2(form->effectiveOutputDirectory().startsWith(runs.filePath(QStringLiteral("comparisons/"))),
+             qPrintable(form->effectiveOutputDirectory()));
     QVERIFY(form->commandLine().contains(QStringLiteral("--checkpoint vqgan-run=") + a));
 
     QString problem;
@@ -535,7 +540,7 @@ class ComparePageTest : public QObject {
     const QString trainer = qEnvironmentVariable("TB_TEST_TRAINER");
     if (trainer.isEmpty()) QSKIP("TB_TEST_TRAINER is not set (the slow test sets it)");
     QTemporaryDir dir;
-    // Two checkpoint folders (the same seed: the same weights), opened as the window opens runs.
+    // Two checkpoint folders (the same seed: the same weights), listed as tokenizers.
     QStringList folders;
     for (const char* name : {"demo-a", "demo-b"}) {
       folders << dir.filePath(QString::fromLatin1(name));
@@ -550,9 +555,13 @@ class ComparePageTest : public QObject {
     tb::app::TrainerLocation location;
     location.path = trainer;
     window.setTrainerLocation(location);
-    for (const QString& folder : folders) QVERIFY(window.openRunDirectory(folder));
     window.setCurrentPage(tb::app::PageId::Compare);
     ComparePage* page = window.comparePage();
+    // Checkpoint folders are compared, not opened as runs.
+    for (const QString& folder : folders) {
+      QVERIFY(!window.openRunDirectory(folder));
+      page->setupForm()->addEntry(folder);
+    }
     page->setupForm()->setClipCount(2);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -567,7 +576,7 @@ class ComparePageTest : public QObject {
     QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(page->setupForm()->statusText()));
     QVERIFY(page->isShowingReview());
     const auto& report = page->review()->report();
-    QVERIFY(report->directory().startsWith(folders[0] + QStringLiteral("/compare/")));
+    QVERIFY(report->directory().startsWith(dir.filePath(QStringLiteral("comparisons/"))));
     QCOMPARE(report->clips().size(), 2);
     QCOMPARE(report->tokenizers().size(), 2);
     QCOMPARE(report->tokenizers()[1].name, QStringLiteral("demo-b"));

@@ -16,6 +16,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QLabel>
 #include <QListWidget>
@@ -32,6 +33,16 @@
 
 using tb::app::MainWindow;
 using tb::app::PageId;
+
+namespace {
+
+// A run directory as a trainer starts one: a folder with its config.json.
+bool makeRun(const QString& path) {
+  QFile config(QDir(path).filePath(QStringLiteral("config.json")));
+  return QDir().mkpath(path) && config.open(QIODevice::WriteOnly) && config.write("{}\n") == 3;
+}
+
+}  // namespace
 
 class TestMainWindow : public QObject {
   Q_OBJECT
@@ -125,7 +136,7 @@ class TestMainWindow : public QObject {
     QTemporaryDir runs;
     QVERIFY(runs.isValid());
     const QString run = runs.filePath(QStringLiteral("run-042"));
-    QVERIFY(QDir().mkpath(run));
+    QVERIFY(makeRun(run));
     MainWindow window;
     QSignalSpy opened(&window, &MainWindow::runDirectoryOpened);
 
@@ -145,7 +156,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.runsPage()->runDirectories().size(), 1);
 
     const QString second = runs.filePath(QStringLiteral("run-043"));
-    QVERIFY(QDir().mkpath(second));
+    QVERIFY(makeRun(second));
     QVERIFY(window.openRunDirectory(second));
     QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("2 runs open"));
   }

@@ -103,15 +103,30 @@ class TestMainWindowRuns : public QObject {
     QCOMPARE(WindowSettings().recentRuns().value(0), runDir);
     // The next launch would go to a new run beside it; Resume continues this one.
     QVERIFY(window.setupPage()->runDirectory() != runDir);
-    QTRY_VERIFY(window.runControlBar()->resumeButton()->isEnabled());
     QCOMPARE(window.runControlBar()->stateText(), QStringLiteral("Completed at step 20"));
+    // A completed run has nothing left to resume.
+    QTRY_VERIFY(!window.runControlBar()->resumeButton()->isEnabled());
+    QVERIFY(window.runControlBar()->resumeButton()->toolTip().contains(QLatin1String("completed")));
     shoot(window, QStringLiteral("completed"));
 
-    QTest::mouseClick(window.runControlBar()->resumeButton(), Qt::LeftButton);
-    QCOMPARE(window.runController()->request().runDir, runDir);
-    QVERIFY(window.runController()->request().resume);
+    // A stopped one does: Resume continues it in its own directory.
+    qputenv("TB_FAKE_STEPS", "100000");
+    const QString second = window.setupPage()->runDirectory();
+    QSignalSpy progress(window.runController(), &RunController::progressReceived);
+    QTest::mouseClick(window.runControlBar()->launchButton(), Qt::LeftButton);
+    QVERIFY(progress.wait(kTimeoutMs));
+    QTest::mouseClick(window.runControlBar()->stopButton(), Qt::LeftButton);
     QVERIFY(waitForEnd(window.runController()));
-    QCOMPARE(window.runController()->state(), State::Completed);
+    QCOMPARE(window.runController()->state(), State::Stopped);
+    QCOMPARE(window.openRunDirectoryPath(), second);
+    QTRY_VERIFY(window.runControlBar()->resumeButton()->isEnabled());
+    QTest::mouseClick(window.runControlBar()->resumeButton(), Qt::LeftButton);
+    QCOMPARE(window.runController()->request().runDir, second);
+    QVERIFY(window.runController()->request().resume);
+    QVERIFY(progress.wait(kTimeoutMs));
+    window.runControlBar()->stop();
+    QVERIFY(waitForEnd(window.runController()));
+    QCOMPARE(window.runController()->state(), State::Stopped);
   }
 
   void failedRunShowsWhyInTheWindow() {

@@ -179,6 +179,9 @@ class SamplesPageTest : public QObject {
         addSample(run.path(), QStringLiteral("sample_step_a.gif"), QStringLiteral("step_100.gif")));
     QVERIFY(
         addSample(run.path(), QStringLiteral("sample_step_b.gif"), QStringLiteral("step_200.gif")));
+    QFile config(run.filePath(QStringLiteral("config.json")));  // what makes it a run
+    QVERIFY(config.open(QIODevice::WriteOnly) && config.write("{}\n") == 3);
+    config.close();
     tb::app::MainWindow window;
     window.setRemembersWindowState(false);
     QVERIFY(window.openRunDirectory(run.path()));

@@ -159,8 +159,20 @@ class SetupPageTest : public QObject {
         case tb::core::FieldType::Int: {
           auto* spin = qobject_cast<QSpinBox*>(editor->input());
           QVERIFY2(spin != nullptr, qPrintable(path));
-          if (field.spec.minValue()) QCOMPARE(spin->minimum(), int(*field.spec.minValue()));
-          if (field.spec.maxValue()) QCOMPARE(spin->maximum(), int(*field.spec.maxValue()));
+          // The arrows stop at the key's range (typing may go past it, to be marked).
+          const QSignalBlocker quiet(spin);
+          const int shown = spin->value();
+          if (field.spec.minValue()) {
+            spin->setValue(int(*field.spec.minValue()));
+            spin->stepBy(-1);
+            QCOMPARE(spin->value(), int(*field.spec.minValue()));
+          }
+          if (field.spec.maxValue()) {
+            spin->setValue(int(*field.spec.maxValue()));
+            spin->stepBy(1);
+            QCOMPARE(spin->value(), int(*field.spec.maxValue()));
+          }
+          spin->setValue(shown);
           break;
         }
         case tb::core::FieldType::String:
