@@ -434,6 +434,11 @@ void RunFollower::apply(Batch& batch) {
     m_settings = batch.settings;
     Q_EMIT settingsChanged();
   }
+  // What the events say (done, progress, error) is known before anyone hears of the rows, so
+  // that a listener looking at done() from rowsAppended() sees the batch's end, not its middle.
+  for (const core::Event& event : qAsConst(batch.events)) {
+    noteEvent(event);
+  }
   if (!batch.rows.empty()) {
     m_rowCount += static_cast<qint64>(batch.rows.size());
     m_lastStep = batch.rows.back().step;
@@ -441,9 +446,6 @@ void RunFollower::apply(Batch& batch) {
                                                   std::make_move_iterator(batch.rows.end())));
   }
   if (!batch.events.isEmpty()) {
-    for (const core::Event& event : qAsConst(batch.events)) {
-      noteEvent(event);
-    }
     Q_EMIT eventsAppended(batch.events);
   }
   m_codebookSteps = batch.codebookSteps;

@@ -223,9 +223,9 @@ class ComparePageTest : public QObject {
     QCOMPARE(model->rowCount(), 5);             // 4 clips + mean
     QCOMPARE(model->columnCount(), 2 + 2 * 2);  // clip, source, 2 tokenizers x (PSNR, SSIM)
     QCOMPARE(model->headerData(2, Qt::Horizontal).toString(),
-             QStringLiteral("untrained PSNR \u2191"));
+             QStringLiteral("untrained\nPSNR \u2191"));
     QCOMPARE(model->headerData(5, Qt::Horizontal).toString(),
-             QStringLiteral("trained SSIM \u2191"));
+             QStringLiteral("trained\nSSIM \u2191"));
     QCOMPARE(model->index(4, 0).data().toString(), QStringLiteral("mean"));
 
     const int trainedPsnr = 4;
@@ -362,7 +362,7 @@ class ComparePageTest : public QObject {
     review.setReport(CompareReport::load(dir.path()));
     QCOMPARE(review.tableModel()->columnCount(), 2 + 2 * 3);
     QCOMPARE(review.tableModel()->headerData(4, Qt::Horizontal).toString(),
-             QStringLiteral("untrained LPIPS \u2193"));
+             QStringLiteral("untrained\nLPIPS \u2193"));
     QCOMPARE(review.players()[1]->captionLines().size(), 3);
     QCOMPARE(review.players()[1]->captionLines().at(2), QStringLiteral("LPIPS 0.1000"));
   }

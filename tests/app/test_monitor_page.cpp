@@ -24,6 +24,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -78,6 +82,25 @@ QByteArray validRow(std::int64_t step) {
 
 // A run at step 200 of 300: train rows every 2 steps, validation every 50, GAN from step 100,
 // a non-finite step at 120 and a rollback at 124, codebook counts at 200.
+// The lock a live trainer holds on its run directory (a run without one and without a done
+// event is one whose trainer is gone: interrupted).
+class TrainerLock {
+ public:
+  explicit TrainerLock(const QString& dir)
+      : m_fd(::open(QFile::encodeName(dir + QStringLiteral("/.lock")).constData(),
+                    O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (m_fd >= 0) ::flock(m_fd, LOCK_EX | LOCK_NB);
+  }
+  ~TrainerLock() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  TrainerLock(const TrainerLock&) = delete;
+  TrainerLock& operator=(const TrainerLock&) = delete;
+
+ private:
+  int m_fd;
+};
+
 void writeRun(const QString& dir, double lossScale = 1.0) {
   writeFile(dir + QStringLiteral("/config.json"),
             R"({"version": 1, "loss": {"adversarial_weight": 0.1, "discr_start_step": 100},
@@ -208,6 +231,7 @@ class TestMonitorPage : public QObject {
   void progressAndEta() {
     QTemporaryDir run;
     writeRun(run.path());
+    const TrainerLock live(run.path());
     MonitorPage page;
     page.setRunDirectory(run.path());
     tb::app::RunProgressView* progress = page.progressView();
@@ -227,6 +251,7 @@ class TestMonitorPage : public QObject {
     // Without progress events: the last metrics row and config's max_steps.
     QTemporaryDir quiet;
     writeRun(quiet.path());
+    const TrainerLock alsoLive(quiet.path());
     writeFile(quiet.filePath(QStringLiteral("events.jsonl")), "");
     page.setRunDirectory(quiet.path());
     QCOMPARE(page.progressView()->state(), tb::app::RunProgressView::State::Running);
@@ -239,6 +264,7 @@ class TestMonitorPage : public QObject {
   void alertsAppearCountAndMark() {
     QTemporaryDir run;
     writeRun(run.path());
+    const TrainerLock live(run.path());
     MonitorPage page;
     page.resize(1280, 800);
     page.show();
@@ -333,6 +359,7 @@ class TestMonitorPage : public QObject {
     QVERIFY(QDir().mkpath(b));
     writeRun(a);
     writeRun(b);
+    const TrainerLock liveA(a);
     MonitorPage page;
     QVERIFY(!page.addOverlayRun(b));  // nothing open to overlay on
     page.setRunDirectory(a);
@@ -344,9 +371,14 @@ class TestMonitorPage : public QObject {
     QCOMPARE(overlay, QStringLiteral("train/loss \u00b7 run-b"));
     CurvePlot* loss = page.curvePlot();
     QCOMPARE(loss->pointCount(overlay), 100);
-    QCOMPARE(loss->seriesColor(overlay), loss->seriesColor(QStringLiteral("train/loss")));
-    QCOMPARE(loss->graph(overlay)->pen().style(), Qt::DashLine);
-    QCOMPARE(loss->graph(QStringLiteral("train/loss"))->pen().style(), Qt::SolidLine);
+    // Each run in a colour of its own (as TensorBoard and W&B draw runs); a metric keeps its
+    // line in every run, and the legend names it once.
+    QCOMPARE(loss->seriesColor(QStringLiteral("train/loss")), MonitorPage::runColor(0));
+    QCOMPARE(loss->seriesColor(overlay), MonitorPage::runColor(1));
+    QVERIFY(MonitorPage::runColor(0) != MonitorPage::runColor(1));
+    loss->replotNow();
+    QCOMPARE(loss->graph(overlay)->pen().style(),
+             loss->graph(QStringLiteral("train/loss"))->pen().style());
     // Alerts are the open run's: the overlay's rollback is not counted twice.
     QCOMPARE(page.alertBanner()->alertCount(), 2);
     page.clearOverlayRuns();
@@ -405,7 +437,8 @@ class TestMonitorPage : public QObject {
     QCOMPARE(page.progressView()->state(), tb::app::RunProgressView::State::Stopped);
     QVERIFY2(page.progressView()->text().contains(QLatin1String("step 153 of 300")),
              qPrintable(page.progressView()->text()));
-    QVERIFY(!page.alertBanner()->isVisible());  // this run had nothing to warn about
+    QVERIFY2(!page.alertBanner()->isVisible(),  // this run had nothing to warn about
+             qPrintable(page.alertBanner()->summaryText()));
 
     tb::widgets::CodebookView* codebook = page.codebookView();
     QCOMPARE(codebook->availableSteps(), QList<qint64>({25, 50, 75, 100, 125, 150}));

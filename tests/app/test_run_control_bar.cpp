@@ -158,8 +158,9 @@ class TestRunControlBar : public QObject {
     QVERIFY(copied.open(QIODevice::ReadOnly));
     QCOMPARE(QString::fromUtf8(copied.readAll()), kConfig);
     QVERIFY(f->controller.request().configFile.contains(QStringLiteral("tokenbench-config-")));
-    // Now there is a run to resume.
-    QTRY_VERIFY(f->bar.resumeButton()->isEnabled());
+    // A run that completed has nothing left to resume: Resume says so.
+    QTRY_VERIFY(f->bar.resumeButton()->toolTip().contains(QLatin1String("completed")));
+    QVERIFY(!f->bar.resumeButton()->isEnabled());
     const QImage shot = f->bar.grab().toImage();
     QVERIFY2(countColor(shot, QColor(0x1a, 0x7f, 0x37), 30) > 30, "no green state drawn");
     shoot(f->bar, QStringLiteral("completed"));
@@ -167,15 +168,23 @@ class TestRunControlBar : public QObject {
 
   void resumeContinuesTheRunWithItsOwnConfig() {
     auto f = makeBar("normal");
+    qputenv("TB_FAKE_STEPS", "100000");
+    QSignalSpy progress(&f->controller, &RunController::progressReceived);
     QVERIFY(f->bar.launch());
+    QVERIFY(progress.wait(kTimeoutMs));
+    f->bar.stop();
     QVERIFY(waitForEnd(f->controller));
+    QCOMPARE(f->controller.state(), State::Stopped);
     f->bar.setResumeDirectoryProvider([dir = f->runDir] { return dir; });
     QVERIFY(f->bar.resumeButton()->isEnabled());
     QTest::mouseClick(f->bar.resumeButton(), Qt::LeftButton);
     QVERIFY(f->controller.request().resume);
     QVERIFY(f->controller.request().configFile.isEmpty());
+    QVERIFY(progress.wait(kTimeoutMs));
+    f->bar.stop();
     QVERIFY(waitForEnd(f->controller));
-    QCOMPARE(f->controller.state(), State::Completed);
+    qunsetenv("TB_FAKE_STEPS");
+    QCOMPARE(f->controller.state(), State::Stopped);
   }
 
   void failureOpensDetailsWithErrorHintAndLog() {
