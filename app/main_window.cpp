@@ -229,7 +229,8 @@ bool MainWindow::openRunDirectory(const QString& path) {
       m_runsPage->setFolder(absolute);
       setCurrentPage(PageId::Runs);
       statusBar()->showMessage(
-          tr("%1 holds %n run(s): double-click one to open it", nullptr, runs).arg(shown),
+          runs == 1 ? tr("%1 holds 1 run: double-click it to open it").arg(shown)
+                    : tr("%1 holds %2 runs: double-click one to open it").arg(shown).arg(runs),
           kStatusMessageMs);
       return false;
     }
@@ -271,7 +272,8 @@ void MainWindow::overlayRuns(const QStringList& paths) {
   int added = 0;
   for (const QString& path : paths) added += m_monitorPage->addOverlayRun(path) ? 1 : 0;
   setCurrentPage(PageId::Monitor);
-  statusBar()->showMessage(tr("Overlaid %n run(s) on the Monitor", nullptr, added),
+  statusBar()->showMessage(added == 1 ? tr("Overlaid 1 run on the Monitor")
+                                      : tr("Overlaid %1 runs on the Monitor").arg(added),
                            kStatusMessageMs);
 }
 

@@ -426,7 +426,9 @@ void RunControlBar::refreshState() {
     showState(openRunText(*m_openRun), colorFor(like));
     return;
   }
-  showState(textFor(state), colorFor(state));
+  // The last launch's ending gave way to new settings, and no run is open.
+  showState(state == RunController::State::Idle ? textFor(state) : tr("No run open"),
+            colorFor(RunController::State::Idle));
 }
 
 void RunControlBar::onStateChanged(RunController::State state) {

@@ -3,23 +3,33 @@
 # build/, then runs the default job: a short real training of the `demo` preset on the built-in
 # procedural clips, a summary comparing the start of the run with its end, and a review of
 # the trained tokenizer against the untrained one on the same clips (compare).
+#
+# Everything the job writes goes inside the run directory (the trainer keeps its events in
+# <run>/events.jsonl, the untrained tokenizer goes to <run>/compare/untrained), so that
+# `tokenbench --run-dir runs/demo-*` names the one run. TB_RUN_DIR chooses the run directory;
+# TB_QUICKSTART_TRAINER runs the job with that trainer and skips installing and building (for
+# a build you already have, and for the test of what the job leaves behind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh build
+if [[ -n ${TB_QUICKSTART_TRAINER:-} ]]; then
+  trainer=$TB_QUICKSTART_TRAINER
+else
+  scripts/install-deps.sh
+  scripts/build.sh build
+  trainer=build/bin/tokenbench-trainer
+fi
 
-trainer=build/bin/tokenbench-trainer
 run_dir=${TB_RUN_DIR:-runs/demo-$(date +%Y%m%d-%H%M%S)}
 echo "== Model (tokenbench-trainer model-info --preset demo)"
 "$trainer" model-info --preset demo
-echo "== Training the demo preset into $run_dir (events on stdout are kept in $run_dir.events)"
+echo "== Training the demo preset into $run_dir (its events: $run_dir/events.jsonl)"
 mkdir -p "$(dirname "$run_dir")"
-"$trainer" train --preset demo --run-dir "$run_dir" >"$run_dir.events"
+"$trainer" train --preset demo --run-dir "$run_dir" >/dev/null
 echo "== Summary (tokenbench-trainer summary --run-dir $run_dir)"
 "$trainer" summary --run-dir "$run_dir"
 echo "== Comparison: the untrained demo tokenizer against the trained one on the same clips"
-"$trainer" init --preset demo --out "$run_dir.untrained" >/dev/null
-"$trainer" compare --checkpoint untrained="$run_dir.untrained" --checkpoint trained="$run_dir" \
+"$trainer" init --preset demo --out "$run_dir/compare/untrained" >/dev/null
+"$trainer" compare --checkpoint untrained="$run_dir/compare/untrained" --checkpoint trained="$run_dir" \
   --out "$run_dir/compare" --clips 4
 echo "Review: $run_dir/compare/grid.png, clip_*.gif, metrics.json"
 echo "Open it in the window: build/bin/tokenbench --run-dir $run_dir"

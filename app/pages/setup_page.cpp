@@ -7,6 +7,7 @@
 #include "app/pages/data_info_view.h"
 #include "app/pages/model_info_view.h"
 #include "app/pages/page_header.h"
+#include "app/run_summary_reader.h"
 #include "app/trainer_location.h"
 #include "app/trainer_query.h"
 #include "core/config_io.h"
@@ -773,7 +774,14 @@ void SetupPage::refreshCommandLine() {
 void SetupPage::suggestRunName() {
   if (!m_runNameAuto) return;
   QString base = m_preset;
-  if (base.isEmpty() && !m_sourceFile.isEmpty()) base = QFileInfo(m_sourceFile).completeBaseName();
+  if (base.isEmpty() && !m_sourceFile.isEmpty()) {
+    // A run's own config.json (Monitor > Configuration > New Run): named after the run.
+    const QFileInfo source(m_sourceFile);
+    base = source.fileName() == QLatin1String("config.json") &&
+                   RunSummaryReader::isRunDirectory(source.path())
+               ? source.dir().dirName()
+               : source.completeBaseName();
+  }
   if (base.isEmpty()) base = QStringLiteral("run");
   const QString stem = base + QLatin1Char('-') +
                        QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));

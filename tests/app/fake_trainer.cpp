@@ -5,6 +5,9 @@
 //   fake_trainer compare ARGS...        prints its arguments on stderr, exits $TB_FAKE_EXIT (0)
 //   fake_trainer data-info ...          prints what the real one prints for the demo preset's
 //                                       procedural clips (the Setup page asks it)
+//   fake_trainer model-info|summary ... prints {}
+//   fake_trainer init ... --out DIR     a checkpoint folder: DIR/config.json, model.safetensors
+// (the last three are what scripts/quickstart.sh runs besides train and compare)
 //
 // Behaviour (environment):
 //   TB_FAKE_MODE     normal | ignore-stop | hang | crash | fail | exit3 | usage | nodone | flood |
@@ -352,6 +355,21 @@ int main(int argc, char** argv) {
     return static_cast<int>(envInt("TB_FAKE_EXIT", 0));
   }
   if (args[0] == "train") return train({args.begin() + 1, args.end()});
+  if (args[0] == "model-info" || args[0] == "summary") {
+    std::cout << "{}" << std::endl;
+    return 0;
+  }
+  if (args[0] == "init") {
+    for (std::size_t i = 1; i + 1 < args.size(); ++i) {
+      if (args[i] != "--out") continue;
+      fs::create_directories(args[i + 1]);
+      std::ofstream(fs::path(args[i + 1]) / "config.json") << "{}\n";
+      std::ofstream(fs::path(args[i + 1]) / "model.safetensors") << "fake";
+      return 0;
+    }
+    std::cerr << "fake_trainer init: --out is required\n";
+    return 2;
+  }
   if (args[0] == "data-info") {
     std::cout << R"({"type":"synthetic","path":"","files":512,"train_files":461,)"
               << R"("valid_files":51,"train_clips":461,"valid_clips":51,)"
