@@ -278,6 +278,8 @@ int train(const std::vector<std::string>& args) {
   fs::create_directories(runDir);
   if (!config.empty() && fs::exists(config)) {
     fs::copy_file(config, runDir / "config.json", fs::copy_options::overwrite_existing);
+  } else if (!fs::exists(runDir / "config.json")) {
+    std::ofstream(runDir / "config.json") << "{}\n";  // --preset: the run has its config too
   }
   // Held (and the files open) until the process ends, however it ends.
   const int lock = ::open((runDir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
