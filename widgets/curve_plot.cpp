@@ -32,6 +32,9 @@ constexpr int kRangeSamplesPerSeries = 4096;
 // Below this many points a series is drawn with a dot on every point (a validation metric
 // logged every few hundred steps would otherwise be a handful of bare segments, or nothing).
 constexpr int kDotsBelowPoints = 40;
+// Most labelled ticks on a logarithmic y axis, and the lines of text each needs.
+constexpr int kLogTickCount = 5;
+constexpr int kLogTickLines = 3;
 // Alpha of the raw curve behind a smoothed one.
 constexpr int kRawAlphaWhenSmoothed = 64;
 constexpr const char* kRawLayer = "raw";
@@ -93,7 +96,7 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   QFont legendFont = font();
   legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
   m_plot->legend->setFont(legendFont);
-  connect(m_plot, &QCustomPlot::beforeReplot, this, &CurvePlot::updateLegendColumns);
+  connect(m_plot, &QCustomPlot::beforeReplot, this, &CurvePlot::fitLegendAndTicks);
   // Raw curves lie under every smoothed one, whatever order the series were created in.
   m_plot->addLayer(QString::fromLatin1(kRawLayer), m_plot->layer(QStringLiteral("main")),
                    QCustomPlot::limBelow);
@@ -747,7 +750,14 @@ int CurvePlot::legendColumns() const {
   return std::clamp(m_plot->width() / std::max(1, itemWidth), 1, std::max(1, entries));
 }
 
-void CurvePlot::updateLegendColumns() {
+void CurvePlot::fitLegendAndTicks() {
+  // A logarithmic axis labels its ticks as powers ("10" with a raised exponent), taller than a
+  // line of text: on a short plot, fewer of them, so that they never overlap.
+  const int lineHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
+  if (isLogY()) {
+    const int fit = m_plot->axisRect()->height() / (kLogTickLines * std::max(1, lineHeight));
+    m_plot->yAxis->ticker()->setTickCount(std::clamp(fit, 2, kLogTickCount));
+  }
   const int columns = legendColumns();
   if (m_plot->legend->wrap() != columns) {
     m_plot->legend->setWrap(columns);

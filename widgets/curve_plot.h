@@ -208,7 +208,7 @@ class CurvePlot : public QWidget {
   void rescaleToData();
   void scheduleReplot();
   void updateLegend();
-  void updateLegendColumns();
+  void fitLegendAndTicks();
   int legendColumns() const;
   void followData(bool follow);
   void placeMarker(Marker& marker, double x);

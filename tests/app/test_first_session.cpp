@@ -829,6 +829,24 @@ class FirstSessionTest : public QObject {
     const double last = (graph->data()->constEnd() - 1)->key;
     QVERIFY2(last > 20.0 && last < 30.0, qPrintable(QString::number(last)));
 
+    // Log y over ten decades on a short plot: the tick labels (powers, taller than a line)
+    // do not overlap.
+    tb::widgets::CurvePlot decades;
+    decades.resize(400, 220);
+    decades.show();
+    for (int i = 0; i <= 100; ++i) decades.appendPoint(QStringLiteral("lr"), i, std::pow(10.0, -7 + 0.1 * i));
+    decades.setLogY(true);
+    decades.replotNow();
+    decades.replotNow();  // the second one knows the axis' height
+    QCPAxis* y = decades.customPlot()->yAxis;
+    const int lineHeight = QFontMetrics(y->tickLabelFont()).height();
+    const QVector<double> ticks = y->tickVector();
+    QVERIFY(ticks.size() >= 2);
+    for (int i = 1; i < ticks.size(); ++i) {
+      const double apart = std::abs(y->coordToPixel(ticks[i]) - y->coordToPixel(ticks[i - 1]));
+      QVERIFY2(apart >= 2.0 * lineHeight, qPrintable(QStringLiteral("%1 px").arg(apart)));
+    }
+
     // One point: one tick, on its step.
     tb::widgets::CurvePlot single;
     single.setWholeNumberX(true);
