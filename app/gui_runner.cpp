@@ -4,8 +4,8 @@
 #include "app/main_window.h"
 #include "app/pages/setup_page.h"
 #include "app/run_summary_reader.h"
-#include "app/trainer_query.h"
 #include "app/trainer_location.h"
+#include "app/trainer_query.h"
 #include "widgets/clip_timeline.h"
 
 #include <QApplication>

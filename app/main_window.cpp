@@ -14,8 +14,8 @@
 
 #include <QAction>
 #include <QApplication>
-#include <QDesktopServices>
 #include <QCloseEvent>
+#include <QDesktopServices>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -139,8 +139,8 @@ void MainWindow::createMenus() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (PageId page : kAllPages) {
     const int number = indexOf(page) + 1;
-    QAction* show = view->addAction(toQString(pageTitle(page)), this,
-                                    [this, page] { setCurrentPage(page); });
+    QAction* show =
+        view->addAction(toQString(pageTitle(page)), this, [this, page] { setCurrentPage(page); });
     show->setObjectName(QStringLiteral("show%1Action").arg(toQString(pageTitle(page))));
     show->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + number)));
   }
@@ -149,8 +149,7 @@ void MainWindow::createMenus() {
   QAction* guide = help->addAction(tr("&User Guide"), this, &MainWindow::showUserGuide);
   guide->setObjectName(QStringLiteral("userGuideAction"));
   guide->setShortcut(QKeySequence::HelpContents);
-  QAction* keys =
-      help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
+  QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
   keys->setObjectName(QStringLiteral("shortcutsAction"));
   help->addSeparator();
   QAction* about = help->addAction(tr("&About Tokenbench"), this, &MainWindow::showAbout);
@@ -220,8 +219,7 @@ bool MainWindow::openRunDirectory(const QString& path) {
   const QString shown = QDir::toNativeSeparators(absolute);
   if (!RunSummaryReader::isRunDirectory(absolute)) {
     int runs = 0;
-    for (const QFileInfo& entry :
-         QDir(absolute).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    for (const QFileInfo& entry : QDir(absolute).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
       runs += RunSummaryReader::isRunDirectory(entry.absoluteFilePath()) ? 1 : 0;
     }
     if (runs > 0) {

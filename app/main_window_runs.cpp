@@ -34,8 +34,7 @@ QWidget* MainWindow::createRunControl() {
   m_runControlBar = new RunControlBar(m_runController);
   m_runControlBar->setPlanner([this] { return launchPlan(); });
   m_runControlBar->setProblemsProvider([this] { return m_setupPage->validationErrors(); });
-  connect(m_setupPage, &SetupPage::configChanged, m_runControlBar,
-          &RunControlBar::settingsChanged);
+  connect(m_setupPage, &SetupPage::configChanged, m_runControlBar, &RunControlBar::settingsChanged);
   // Resume continues the run the window has open (the Setup page's target is a new run).
   m_runControlBar->setResumeDirectoryProvider([this] { return m_openRunDirectory; });
   connect(m_runControlBar, &RunControlBar::runDirectoryReady, this,
@@ -77,10 +76,11 @@ void MainWindow::createRunMenu(QMenuBar* bar) {
   stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
   // Resume and Checkpoint check what the bar allows now: their shortcuts work with the menu
   // closed, when aboutToShow has not updated them.
-  QAction* resume =
-      run->addAction(m_runControlBar->resumeButton()->icon(), tr("&Resume"), m_runControlBar, [this] {
-        if (m_runControlBar->resumeButton()->isEnabled()) m_runControlBar->resume();
-      });
+  QAction* resume = run->addAction(m_runControlBar->resumeButton()->icon(), tr("&Resume"),
+                                   m_runControlBar, [this] {
+                                     if (m_runControlBar->resumeButton()->isEnabled())
+                                       m_runControlBar->resume();
+                                   });
   resume->setObjectName(QStringLiteral("resumeAction"));
   resume->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
   QAction* checkpoint = run->addAction(tr("Write &Checkpoint Now"), m_runController, [this] {
@@ -154,8 +154,8 @@ bool MainWindow::confirmCloseWithRun() {
   QPushButton* stopAndQuit = box.addButton(tr("Stop Run and Quit"), QMessageBox::AcceptRole);
   box.setDefaultButton(QMessageBox::Cancel);
   // The run goes on while the question is open: its step and ETA too.
-  const QMetaObject::Connection progress = connect(
-      m_runController, &RunController::progressReceived, &box, [this, &box] {
+  const QMetaObject::Connection progress =
+      connect(m_runController, &RunController::progressReceived, &box, [this, &box] {
         box.setText(tr("A run is in progress (%1).").arg(m_runController->describe()));
       });
   const QMetaObject::Connection ended =

@@ -386,8 +386,7 @@ void RunControlBar::openRunChanged() {
 }
 
 QString RunControlBar::openRunText(const RunSummary& run) {
-  const QString step =
-      run.step ? tr(" at step %1").arg(QLocale().toString(*run.step)) : QString();
+  const QString step = run.step ? tr(" at step %1").arg(QLocale().toString(*run.step)) : QString();
   switch (run.status) {
     case RunSummary::Status::Running:
       return run.step ? tr("%1: running in another process, step %2")
@@ -418,9 +417,9 @@ void RunControlBar::refreshState() {
     using Status = RunSummary::Status;
     using State = RunController::State;
     const Status status = m_openRun->status;
-    const State like = status == Status::Running     ? State::Running
-                       : status == Status::Completed ? State::Completed
-                       : status == Status::Failed    ? State::ExitedWithError
+    const State like = status == Status::Running       ? State::Running
+                       : status == Status::Completed   ? State::Completed
+                       : status == Status::Failed      ? State::ExitedWithError
                        : status == Status::Interrupted ? State::Unresponsive
                                                        : State::Stopped;
     showState(openRunText(*m_openRun), colorFor(like));
@@ -533,8 +532,7 @@ void RunControlBar::refreshButtons() {
   if (resumable && RunSummaryReader::isRunDirectory(dir)) m_openRun = m_openRunReader.read(dir);
   // The window's own trainer holds the lock while it runs; anyone else's lock is another
   // process training the run, which a second trainer must not touch.
-  const bool elsewhere =
-      !active && m_openRun && m_openRun->status == RunSummary::Status::Running;
+  const bool elsewhere = !active && m_openRun && m_openRun->status == RunSummary::Status::Running;
   const bool completed = m_openRun && m_openRun->status == RunSummary::Status::Completed;
   m_resume->setEnabled(!active && resumable && !elsewhere && !completed);
   const QString name = QDir::toNativeSeparators(dir);

@@ -135,7 +135,7 @@ class RunControlBar : public QWidget {
   QString m_trainer;
   QString m_trainerProblem;
   std::unique_ptr<QTemporaryFile> m_configFile;
-  QString m_refusal;  // the last refused launch, shown until the next state change
+  QString m_refusal;                   // the last refused launch, shown until the next state change
   bool m_refusalFromProblems = false;  // the refusal lists the settings' problems
   bool m_launchStale = false;          // the settings changed since the last launch ended
   std::function<QStringList()> m_problems;

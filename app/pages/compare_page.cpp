@@ -10,8 +10,8 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
-#include <QFileInfo>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -121,8 +121,8 @@ bool ComparePage::showLatestComparisonOf(const QString& run) {
   // it, and the folders this page writes beside the runs (comparisons/<stamp>) that name this
   // run among their tokenizers.
   const QDir compare(QDir(run).filePath(QStringLiteral("compare")));
-  const QDir beside(QDir(CompareSetupForm::folderOutsideRuns(run))
-                        .filePath(QStringLiteral("comparisons")));
+  const QDir beside(
+      QDir(CompareSetupForm::folderOutsideRuns(run)).filePath(QStringLiteral("comparisons")));
   const QByteArray runPath = QDir::cleanPath(QFileInfo(run).absoluteFilePath()).toUtf8();
   QString newest;
   QDateTime newestTime;
@@ -182,10 +182,9 @@ QString ComparePage::emptyHeadline() const { return m_empty->headline(); }
 bool ComparePage::isShowingReview() const { return m_stack->currentWidget() == m_review; }
 
 void ComparePage::chooseCompareFolder() {
-  const QString start = m_runs.isEmpty()
-                            ? QString()
-                            : QDir(CompareSetupForm::folderOutsideRuns(m_runs.back()))
-                                  .filePath(QStringLiteral("comparisons"));
+  const QString start = m_runs.isEmpty() ? QString()
+                                         : QDir(CompareSetupForm::folderOutsideRuns(m_runs.back()))
+                                               .filePath(QStringLiteral("comparisons"));
   const QString directory =
       QFileDialog::getExistingDirectory(this, tr("Open Compare Folder"), start);
   if (!directory.isEmpty()) openCompareFolder(directory);

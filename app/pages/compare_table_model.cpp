@@ -135,10 +135,10 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
              t.weights.isEmpty() ? tr("default") : t.weights, t.checkpoint);
   }
   // Two lines, name over metric: the columns stay as narrow as their numbers.
-  return QStringLiteral("%1\n%2%3").arg(t.name, CompareReport::metricName(metric),
-                                       CompareReport::higherIsBetter(metric)
-                                           ? QStringLiteral(" \u2191")
-                                           : QStringLiteral(" \u2193"));
+  return QStringLiteral("%1\n%2%3")
+      .arg(t.name, CompareReport::metricName(metric),
+           CompareReport::higherIsBetter(metric) ? QStringLiteral(" \u2191")
+                                                 : QStringLiteral(" \u2193"));
 }
 
 }  // namespace tb::app

@@ -159,9 +159,8 @@ bool DataInfoView::setResult(const QByteArray& json) {
   const auto skippedFiles = o.value(QStringLiteral("skipped")).toArray().size();
   m_problem.clear();
   if (fileCount == 0 && skippedFiles == 0) {
-    m_problem = tr("no %1 found in %2").arg(type == QLatin1String("images") ? tr("images")
-                                                                            : tr("videos"),
-                                            path);
+    m_problem = tr("no %1 found in %2")
+                    .arg(type == QLatin1String("images") ? tr("images") : tr("videos"), path);
   } else if (trainClips == 0) {
     m_problem = skippedFiles > 0
                     ? tr("no usable clip in %1: every file was skipped (%2; see Dataset)")

@@ -16,8 +16,8 @@
 #include <QDateTime>
 #include <QDir>
 #include <QEvent>
-#include <QFileDialog>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QGridLayout>
@@ -174,8 +174,8 @@ bool globMatch(QStringView pattern, QStringView text) {
 // metrics of a panel are told apart by the line (kMetricStyles).
 constexpr std::array<QRgb, 10> kColors = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
                                           0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
-constexpr std::array<Qt::PenStyle, 5> kMetricStyles = {
-    Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+constexpr std::array<Qt::PenStyle, 5> kMetricStyles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                                       Qt::DashDotLine, Qt::DashDotDotLine};
 // Two series of one panel whose values differ by less than this (relative) are the same curve.
 constexpr double kSameValueTolerance = 1e-9;
 const QColor kDiscriminatorColor(0x55, 0x55, 0x55);
@@ -814,12 +814,12 @@ void MonitorPage::updateProgress() {
     m_progress->setEnded(RunProgressView::State::Interrupted, lastStep, total);
     if (!m_interruptionAlerted) {
       m_interruptionAlerted = true;
-      m_alerts->addAlert(RunAlert{
-          QStringLiteral("interrupted"),
-          tr("The trainer stopped at step %1 without saying why (killed, crashed, or its "
-             "machine went down). Resume continues from the last checkpoint.")
-              .arg(QLocale().toString(lastStep)),
-          lastStep, RunAlert::Severity::Critical});
+      m_alerts->addAlert(
+          RunAlert{QStringLiteral("interrupted"),
+                   tr("The trainer stopped at step %1 without saying why (killed, crashed, or its "
+                      "machine went down). Resume continues from the last checkpoint.")
+                       .arg(QLocale().toString(lastStep)),
+                   lastStep, RunAlert::Severity::Critical});
     }
     return;
   }
@@ -1046,11 +1046,12 @@ void MonitorPage::styleSeries(Panel& panel, int runIndex, const QString& metric)
   const int metricIndex = std::max(0, static_cast<int>(panel.metrics.indexOf(metric)));
   const QString name = seriesName(runIndex, metric);
   if (m_runs.size() > 1) {
-    panel.plot->setSeriesStyle(name, runColor(runIndex),
-                               kMetricStyles[static_cast<size_t>(metricIndex) % kMetricStyles.size()]);
+    panel.plot->setSeriesStyle(
+        name, runColor(runIndex),
+        kMetricStyles[static_cast<size_t>(metricIndex) % kMetricStyles.size()]);
   } else {
-    panel.plot->setSeriesStyle(name, QColor(kColors[static_cast<size_t>(metricIndex) % kColors.size()]),
-                               Qt::SolidLine);
+    panel.plot->setSeriesStyle(
+        name, QColor(kColors[static_cast<size_t>(metricIndex) % kColors.size()]), Qt::SolidLine);
   }
   // The legend names the metrics once (the open run's lines); the run key above says the rest.
   panel.plot->setSeriesInLegend(name, runIndex == 0);
@@ -1082,8 +1083,8 @@ void MonitorPage::showSeriesOf(Panel& panel) {
     for (auto it = panel.sameAs.cbegin(); it != panel.sameAs.cend(); ++it) {
       if (it.value() == metric && m_chooser->isChecked(it.key())) same.append(it.key());
     }
-    panel.plot->setSeriesLabel(metric, same.size() > 1 ? same.join(QStringLiteral(" = "))
-                                                       : QString());
+    panel.plot->setSeriesLabel(metric,
+                               same.size() > 1 ? same.join(QStringLiteral(" = ")) : QString());
   }
 }
 

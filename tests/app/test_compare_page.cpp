@@ -411,8 +411,9 @@ class ComparePageTest : public QObject {
     QCOMPARE(form->entries()[1].path, b);
     QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("2 runs open"));
     // Beside the runs, never inside one.
-    QVERIFY2(form->effectiveOutputDirectory().startsWith(runs.filePath(QStringLiteral("comparisons/"))),
-             qPrintable(form->effectiveOutputDirectory()));
+    QVERIFY2(
+        form->effectiveOutputDirectory().startsWith(runs.filePath(QStringLiteral("comparisons/"))),
+        qPrintable(form->effectiveOutputDirectory()));
     QVERIFY(form->commandLine().contains(QStringLiteral("--checkpoint vqgan-run=") + a));
 
     QString problem;
@@ -443,7 +444,8 @@ class ComparePageTest : public QObject {
     QVERIFY(copyTree(kCompareDemo, older) && copyTree(kCompareDemo, newer));
     QFile metrics(newer + QStringLiteral("/metrics.json"));
     QVERIFY(metrics.open(QIODevice::ReadWrite));
-    QVERIFY(metrics.setFileTime(QDateTime::currentDateTime().addSecs(60), QFileDevice::FileModificationTime));
+    QVERIFY(metrics.setFileTime(QDateTime::currentDateTime().addSecs(60),
+                                QFileDevice::FileModificationTime));
     metrics.close();
 
     tb::app::ComparePage page;
@@ -451,7 +453,8 @@ class ComparePageTest : public QObject {
     QVERIFY(page.showLatestComparisonOf(run));
     QVERIFY(page.isShowingReview());
     QCOMPARE(opened.size(), 1);
-    QCOMPARE(QFileInfo(opened.front().front().toString()).fileName(), QStringLiteral("20261202-120000"));
+    QCOMPARE(QFileInfo(opened.front().front().toString()).fileName(),
+             QStringLiteral("20261202-120000"));
     // A review already shown is not replaced by opening another run.
     QVERIFY(!page.showLatestComparisonOf(run));
     QCOMPARE(opened.size(), 1);

@@ -210,7 +210,8 @@ class FirstSessionTest : public QObject {
     for (const QString& file : from.entryList(QDir::Files)) {
       QFile::copy(from.filePath(file), QDir(to).filePath(file));
     }
-    for (const QString& file : QDir(from.filePath(QStringLiteral("codebook"))).entryList(QDir::Files)) {
+    for (const QString& file :
+         QDir(from.filePath(QStringLiteral("codebook"))).entryList(QDir::Files)) {
       QFile::copy(from.filePath(QStringLiteral("codebook/") + file),
                   QDir(to).filePath(QStringLiteral("codebook/") + file));
     }
@@ -347,8 +348,8 @@ class FirstSessionTest : public QObject {
 
     window.setCurrentPage(PageId::Monitor);
     QTRY_VERIFY(window.monitorPage()->isShowingPlot());
-    for (const char* name : {"runName", "runProgressText", "overlayRunButton", "detailsToggle",
-                             "resumeButton"}) {
+    for (const char* name :
+         {"runName", "runProgressText", "overlayRunButton", "detailsToggle", "resumeButton"}) {
       QWidget* page = QByteArray(name).startsWith("run") || QByteArray(name).startsWith("overlay")
                           ? static_cast<QWidget*>(window.monitorPage())
                           : static_cast<QWidget*>(window.runControlBar());
@@ -406,8 +407,9 @@ class FirstSessionTest : public QObject {
       QVERIFY2(!output.startsWith(run + QLatin1Char('/')), qPrintable(output));
     }
     // A checkpoint inside a run: beside that run too.
-    QCOMPARE(tb::app::CompareSetupForm::folderOutsideRuns(good + QStringLiteral("/checkpoints/step_3")),
-             runs);
+    QCOMPARE(
+        tb::app::CompareSetupForm::folderOutsideRuns(good + QStringLiteral("/checkpoints/step_3")),
+        runs);
   }
 
   // 6. What data-info finds wrong is a problem: no green line, no launch.
@@ -421,8 +423,8 @@ class FirstSessionTest : public QObject {
                       "not a folder' >&2; exit 2 ;;\n"
                       "  *) echo '{}' ;;\n"
                       "esac\n"));
-    QFile::setPermissions(trainer, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
-                                       QFileDevice::ExeOwner);
+    QFile::setPermissions(trainer,
+                          QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     MainWindow window;
     window.setRemembersWindowState(false);
     tb::app::TrainerLocation location;
@@ -450,7 +452,8 @@ class FirstSessionTest : public QObject {
     prepare(window, {MainWindow::kMinimumWidth, MainWindow::kMinimumHeight});
     tb::app::SetupPage* setup = window.setupPage();
     setup->showPanel(tb::app::SetupPage::Panel::Dataset);
-    auto* size = qobject_cast<QSpinBox*>(setup->fieldEditor(QStringLiteral("data.image_size"))->input());
+    auto* size =
+        qobject_cast<QSpinBox*>(setup->fieldEditor(QStringLiteral("data.image_size"))->input());
     auto* prefetch =
         qobject_cast<QSpinBox*>(setup->fieldEditor(QStringLiteral("data.prefetch"))->input());
     auto* scroll = qobject_cast<QScrollArea*>(
@@ -490,7 +493,8 @@ class FirstSessionTest : public QObject {
     QCOMPARE(plot->xAxis->range().upper, range.upper);
     QVERIFY(grid->verticalScrollBar()->value() > gridBefore);
     grid->verticalScrollBar()->setValue(0);
-    for (int i = 0; i < 8; ++i) turnWheel(plot, QPoint(plot->width() / 2, 40), -1, Qt::ControlModifier);
+    for (int i = 0; i < 8; ++i)
+      turnWheel(plot, QPoint(plot->width() / 2, 40), -1, Qt::ControlModifier);
     QVERIFY(plot->xAxis->range().size() > range.size());  // zoomed out
     QVERIFY2(plot->xAxis->range().lower >= -0.02 * plot->xAxis->range().size(),
              qPrintable(QString::number(plot->xAxis->range().lower)));
@@ -520,13 +524,15 @@ class FirstSessionTest : public QObject {
     QTest::mouseClick(overlay, Qt::LeftButton);
     QCOMPARE(window.currentPage(), PageId::Monitor);
     QCOMPARE(window.monitorPage()->overlayRuns(), QStringList{b});
-    QTRY_VERIFY(loss->pointCount(window.monitorPage()->seriesName(1, QStringLiteral("train/loss"))) > 0);
+    QTRY_VERIFY(
+        loss->pointCount(window.monitorPage()->seriesName(1, QStringLiteral("train/loss"))) > 0);
     loss->replotNow();
     QCOMPARE(loss->legendEntryCount(), entries);  // not doubled
     QVERIFY2(loss->customPlot()->axisRect()->height() >= axisHeight - 2,
              qPrintable(QString::number(loss->customPlot()->axisRect()->height())));
     const QString name = QStringLiteral("train/loss");
-    QVERIFY(loss->seriesColor(name) != loss->seriesColor(window.monitorPage()->seriesName(1, name)));
+    QVERIFY(loss->seriesColor(name) !=
+            loss->seriesColor(window.monitorPage()->seriesName(1, name)));
   }
 
   // 9. Samples: Fit fills the page; 2x and 4x scroll the page, not each clip.
@@ -619,7 +625,8 @@ class FirstSessionTest : public QObject {
     tb::app::RunControlBar* bar = window.runControlBar();
     tb::app::SetupPage* setup = window.setupPage();
     setup->showPanel(tb::app::SetupPage::Panel::Training);
-    auto* steps = qobject_cast<QSpinBox*>(setup->fieldEditor(QStringLiteral("train.max_steps"))->input());
+    auto* steps =
+        qobject_cast<QSpinBox*>(setup->fieldEditor(QStringLiteral("train.max_steps"))->input());
     steps->setFocus();
     steps->selectAll();
     QTest::keyClicks(steps, QStringLiteral("-5"));
@@ -671,7 +678,8 @@ class FirstSessionTest : public QObject {
       clickButton(box, QStringLiteral("Cancel"));
     });
     QVERIFY(!window.close());
-    QVERIFY2(first.startsWith(QLatin1String("A run is in progress (running, step")), qPrintable(first));
+    QVERIFY2(first.startsWith(QLatin1String("A run is in progress (running, step")),
+             qPrintable(first));
     QVERIFY2(later != first, qPrintable(later));
     bar->stop();
     QVERIFY(waitForEnd(window.runController()));
@@ -694,7 +702,8 @@ class FirstSessionTest : public QObject {
 
     QWidget* pages = window.findChild<QWidget*>(QStringLiteral("pages"));
     const QPoint pagesAt = pages->mapTo(&window, QPoint(0, 0));
-    QTest::mouseClick(window.findChild<QToolButton*>(QStringLiteral("detailsToggle")), Qt::LeftButton);
+    QTest::mouseClick(window.findChild<QToolButton*>(QStringLiteral("detailsToggle")),
+                      Qt::LeftButton);
     QVERIFY(window.runControlBar()->detailsVisible());
     QTest::qWait(20);
     QCOMPARE(pages->mapTo(&window, QPoint(0, 0)), pagesAt);
@@ -834,7 +843,8 @@ class FirstSessionTest : public QObject {
     tb::widgets::CurvePlot decades;
     decades.resize(400, 220);
     decades.show();
-    for (int i = 0; i <= 100; ++i) decades.appendPoint(QStringLiteral("lr"), i, std::pow(10.0, -7 + 0.1 * i));
+    for (int i = 0; i <= 100; ++i)
+      decades.appendPoint(QStringLiteral("lr"), i, std::pow(10.0, -7 + 0.1 * i));
     decades.setLogY(true);
     decades.replotNow();
     decades.replotNow();  // the second one knows the axis' height

@@ -227,8 +227,8 @@ class TestMainWindowRuns : public QObject {
     window.setTrainerLocation(trainer);
     QVERIFY(window.setupPage()->applyPreset(QStringLiteral("demo")));
     const std::pair<const char*, int> settings[] = {
-        {"train.max_steps", 6},  {"train.log_every", 1},        {"train.valid_every", 3},
-        {"train.valid_clips", 2}, {"train.sample_every", 3},    {"train.checkpoint_every", 3}};
+        {"train.max_steps", 6},   {"train.log_every", 1},    {"train.valid_every", 3},
+        {"train.valid_clips", 2}, {"train.sample_every", 3}, {"train.checkpoint_every", 3}};
     for (const auto& [key, value] : settings) {
       window.setupPage()->setValue(QString::fromLatin1(key), value);
     }
@@ -246,10 +246,11 @@ class TestMainWindowRuns : public QObject {
     QCOMPARE(window.currentPage(), PageId::Monitor);
     // The pages follow the run's files on timers and a reading thread: on a loaded CI machine
     // (the run itself took 40 s there) give them a minute; a failure says what Monitor showed.
-    QTRY_VERIFY2_WITH_TIMEOUT(window.monitorPage()->isShowingPlot(),
-                              qPrintable(window.monitorPage()->emptyHeadline() + QStringLiteral(" / ") +
-                                         window.monitorPage()->runDirectory()),
-                              60000);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        window.monitorPage()->isShowingPlot(),
+        qPrintable(window.monitorPage()->emptyHeadline() + QStringLiteral(" / ") +
+                   window.monitorPage()->runDirectory()),
+        60000);
     shoot(window, QStringLiteral("real-monitor"));
     window.setCurrentPage(PageId::Samples);
     // The page follows the run's files on a timer: the last sample may arrive a poll later.

@@ -234,7 +234,8 @@ class SetupPageTest : public QObject {
     answerNextDialog(&QDialog::reject);
     Q_EMIT presetBox->activated(vqgan);  // what choosing it with the mouse emits
     QVERIFY(changed.count() >= 1);
-    QVERIFY2(page.lastMessage().contains(QLatin1String("procedural")), qPrintable(page.lastMessage()));
+    QVERIFY2(page.lastMessage().contains(QLatin1String("procedural")),
+             qPrintable(page.lastMessage()));
     QCOMPARE(page.presetName(), QStringLiteral("vqgan-f16"));
     JSON_COMPARE(page.value(QStringLiteral("model.kind")), Json("vqgan"));
     auto* kind = qobject_cast<QComboBox*>(page.fieldEditor(QStringLiteral("model.kind"))->input());
