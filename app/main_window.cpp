@@ -320,8 +320,9 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 void MainWindow::chooseRunDirectory() {
-  const QString path =
-      QFileDialog::getExistingDirectory(this, tr("Open Run Directory"), m_runsPage->folder());
+  const QString start =
+      QFileInfo(m_runsPage->folder()).isDir() ? m_runsPage->folder() : QDir::currentPath();
+  const QString path = QFileDialog::getExistingDirectory(this, tr("Open Run Directory"), start);
   if (path.isEmpty()) return;
   if (!openRunDirectory(path) && !m_openProblem.isEmpty()) {
     QMessageBox::warning(this, tr("Open Run Directory"), m_openProblem);
