@@ -33,6 +33,9 @@ namespace {
 
 using widgets::ClipPlayer;
 
+// How the height is shared between the clips and the per-clip table.
+constexpr int kClipsShare = 7;
+constexpr int kTableShare = 3;
 // Layout of the exported grid, in pixels.
 constexpr int kGridMargin = 16;
 constexpr int kGridGap = 12;
@@ -147,11 +150,11 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   m_splitter->setChildrenCollapsible(false);
   m_splitter->addWidget(top);
   m_splitter->addWidget(m_table);
-  m_splitter->setStretchFactor(0, 1);
-  m_splitter->setStretchFactor(1, 0);
-  // The clips are what the page is for: most of the height goes to them, the table keeps room
-  // for a handful of rows (it scrolls, and the handle moves).
-  m_splitter->setSizes({560, 220});
+  // The clips are what the page is for: most of the height goes to them, at any window size,
+  // the table keeps room for a handful of rows (it scrolls, and the handle moves).
+  m_splitter->setStretchFactor(0, kClipsShare);
+  m_splitter->setStretchFactor(1, kTableShare);
+  m_splitter->setSizes({560 * kClipsShare, 560 * kTableShare});
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);

@@ -182,7 +182,7 @@ const QColor kDiscriminatorColor(0x55, 0x55, 0x55);
 const QColor kCriticalColor(0xd6, 0x27, 0x28);
 const QColor kWarningColor(0xe0, 0x9b, 0x00);
 
-constexpr int kPanelMinimumHeight = 260;
+constexpr int kPanelMinimumHeight = 300;
 constexpr int kPanelMinimumWidth = 360;
 constexpr int kMaxGridColumns = 3;
 constexpr int kClockMs = 5000;
