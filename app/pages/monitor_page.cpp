@@ -1070,7 +1070,10 @@ void MonitorPage::restyleSeries() {
 }
 
 bool MonitorPage::isShown(const Panel& panel, const QString& metric) const {
-  return m_chooser->isChecked(metric) && !panel.sameAs.contains(metric);
+  // A repeat is drawn by the metric it repeats, while that one is shown.
+  const auto repeats = panel.sameAs.constFind(metric);
+  return m_chooser->isChecked(metric) &&
+         (repeats == panel.sameAs.cend() || !m_chooser->isChecked(*repeats));
 }
 
 void MonitorPage::showSeriesOf(Panel& panel) {

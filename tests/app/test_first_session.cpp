@@ -20,6 +20,7 @@
 #include "app/window_settings.h"
 #include "core/event_protocol.h"
 #include "core/version.h"
+#include "tests/app/trainer_lock.h"
 #include "widgets/clip_player.h"
 #include "widgets/clip_timeline.h"
 #include "widgets/curve_plot.h"
@@ -59,10 +60,6 @@
 #include <csignal>
 #include <functional>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 using tb::app::MainWindow;
 using tb::app::PageId;
 using tb::app::RunController;
@@ -96,24 +93,6 @@ tb::core::HelloEvent hello() {
   event.protocol = tb::core::kProtocolVersion;
   return event;
 }
-
-// The lock a live trainer holds on its run directory, held by this process.
-class TrainerLock {
- public:
-  explicit TrainerLock(const QString& dir)
-      : m_fd(::open(QFile::encodeName(QDir(dir).filePath(QStringLiteral(".lock"))).constData(),
-                    O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (m_fd >= 0) ::flock(m_fd, LOCK_EX | LOCK_NB);
-  }
-  ~TrainerLock() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  TrainerLock(const TrainerLock&) = delete;
-  TrainerLock& operator=(const TrainerLock&) = delete;
-
- private:
-  int m_fd;
-};
 
 // Runs `act` on the next modal dialog as soon as it opens (QFileDialog, QMessageBox...).
 void onNextDialog(std::function<void(QWidget*)> act) {
@@ -232,6 +211,20 @@ class FirstSessionTest : public QObject {
            QFile::copy(kDataDir + QLatin1Char('/') + fixture, QDir(samples).filePath(name));
   }
 
+  // A run called `name` with one sample of four clips (step 100), open on the Samples page of
+  // `window` at 1280x800. Returns the run's folder.
+  QString openSamples(MainWindow& window, const QString& name) {
+    const QString run = m_dir.filePath(name);
+    if (!makeRun(run) ||
+        !addSample(run, QStringLiteral("sample_step_a.gif"), QStringLiteral("step_100.gif"))) {
+      qWarning("cannot write the run %s", qPrintable(run));
+    }
+    prepare(window);
+    window.openRunDirectory(run);
+    window.setCurrentPage(PageId::Samples);
+    return run;
+  }
+
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(m_dir.isValid());
@@ -246,13 +239,9 @@ class FirstSessionTest : public QObject {
 
   // 1. Samples and Compare play their clips; a new sample keeps the frame the user chose.
   void clipsPlayAndANewSampleKeepsTheFrame() {
-    const QString run = m_dir.filePath(QStringLiteral("samples-run"));
-    QVERIFY(makeRun(run));
-    QVERIFY(addSample(run, QStringLiteral("sample_step_a.gif"), QStringLiteral("step_100.gif")));
     MainWindow window;
-    prepare(window);
-    QVERIFY(window.openRunDirectory(run));
-    window.setCurrentPage(PageId::Samples);
+    const QString run = openSamples(window, QStringLiteral("samples-run"));
+    QCOMPARE(window.openRunDirectoryPath(), run);
     tb::widgets::ClipTimeline* timeline = window.samplesPage()->timeline();
     QVERIFY(timeline->frameCount() > 1);
     QVERIFY(timeline->isPlaying());
@@ -545,14 +534,10 @@ class FirstSessionTest : public QObject {
 
   // 9. Samples: Fit fills the page; 2x and 4x scroll the page, not each clip.
   void samplesZoomScrollsThePage() {
-    const QString run = m_dir.filePath(QStringLiteral("zoom-run"));
-    QVERIFY(makeRun(run));
-    QVERIFY(addSample(run, QStringLiteral("sample_step_a.gif"), QStringLiteral("step_100.gif")));
     MainWindow window;
-    prepare(window);
-    QVERIFY(window.openRunDirectory(run));
-    window.setCurrentPage(PageId::Samples);
+    openSamples(window, QStringLiteral("zoom-run"));
     tb::app::SamplesPage* samples = window.samplesPage();
+    QVERIFY(samples->isShowingSamples());
     QCOMPARE(samples->players().size(), 8);  // four clips, original and reconstruction
     QTRY_VERIFY2(samples->players().front()->width() >= 180,
                  qPrintable(QString::number(samples->players().front()->width())));
@@ -592,7 +577,7 @@ class FirstSessionTest : public QObject {
                       eventLine(hello()) + eventLine(tb::core::DoneEvent{"completed", 77})));
     QVERIFY(writeFile(stopped + QStringLiteral("/events.jsonl"),
                       eventLine(hello()) + eventLine(tb::core::DoneEvent{"stopped", 12})));
-    const TrainerLock otherProcess(live);
+    const tb::test::TrainerLock otherProcess(live);
     MainWindow window;
     prepare(window);
     tb::app::RunControlBar* bar = window.runControlBar();

@@ -11,6 +11,7 @@
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/safetensors.h"
+#include "tests/app/trainer_lock.h"
 #include "widgets/codebook_view.h"
 #include "widgets/curve_plot.h"
 #include "widgets/qcustomplot_no_keywords.h"
@@ -23,10 +24,6 @@
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QTest>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -82,25 +79,6 @@ QByteArray validRow(std::int64_t step) {
 
 // A run at step 200 of 300: train rows every 2 steps, validation every 50, GAN from step 100,
 // a non-finite step at 120 and a rollback at 124, codebook counts at 200.
-// The lock a live trainer holds on its run directory (a run without one and without a done
-// event is one whose trainer is gone: interrupted).
-class TrainerLock {
- public:
-  explicit TrainerLock(const QString& dir)
-      : m_fd(::open(QFile::encodeName(dir + QStringLiteral("/.lock")).constData(),
-                    O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (m_fd >= 0) ::flock(m_fd, LOCK_EX | LOCK_NB);
-  }
-  ~TrainerLock() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  TrainerLock(const TrainerLock&) = delete;
-  TrainerLock& operator=(const TrainerLock&) = delete;
-
- private:
-  int m_fd;
-};
-
 void writeRun(const QString& dir, double lossScale = 1.0) {
   writeFile(dir + QStringLiteral("/config.json"),
             R"({"version": 1, "loss": {"adversarial_weight": 0.1, "discr_start_step": 100},
@@ -231,7 +209,7 @@ class TestMonitorPage : public QObject {
   void progressAndEta() {
     QTemporaryDir run;
     writeRun(run.path());
-    const TrainerLock live(run.path());
+    const tb::test::TrainerLock live(run.path());
     MonitorPage page;
     page.setRunDirectory(run.path());
     tb::app::RunProgressView* progress = page.progressView();
@@ -251,7 +229,7 @@ class TestMonitorPage : public QObject {
     // Without progress events: the last metrics row and config's max_steps.
     QTemporaryDir quiet;
     writeRun(quiet.path());
-    const TrainerLock alsoLive(quiet.path());
+    const tb::test::TrainerLock alsoLive(quiet.path());
     writeFile(quiet.filePath(QStringLiteral("events.jsonl")), "");
     page.setRunDirectory(quiet.path());
     QCOMPARE(page.progressView()->state(), tb::app::RunProgressView::State::Running);
@@ -264,7 +242,7 @@ class TestMonitorPage : public QObject {
   void alertsAppearCountAndMark() {
     QTemporaryDir run;
     writeRun(run.path());
-    const TrainerLock live(run.path());
+    const tb::test::TrainerLock live(run.path());
     MonitorPage page;
     page.resize(1280, 800);
     page.show();
@@ -359,7 +337,7 @@ class TestMonitorPage : public QObject {
     QVERIFY(QDir().mkpath(b));
     writeRun(a);
     writeRun(b);
-    const TrainerLock liveA(a);
+    const tb::test::TrainerLock liveA(a);
     MonitorPage page;
     QVERIFY(!page.addOverlayRun(b));  // nothing open to overlay on
     page.setRunDirectory(a);
