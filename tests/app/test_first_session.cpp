@@ -116,6 +116,14 @@ void chooseIn(QFileDialog* dialog, const QString& folder) {
   name->setText(folder);
 }
 
+// The question of a message box; "" for any other dialog.
+QString textOf(QWidget* dialog) {
+  auto* box = qobject_cast<QMessageBox*>(dialog);
+  return box != nullptr ? box->text() : QString();
+}
+
+// Clicks the button called `text`; a dialog without one is closed (so that a test that meets
+// the wrong dialog fails instead of waiting for ever).
 void clickButton(QWidget* box, const QString& text) {
   for (QAbstractButton* button : box->findChildren<QAbstractButton*>()) {
     if (button->text() == text) {
@@ -123,6 +131,7 @@ void clickButton(QWidget* box, const QString& text) {
       return;
     }
   }
+  if (auto* dialog = qobject_cast<QDialog*>(box)) dialog->reject();
   QFAIL(qPrintable(QStringLiteral("no button \"%1\"").arg(text)));
 }
 
@@ -305,10 +314,11 @@ class FirstSessionTest : public QObject {
     QString warning;
     onNextDialog([notARun, &warning](QWidget* dialog) {
       auto* files = qobject_cast<QFileDialog*>(dialog);
+      if (files == nullptr) qobject_cast<QDialog*>(dialog)->reject();
       QVERIFY(files);
       chooseIn(files, notARun);
       onNextDialog([&warning](QWidget* box) {
-        warning = qobject_cast<QMessageBox*>(box)->text();
+        warning = textOf(box);
         qobject_cast<QDialog*>(box)->accept();
       });
       static_cast<QDialog*>(files)->accept();
@@ -665,9 +675,9 @@ class FirstSessionTest : public QObject {
     QString first;
     QString later;
     onNextDialog([&first, &later](QWidget* box) {
-      first = qobject_cast<QMessageBox*>(box)->text();
+      first = textOf(box);
       QTest::qWait(600);
-      later = qobject_cast<QMessageBox*>(box)->text();
+      later = textOf(box);
       clickButton(box, QStringLiteral("Cancel"));
     });
     QVERIFY(!window.close());
@@ -750,7 +760,7 @@ class FirstSessionTest : public QObject {
     // Another preset: the question; Cancel keeps everything.
     QString question;
     onNextDialog([&question](QWidget* box) {
-      question = qobject_cast<QMessageBox*>(box)->text();
+      question = textOf(box);
       clickButton(box, QStringLiteral("Cancel"));
     });
     presets->setFocus();
@@ -767,6 +777,7 @@ class FirstSessionTest : public QObject {
       clickButton(box, QStringLiteral("Discard Changes"));
       onNextDialog([footage](QWidget* dialog) {
         auto* files = qobject_cast<QFileDialog*>(dialog);
+        if (files == nullptr) qobject_cast<QDialog*>(dialog)->reject();
         QVERIFY(files);
         QVERIFY(files->windowTitle().contains(QLatin1String("videos")));
         chooseIn(files, footage);
