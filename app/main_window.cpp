@@ -243,6 +243,12 @@ bool MainWindow::openRunDirectory(const QString& path) {
     statusBar()->showMessage(m_openProblem, kStatusMessageMs);
     return false;
   }
+  showRun(absolute);
+  return true;
+}
+
+void MainWindow::showRun(const QString& absolute) {
+  const QString shown = QDir::toNativeSeparators(absolute);
   m_runsPage->addRunDirectory(absolute);
   m_runsPage->setCurrentRun(absolute);
   m_openRunDirectory = absolute;
@@ -253,10 +259,9 @@ bool MainWindow::openRunDirectory(const QString& path) {
   m_comparePage->setRunDirectories(m_runsPage->runDirectories());
   m_comparePage->showLatestComparisonOf(absolute);
   m_runControlBar->openRunChanged();
-  setWindowTitle(tr("%1 \u2014 Tokenbench").arg(info.fileName()));
+  setWindowTitle(tr("%1 \u2014 Tokenbench").arg(QFileInfo(absolute).fileName()));
   statusBar()->showMessage(tr("Opened %1").arg(shown), kStatusMessageMs);
   Q_EMIT runDirectoryOpened(absolute);
-  return true;
 }
 
 bool MainWindow::newRunFromConfiguration(const QString& configPath) {

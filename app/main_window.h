@@ -103,6 +103,9 @@ class MainWindow : public QMainWindow {
   void createMenus();
   void createStatusBar();
   void chooseRunDirectory();
+  /// Shows the run directory `absolute` in every page (openRunDirectory() has checked it; a run
+  /// this window launched is shown at its hello, before its trainer writes config.json).
+  void showRun(const QString& absolute);
   // Run control (main_window_runs.cpp): the bar, the Run menu, recent runs, launch plans.
   QWidget* createRunControl();
   void createRunMenu(QMenuBar* bar);

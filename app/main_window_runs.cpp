@@ -134,7 +134,8 @@ LaunchPlan MainWindow::launchPlan() const {
 }
 
 void MainWindow::onRunDirectoryReady(const QString& path) {
-  openRunDirectory(path);
+  // The window's own run: followed from its hello on, before its config.json exists.
+  if (QFileInfo(path).isDir()) showRun(QDir::cleanPath(QFileInfo(path).absoluteFilePath()));
   if (currentPage() == PageId::Setup) {
     setCurrentPage(PageId::Monitor);  // launched from Setup: watch it
   }
