@@ -148,6 +148,9 @@ int runTrainerCli(int argc, char** argv) {
                   "Random LPIPS weights when loss.lpips_backbone / lpips_lin are not set (same cost)");
   bench->add_flag("--no-r1", bench_args.no_r1, "discr-step without the R1 gradient penalty");
   bench->add_flag("--profile", bench_args.profile, "Print the time per op of one extra repetition on stderr");
+  bench->add_option("--device", bench_args.device, "auto, cpu, cuda or cuda:N (default: train.device)");
+  bench->add_option("--precision", bench_args.precision, "fp32, bf16 or fp16 (default: train.precision)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
 
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
