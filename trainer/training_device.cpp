@@ -30,21 +30,21 @@ void probe(const torch::Device& device, const std::string& key) {
 }  // namespace
 
 torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::DistributedConfig& distributed,
-                                    const distributed::LaunchInfo& launch) {
+                                    const distributed::LaunchInfo& launch, const std::string& setting) {
   const auto spec = core::parseDeviceSpec(train.device);
   if (!spec) {
     throw UserError("config_invalid",
-                    "train.device \"" + train.device + "\" is not a device (auto, cpu, cuda, cuda:N)",
-                    "set train.device to \"auto\", \"cpu\", \"cuda\" or \"cuda:N\"");
+                    setting + " \"" + train.device + "\" is not a device (auto, cpu, cuda, cuda:N)",
+                    "set " + setting + " to \"auto\", \"cpu\", \"cuda\" or \"cuda:N\"");
   }
   if (spec->kind == "cpu" || (spec->kind == "auto" && !compat::cudaAvailable())) return torch::kCPU;
-  const std::string key = "train.device \"" + train.device + "\"";
+  const std::string key = setting + " \"" + train.device + "\"";
   if (!compat::cudaAvailable()) {
     throw unavailable(key,
                       compat::cudaDeviceCount() == 0 && !TB_WITH_CUDA
                           ? "this build of Tokenbench uses a CPU-only LibTorch (" + compat::torchVersion() + ")"
                           : "no CUDA device is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES)",
-                      "train on the CPU (train.device \"cpu\" or \"auto\"), or build against a CUDA LibTorch "
+                      "use the CPU (" + setting + " \"cpu\" or \"auto\"), or build against a CUDA LibTorch "
                       "(README, GPU)");
   }
   const int count = compat::cudaDeviceCount();
@@ -81,8 +81,8 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::
   return device;
 }
 
-torch::Device resolveTrainingDevice(const core::TrainConfig& train) {
-  return resolveTrainingDevice(train, core::DistributedConfig{}, distributed::LaunchInfo{});
+torch::Device resolveTrainingDevice(const core::TrainConfig& train, const std::string& setting) {
+  return resolveTrainingDevice(train, core::DistributedConfig{}, distributed::LaunchInfo{}, setting);
 }
 
 std::string resolveBackend(const core::DistributedConfig& distributed, const torch::Device& device) {

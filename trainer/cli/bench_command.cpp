@@ -287,7 +287,8 @@ int bench(const BenchArgs& args) {
   out["what"] = what;
   out["config"] = args.config.empty() ? args.preset : args.config;
   try {
-    const torch::Device device = resolveTrainingDevice(config.train);
+    const torch::Device device =
+        resolveTrainingDevice(config.train, args.device.empty() ? "train.device" : "--device");
     compat::setCurrentDevice(device);
     if (device.is_cuda()) compat::setCudnnBenchmark(true);
     torch::manual_seed(static_cast<std::uint64_t>(config.train.seed));
