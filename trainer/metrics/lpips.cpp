@@ -1,6 +1,7 @@
 #include "trainer/metrics/lpips.h"
 
 #include "trainer/metrics/image_metrics.h"
+#include "trainer/torch_compat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -72,7 +73,7 @@ c10::Dict<c10::IValue, c10::IValue> readDict(const std::string& path) {
   if (in.bad()) throw std::runtime_error(path + ": read error");
   c10::IValue value;
   try {
-    value = torch::pickle_load(bytes);
+    value = compat::pickleLoad(bytes);
   } catch (const std::exception& e) {
     std::string why = e.what();
     why = why.substr(0, why.find('\n'));
