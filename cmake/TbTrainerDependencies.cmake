@@ -1,6 +1,21 @@
 # Dependencies of tb::trainer, found at the top level so that imported targets are visible
 # to tests/ as well.
 find_package(Torch REQUIRED)
+# PyTorch wheels before 2.7 use the old libstdc++ ABI (_GLIBCXX_USE_CXX11_ABI=0, in
+# TORCH_CXX_FLAGS): every library that passes std::string to the trainer (tb::core, GoogleTest)
+# must use the same. Debian's LibTorch uses the default (1).
+if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=([01])")
+  add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=${CMAKE_MATCH_1})
+  if(CMAKE_MATCH_1 STREQUAL "0" AND TB_BUILD_GUI)
+    message(WARNING "This LibTorch uses the old C++ ABI; Qt does not: build with -DTB_BUILD_GUI=OFF")
+  endif()
+endif()
+# Boost: header-only (CRC-32C of TensorBoard records).
+if(TB_DEPS_DIR AND EXISTS "${TB_DEPS_DIR}/include/boost/version.hpp")
+  set(Boost_NO_BOOST_CMAKE ON)
+  set(BOOST_ROOT "${TB_DEPS_DIR}")
+endif()
+find_package(Boost 1.71 REQUIRED)
 
 # TB_WITH_CUDA follows the LibTorch that was found: ON only for a CUDA build.
 set(_tb_torch_has_cuda OFF)
@@ -10,6 +25,12 @@ endif()
 option(TB_WITH_CUDA "Build CUDA/NCCL paths (needs a CUDA LibTorch)" ${_tb_torch_has_cuda})
 if(TB_WITH_CUDA AND NOT _tb_torch_has_cuda)
   message(FATAL_ERROR "TB_WITH_CUDA=ON but the LibTorch found (${Torch_DIR}) is not a CUDA build")
+endif()
+if(TB_WITH_CUDA)
+  # Nothing in the trainer calls into libtorch_cuda directly, so a linker that drops unused
+  # libraries (--as-needed, the default on some distributions) would leave CUDA unregistered:
+  # torch::cuda::is_available() false on a machine full of GPUs.
+  add_link_options("LINKER:--no-as-needed")
 endif()
 
 if(TB_WITH_FFMPEG)

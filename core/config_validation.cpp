@@ -229,7 +229,17 @@ std::vector<ConfigError> validate(const RunConfig& config) {
     }
   }
 
+  if (!parseDeviceSpec(t.device)) {
+    errors.push_back({"train.device", "must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got \"" + t.device + "\""});
+  }
+  if (t.precision == "fp16" && t.device == "cpu") {
+    errors.push_back({"train.precision", "\"fp16\" needs a CUDA device (train.device is \"cpu\"): use \"bf16\" or \"fp32\""});
+  }
+
   const auto& dist = config.distributed;
+  if (dist.backend == "nccl" && t.device == "cpu") {
+    errors.push_back({"distributed.backend", "\"nccl\" needs CUDA tensors but train.device is \"cpu\": use \"gloo\""});
+  }
   const long long world = static_cast<long long>(dist.nproc_per_node) * dist.nnodes;
   if (world > 1 && dist.strategy == "none") {
     errors.push_back({"distributed.strategy", "must be \"ddp\" or \"zero1\" with " + std::to_string(world) +

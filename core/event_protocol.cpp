@@ -66,6 +66,16 @@ class FieldReader {
     return value->get<std::string>();
   }
 
+  std::string optionalString(const char* name) {
+    const Json* value = find(name, false);
+    if (value == nullptr) return {};
+    if (!value->is_string()) {
+      wrongType(name, "a string", *value);
+      return {};
+    }
+    return value->get<std::string>();
+  }
+
   // `allowed` is a '|'-separated list of values.
   std::string oneOf(const char* name, std::string_view allowed) {
     std::string text = string(name);
@@ -192,6 +202,8 @@ void encodeFields(Json& j, const HelloEvent& e) {
   j["world_size"] = e.world_size;
   j["launcher"] = e.launcher;
   j["device"] = e.device;
+  if (!e.device_name.empty()) j["device_name"] = e.device_name;
+  if (e.device_memory_bytes > 0) j["device_memory_bytes"] = e.device_memory_bytes;
   j["blas"] = e.blas;
   j["threads"] = e.threads;
   j["interop_threads"] = e.interop_threads;
@@ -254,6 +266,8 @@ Event decodeFields(FieldReader& r, HelloEvent e) {
   e.world_size = r.int32("world_size");
   e.launcher = r.string("launcher");
   e.device = r.string("device");
+  e.device_name = r.optionalString("device_name");
+  e.device_memory_bytes = r.optionalInt64("device_memory_bytes").value_or(0);
   e.blas = r.string("blas");
   e.threads = r.int32("threads");
   e.interop_threads = r.int32("interop_threads");

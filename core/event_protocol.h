@@ -43,11 +43,13 @@ struct HelloEvent {
   int protocol = 0;             ///< protocol version the trainer speaks (kProtocolVersion)
   int world_size = 1;           ///< number of training processes
   std::string launcher;         ///< "single", "local", "torchrun", "slurm" or "mpirun"
-  std::string device;           ///< e.g. "cpu", "cuda:0"
+  std::string device;           ///< the device training runs on, e.g. "cpu", "cuda:0"
   std::string blas;             ///< BLAS library in use, e.g. "openblas"
   int threads = 0;              ///< intra-op threads per process
   int interop_threads = 0;      ///< inter-op threads per process
   std::string run_dir;          ///< run directory as the trainer sees it
+  std::string device_name;      ///< e.g. "NVIDIA H200", or the CPU's model (optional)
+  std::int64_t device_memory_bytes = 0;  ///< the GPU's memory, or the machine's (optional; 0: unknown)
 };
 
 /// `{"type":"progress"}`: throughput and position in the run.

@@ -23,6 +23,21 @@ bool layerAcceptsArgument(const std::string& name) {
   return name == "consecutive_residual" || name == "compress_space" || name == "compress_time";
 }
 
+std::optional<DeviceSpec> parseDeviceSpec(const std::string& text) {
+  if (text == "auto" || text == "cpu" || text == "cuda") return DeviceSpec{text, -1};
+  const std::string prefix = "cuda:";
+  if (text.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::string digits = text.substr(prefix.size());
+  if (digits.empty() || digits.size() > 4 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  int index = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + (c - '0');
+  }
+  if (index > 1023) return std::nullopt;
+  return DeviceSpec{"cuda", index};
+}
+
 int countLayers(const std::vector<LayerSpec>& layers, const std::string& name) {
   return static_cast<int>(std::count_if(layers.begin(), layers.end(),
                                         [&](const LayerSpec& l) { return l.name == name; }));

@@ -313,6 +313,10 @@ struct TrainConfig {
   double adam_beta2 = 0.99;
   double grad_clip = 1.0;
   std::string precision = "fp32";
+  std::string device = "auto";
+  std::string loss_scaling = "auto";
+  double loss_scale_init = 65536.0;
+  int loss_scale_growth_interval = 2000;
   int threads = 0;
   bool ema = true;
   double ema_beta = 0.995;
@@ -350,8 +354,21 @@ struct TrainConfig {
     v.field("adam_beta2", adam_beta2, FieldSpec("AdamW beta2").min(0).max(0.999999));
     v.field("grad_clip", grad_clip, FieldSpec("Clip the global gradient norm; 0 turns clipping off").min(0));
     v.field("precision", precision,
-            FieldSpec("fp32, bf16 autocast, or fp16 with loss scaling (CUDA only)")
+            FieldSpec("fp32; bf16 autocast (CPU or CUDA); fp16 autocast with dynamic loss scaling "
+                      "(CUDA only)")
                 .choices({"fp32", "bf16", "fp16"}));
+    v.field("device", device,
+            FieldSpec("auto: CUDA when this build has it and a GPU is visible, else the CPU; cpu; cuda "
+                      "(the first GPU, or one per local rank); cuda:N. With several local ranks each rank "
+                      "takes cuda:<distributed.gpu_ids[local rank]> (or cuda:<local rank>)"));
+    v.field("loss_scaling", loss_scaling,
+            FieldSpec("Dynamic loss scaling: auto (on with fp16, off otherwise), on, off. Steps whose "
+                      "gradients overflow are skipped and the scale lowered")
+                .choices({"auto", "on", "off"}));
+    v.field("loss_scale_init", loss_scale_init,
+            FieldSpec("Initial loss scale of dynamic loss scaling").above(0));
+    v.field("loss_scale_growth_interval", loss_scale_growth_interval,
+            FieldSpec("Clean steps after which the loss scale doubles").unit("steps").min(1));
     v.field("threads", threads,
             FieldSpec("Intra-op threads per rank; 0 means cores / local ranks").unit("threads").min(0).max(1024));
     v.field("ema", ema, FieldSpec("Keep an exponential moving average of the tokenizer for "
@@ -384,7 +401,7 @@ struct TrainConfig {
 
 struct DistributedConfig {
   std::string strategy = "none";
-  std::string backend = "gloo";
+  std::string backend = "auto";
   int nproc_per_node = 1;
   int nnodes = 1;
   int node_rank = 0;
@@ -400,8 +417,10 @@ struct DistributedConfig {
             FieldSpec("none: one process; ddp: replicated model, bucketed gradient all-reduce; zero1: "
                       "ddp with optimizer state sharded across ranks")
                 .choices({"none", "ddp", "zero1"}));
-    v.field("backend", backend, FieldSpec("c10d backend: gloo (CPU) or nccl (CUDA builds)")
-                                    .choices({"gloo", "nccl"}));
+    v.field("backend", backend,
+            FieldSpec("c10d backend: auto (nccl when training on CUDA, else gloo), gloo (CPU or CUDA "
+                      "tensors), nccl (CUDA builds, one GPU per rank)")
+                .choices({"auto", "gloo", "nccl"}));
     v.field("nproc_per_node", nproc_per_node,
             FieldSpec("Rank processes the trainer starts on this node").unit("processes").min(1).max(1024));
     v.field("nnodes", nnodes, FieldSpec("Nodes taking part").unit("nodes").min(1).max(65536));
@@ -435,6 +454,15 @@ struct RunConfig {
     v.section("distributed", distributed);
   }
 };
+
+/// A train.device value.
+struct DeviceSpec {
+  std::string kind;  ///< "auto", "cpu" or "cuda"
+  int index = -1;    ///< the N of "cuda:N"; -1 when none was given
+};
+
+/// Parses "auto", "cpu", "cuda" and "cuda:N" (N a decimal 0..1023); nullopt for anything else.
+std::optional<DeviceSpec> parseDeviceSpec(const std::string& text);
 
 /// Number of `compress_space` / `compress_time` layers in a MAGVIT-v2 layer list.
 int countLayers(const std::vector<LayerSpec>& layers, const std::string& name);

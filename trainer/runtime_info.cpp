@@ -4,8 +4,11 @@
 #include "trainer/torch_compat.h"
 
 #include <link.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,19 @@ int collectObject(struct dl_phdr_info* info, size_t, void* data) {
   auto* names = static_cast<std::vector<std::string>*>(data);
   if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') names->emplace_back(info->dlpi_name);
   return 0;
+}
+
+// "model name : AMD EPYC 7B13" of /proc/cpuinfo; empty when there is none.
+std::string cpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const auto begin = line.find_first_not_of(" \t", colon + 1);
+    return begin == std::string::npos ? std::string() : line.substr(begin);
+  }
+  return {};
 }
 
 }  // namespace
@@ -34,7 +50,7 @@ std::string loadedBlasLibrary() {
   return {};
 }
 
-RuntimeInfo queryRuntime() {
+RuntimeInfo queryRuntime(const torch::Device& device) {
   RuntimeInfo info;
   info.torch_version = compat::torchVersion();
   const std::string lib = loadedBlasLibrary();
@@ -53,8 +69,30 @@ RuntimeInfo queryRuntime() {
   info.reference_blas = info.blas.rfind("reference", 0) == 0;
   info.threads = at::get_num_threads();
   info.interop_threads = at::get_num_interop_threads();
-  info.device = compat::cudaAvailable() ? "cuda:0" : "cpu";
+  info.device = device.str();
+  if (device.is_cuda()) {
+    try {
+      const compat::CudaDeviceInfo gpu = compat::cudaDeviceInfo(device.index() < 0 ? 0 : device.index());
+      info.device_name = gpu.name;
+      info.device_memory_bytes = gpu.total_bytes;
+    } catch (const std::exception&) {
+      info.device_name = "unknown GPU";
+    }
+  } else {
+    info.device_name = cpuModelName();
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) info.device_memory_bytes = static_cast<std::int64_t>(pages) * page;
+  }
   return info;
+}
+
+std::string deviceSummary(const RuntimeInfo& runtime) {
+  char memory[32] = "";
+  if (runtime.device_memory_bytes > 0) {
+    std::snprintf(memory, sizeof memory, ", %.1f GiB",
+                  static_cast<double>(runtime.device_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
+  }
+  return runtime.device + " (" + (runtime.device_name.empty() ? "unknown" : runtime.device_name) + memory + ")";
 }
 
 core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, const std::string& launcher,
@@ -66,6 +104,8 @@ core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, cons
   hello.world_size = world_size;
   hello.launcher = launcher;
   hello.device = runtime.device;
+  hello.device_name = runtime.device_name;
+  hello.device_memory_bytes = runtime.device_memory_bytes;
   hello.blas = runtime.blas;
   hello.threads = runtime.threads;
   hello.interop_threads = runtime.interop_threads;

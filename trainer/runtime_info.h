@@ -1,9 +1,13 @@
 #pragma once
-// What the trainer runs with: LibTorch version, BLAS library, thread counts, device.
+// What the trainer runs with: LibTorch version, BLAS library, thread counts, the device (its
+// name and memory).
 // Reported in the `hello` event and by `--version`.
 
 #include "core/event_protocol.h"
 
+#include <torch/torch.h>
+
+#include <cstdint>
 #include <string>
 
 namespace tb::trainer {
@@ -15,9 +19,15 @@ struct RuntimeInfo {
   int threads;             ///< intra-op threads (at::get_num_threads)
   int interop_threads;     ///< inter-op threads
   std::string device;      ///< "cpu" or "cuda:N"
+  std::string device_name; ///< "NVIDIA H200", or the CPU's model name
+  std::int64_t device_memory_bytes = 0;  ///< the GPU's memory, or the machine's
 };
 
-RuntimeInfo queryRuntime();
+/// The runtime, training on `device`.
+RuntimeInfo queryRuntime(const torch::Device& device = torch::kCPU);
+
+/// "cuda:0 (NVIDIA H200, 139.8 GiB)", "cpu (AMD EPYC 7B13, 23.5 GiB)".
+std::string deviceSummary(const RuntimeInfo& runtime);
 
 /// The `hello` event for this process.
 core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, const std::string& launcher,

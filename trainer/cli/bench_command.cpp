@@ -3,7 +3,9 @@
 #include "core/config_io.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/runtime_info.h"
+#include "trainer/torch_compat.h"
 #include "trainer/training/training_step.h"
+#include "trainer/training_device.h"
 
 #include <ATen/record_function.h>
 #include <nlohmann/json.hpp>
@@ -192,19 +194,47 @@ PeakRates measurePeakRates() {
   return peak;
 }
 
+// The GPU's attainable bf16 rate: an 8192^3 torch::mm, timed with CUDA events after warm-up,
+// best of five (TFLOP/s).
+double measureBf16GemmPeakTflops(const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  const auto options = torch::TensorOptions().device(device).dtype(torch::kBFloat16);
+  const std::int64_t n = 8192;
+  const torch::Tensor a = torch::randn({n, n}, options), b = torch::randn({n, n}, options);
+  torch::Tensor c = torch::empty({n, n}, options);
+  compat::DeviceTimer timer(device);
+  for (int i = 0; i < 3; ++i) torch::mm_out(c, a, b);
+  double best = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    timer.start();
+    torch::mm_out(c, a, b);
+    timer.stop();
+    best = std::min(best, timer.seconds());
+  }
+  return 2.0 * static_cast<double>(n) * n * n / best / 1e12;
+}
+
 struct Measurement {
   std::vector<double> seconds;
   double flops = 0;
 };
 
 // `warmup` untimed repetitions (the first one counts the FLOPs; with no warm-up an extra untimed
-// repetition does), then `steps` timed ones.
-Measurement measure(int warmup, int steps, bool profile, const std::function<void()>& body) {
+// repetition does), then `steps` timed ones, each timed on `device` (CUDA events on a GPU).
+Measurement measure(const torch::Device& device, int warmup, int steps, bool profile,
+                    const std::function<void()>& body) {
   Measurement m;
   m.flops = countFlops(body);
   if (profile) printProfile(body);
   for (int i = 1; i < warmup; ++i) body();
-  for (int i = 0; i < steps; ++i) m.seconds.push_back(secondsOf(body));
+  compat::synchronize(device);
+  compat::DeviceTimer timer(device);
+  for (int i = 0; i < steps; ++i) {
+    timer.start();
+    body();
+    timer.stop();
+    m.seconds.push_back(timer.seconds());
+  }
   return m;
 }
 
@@ -234,6 +264,8 @@ int bench(const BenchArgs& args) {
   }
   core::RunConfig config;
   if (!loadConfigArgument(args.config, args.preset, config)) return 2;
+  if (!args.device.empty()) config.train.device = args.device;
+  if (!args.precision.empty()) config.train.precision = args.precision;
   const int threads = args.threads > 0 ? args.threads
                       : config.train.threads > 0
                           ? config.train.threads
@@ -255,15 +287,20 @@ int bench(const BenchArgs& args) {
   out["what"] = what;
   out["config"] = args.config.empty() ? args.preset : args.config;
   try {
+    const torch::Device device =
+        resolveTrainingDevice(config.train, args.device.empty() ? "train.device" : "--device");
+    compat::setCurrentDevice(device);
+    if (device.is_cuda()) compat::setCudnnBenchmark(true);
     torch::manual_seed(static_cast<std::uint64_t>(config.train.seed));
     TrainingStepSetup setup;
+    setup.device = device;
     setup.missing_perceptual =
         args.random_perceptual ? MissingPerceptualWeights::Random : MissingPerceptualWeights::Error;
     TrainingStep step(config, setup);
     Tokenizer& tokenizer = *step.tokenizer();
     const auto& d = config.data;
     const torch::Tensor video =
-        torch::rand({batch, 3, d.num_frames, d.image_size, d.image_size}) * 2 - 1;
+        (torch::rand({batch, 3, d.num_frames, d.image_size, d.image_size}) * 2 - 1).to(device);
     const bool gan = step.discriminator() != nullptr;
 
     Measurement m;
@@ -271,7 +308,7 @@ int bench(const BenchArgs& args) {
     StepValues values;
     if (what == "gen-step-recon" || what == "gen-step") {
       const GeneratorTerms terms{what == "gen-step", what == "gen-step" && gan};
-      m = measure(args.warmup, args.steps, args.profile, [&] {
+      m = measure(device, args.warmup, args.steps, args.profile, [&] {
         step.zeroGrad(terms.gan);
         values.clear();
         (void)step.generatorStep(video, terms, 1, false, values);
@@ -284,10 +321,10 @@ int bench(const BenchArgs& args) {
         pass.recon = tokenizer.forward(video).recon;
       }
       if (!step.discriminator()->takesVideo())
-        pass.frame_pick = torch::randint(d.num_frames, {batch}, torch::kLong);
+        pass.frame_pick = torch::randint(d.num_frames, {batch}, torch::kLong).to(device);
       const bool r1 = !args.no_r1 && config.loss.r1_weight > 0;
       r1_steps = r1 ? args.steps : 0;
-      m = measure(args.warmup, args.steps, args.profile, [&] {
+      m = measure(device, args.warmup, args.steps, args.profile, [&] {
         step.discriminatorOptimizer()->zeroGrad();
         values.clear();
         step.discriminatorStep(video, pass, r1, 1, false, values);
@@ -295,12 +332,12 @@ int bench(const BenchArgs& args) {
     } else if (what == "encode") {
       tokenizer.eval();
       c10::InferenceMode inference;
-      m = measure(args.warmup, args.steps, args.profile, [&] { (void)tokenizer.tokenize(video); });
+      m = measure(device, args.warmup, args.steps, args.profile, [&] { (void)tokenizer.tokenize(video); });
     } else if (what == "decode") {
       tokenizer.eval();
       c10::InferenceMode inference;
       const torch::Tensor indices = tokenizer.tokenize(video);
-      m = measure(args.warmup, args.steps, args.profile,
+      m = measure(device, args.warmup, args.steps, args.profile,
                   [&] { (void)tokenizer.decodeFromIndices(indices); });
     } else {  // train-step
       std::vector<std::pair<std::string, torch::Tensor>> ema;
@@ -310,13 +347,14 @@ int bench(const BenchArgs& args) {
       std::int64_t discr_step = 0;
       int timed = 0;
       const int first_timed = std::max(args.warmup, 1);
-      m = measure(args.warmup, args.steps, args.profile, [&] {
+      m = measure(device, args.warmup, args.steps, args.profile, [&] {
         step.zeroGrad(gan);
         const bool r1 = gan && step.r1Due(discr_step);
         for (int micro = 0; micro < train.grad_accum; ++micro) {
           (void)step.microStep(video, gan, discr_step, micro + 1 == train.grad_accum);
         }
         (void)step.finishReduction(gan);
+        (void)step.unscaleGradients(gan);
         (void)step.clipGradients(gan);
         step.optimizerStep(train.lr, train.discr_lr, gan);
         updateEma(ema, tokenizer, train, train.ema_start_step + n * train.ema_update_every);
@@ -327,9 +365,20 @@ int bench(const BenchArgs& args) {
       out["micro_batches"] = train.grad_accum;
     }
     const double med = median(m.seconds);
-    const PeakRates peak = measurePeakRates();
-    const double peak_gflops = std::max(peak.gemm, peak.conv);
     const double gflops = m.flops / med / 1e9;
+    const RuntimeInfo runtime = queryRuntime(device);
+    out["device"] = runtime.device;
+    out["device_name"] = runtime.device_name;
+    if (device.is_cuda()) {
+      out["peak_device_memory_mb"] = static_cast<double>(compat::peakAllocatedBytes(device)) / (1024.0 * 1024.0);
+      const double peak_tflops = measureBf16GemmPeakTflops(device);
+      out["bf16_gemm_peak_tflops"] = peak_tflops;
+      out["mfu"] = gflops / (peak_tflops * 1e3);
+    }
+    const int micro_batches = what == "train-step" ? config.train.grad_accum : 1;
+    out["clips_per_s"] = static_cast<double>(batch) * micro_batches / med;
+    const PeakRates peak = device.is_cuda() ? PeakRates{} : measurePeakRates();
+    const double peak_gflops = std::max(peak.gemm, peak.conv);
     out["median_s"] = med;
     out["min_s"] = *std::min_element(m.seconds.begin(), m.seconds.end());
     out["max_s"] = *std::max_element(m.seconds.begin(), m.seconds.end());
@@ -342,10 +391,12 @@ int bench(const BenchArgs& args) {
     out["peak_rss_mb"] = peakRssMb();
     out["flops_per_step"] = m.flops;
     out["gflops"] = gflops;
-    out["gemm_peak_gflops"] = peak.gemm;
-    out["conv_peak_gflops"] = peak.conv;
-    out["peak_fraction"] = gflops / peak_gflops;
-    out["blas"] = queryRuntime().blas;
+    if (!device.is_cuda()) {
+      out["gemm_peak_gflops"] = peak.gemm;
+      out["conv_peak_gflops"] = peak.conv;
+      out["peak_fraction"] = gflops / peak_gflops;
+    }
+    out["blas"] = runtime.blas;
     out["tokenizer_params"] = countParameters(tokenizer);
     out["discriminator_params"] = gan ? countParameters(*step.discriminator()) : 0;
     out["perceptual"] = !step.lpips() ? "off"
@@ -358,7 +409,8 @@ int bench(const BenchArgs& args) {
   } catch (const UserError& e) {
     const bool config_problem = e.code() == "perceptual_weights_missing" ||
                                 e.code() == "config_invalid" || e.code() == "model_invalid" ||
-                                e.code() == "perceptual_weights_invalid";
+                                e.code() == "perceptual_weights_invalid" ||
+                                e.code() == "precision_unsupported" || e.code() == "device_unavailable";
     std::string hint = e.hint();
     if (e.code() == "perceptual_weights_missing")
       hint += ", or pass --random-perceptual to time it with random weights";

@@ -25,6 +25,8 @@ struct BenchArgs {
   bool random_perceptual = false;  ///< random LPIPS weights when none are configured
   bool no_r1 = false;              ///< discr-step without the gradient penalty
   bool profile = false;            ///< print self time per op of one extra repetition on stderr
+  std::string device;              ///< train.device value (auto, cpu, cuda, cuda:N); empty: the config's
+  std::string precision;           ///< train.precision (fp32, bf16, fp16); empty: the config's
 };
 
 /// Runs the benchmark. Exit 0 with the JSON object on stdout; 2 for an invalid configuration, an
@@ -37,7 +39,11 @@ struct BenchArgs {
 /// counted from the shapes of the ops one untimed repetition ran), gflops (flops_per_step /
 /// median_s / 1e9), gemm_peak_gflops (best of five 1024x1024 float torch::mm at these threads),
 /// peak_fraction (gflops / gemm_peak_gflops), blas, tokenizer_params, discriminator_params,
-/// perceptual ("off", "weights", "random"), gan, r1_steps (timed repetitions that applied R1).
+/// perceptual ("off", "weights", "random"), gan, r1_steps (timed repetitions that applied R1),
+/// device, device_name, precision, clips_per_s (batch x micro-batches / median_s).
+/// On a CUDA device the times are CUDA-event times of each repetition, and the JSON adds
+/// bf16_gemm_peak_tflops (an 8192^3 bf16 torch::mm after warm-up, best of five), mfu (model FLOPs
+/// utilisation: flops_per_step / median_s / that peak) and peak_device_memory_mb.
 int bench(const BenchArgs& args);
 
 }  // namespace tb::trainer::cli

@@ -62,7 +62,7 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
       if (other.name == e.name) throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
     }
     try {
-      e.checkpoint = loadCheckpoint(spec.substr(eq + 1), !args.raw_weights);
+      e.checkpoint = loadCheckpoint(spec.substr(eq + 1), !args.raw_weights, args.device);
     } catch (const std::exception& ex) {
       throw UsageError(ex.what());
     }
@@ -162,6 +162,7 @@ int compare(const CompareArgs& args) {
     if (!args.lpips_backbone.empty()) {
       try {
         lpips = metrics::loadLpips(metrics::parseLpipsNet(args.lpips_net), args.lpips_backbone, args.lpips_lin);
+        lpips->to(entries.front().checkpoint.device);
       } catch (const std::exception& e) {
         throw UsageError(e.what());
       }
@@ -173,7 +174,7 @@ int compare(const CompareArgs& args) {
     std::vector<std::vector<Scores>> scores(clips.size(), std::vector<Scores>(entries.size()));
     std::vector<std::vector<media::VideoFrames>> frames(clips.size());  // original, then each tokenizer
     for (std::size_t c = 0; c < clips.size(); ++c) {
-      const torch::Tensor x = clips[c].second.unsqueeze(0);
+      const torch::Tensor x = clips[c].second.unsqueeze(0).to(entries.front().checkpoint.device);
       frames[c].push_back(media::tensorToFrames(clips[c].second, 8.0));
       for (std::size_t k = 0; k < entries.size(); ++k) {
         const torch::Tensor recon = entries[k].checkpoint.tokenizer->forward(x).recon[0].clamp(-1, 1);

@@ -17,6 +17,7 @@ struct CompareArgs {
   std::string lpips_net = "alex";
   std::string lpips_backbone;
   std::string lpips_lin;
+  std::string device = "auto";  ///< where the tokenizers and LPIPS run: auto, cpu, cuda, cuda:N
   bool raw_weights = false;
 };
 

@@ -9,6 +9,7 @@
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
+#include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_decoder.h"
@@ -132,7 +133,7 @@ std::string metadataValue(const std::map<std::string, std::string>& meta, const 
 
 }  // namespace
 
-LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema) {
+LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std::string& device) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
     throw std::runtime_error(path.string() + ": not a checkpoint folder or run directory");
@@ -163,6 +164,10 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema) {
     throw std::runtime_error((out.folder / out.weights).string() + ": unexpected tensor \"" +
                              report.unexpected.front() + "\"");
   }
+  core::TrainConfig placement;
+  placement.device = device;
+  out.device = resolveTrainingDevice(placement, "--device");
+  out.tokenizer->to(out.device);
   out.tokenizer->eval();
   return out;
 }
@@ -173,7 +178,7 @@ int tokenize(const TokenizeArgs& args) {
   std::vector<fs::path> files;
   fs::path root;
   try {
-    ckpt = loadCheckpoint(args.checkpoint, !args.raw_weights);
+    ckpt = loadCheckpoint(args.checkpoint, !args.raw_weights, args.device);
     files = inputFiles(args.input, root);
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer tokenize: " << e.what() << "\n";
@@ -196,8 +201,8 @@ int tokenize(const TokenizeArgs& args) {
         continue;
       }
       for (const auto& clip : clips) {
-        torch::Tensor tokens = ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0)).squeeze(0);
-        tokens = tokens.to(torch::kInt32).contiguous();
+        torch::Tensor tokens = ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0).to(ckpt.device)).squeeze(0);
+        tokens = tokens.to(torch::kCPU, torch::kInt32).contiguous();
         const std::vector<std::int64_t> grid(tokens.sizes().begin(), tokens.sizes().end());
         const std::map<std::string, std::string> meta{
             {"format", "tokenbench-tokens"},
@@ -246,7 +251,7 @@ int detokenize(const DetokenizeArgs& args) {
   torch::Tensor tokens;
   double fps = args.fps;
   try {
-    ckpt = loadCheckpoint(args.checkpoint, !args.raw_weights);
+    ckpt = loadCheckpoint(args.checkpoint, !args.raw_weights, args.device);
     const core::SafetensorsFile file = core::SafetensorsFile::read(args.tokens);
     const core::TensorInfo* info = file.find("tokens");
     if (info == nullptr) throw UsageError(args.tokens + ": no tensor named \"tokens\"");
@@ -282,7 +287,7 @@ int detokenize(const DetokenizeArgs& args) {
   }
 #if TB_WITH_FFMPEG
   try {
-    const torch::Tensor video = ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0)).squeeze(0);
+    const torch::Tensor video = ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0).to(ckpt.device)).squeeze(0);
     media::writeVideo(args.out, media::tensorToFrames(video, fps));
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer detokenize: " << e.what() << "\n";

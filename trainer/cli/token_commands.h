@@ -11,20 +11,24 @@
 
 namespace tb::trainer::cli {
 
-/// A tokenizer with the weights of one checkpoint, in eval mode, on the CPU.
+/// A tokenizer with the weights of one checkpoint, in eval mode, on `device`.
 struct LoadedCheckpoint {
   std::filesystem::path folder;  ///< the checkpoint folder the weights came from
   std::string weights;           ///< "ema.safetensors" or "model.safetensors"
   core::RunConfig config;        ///< the folder's config.json
   std::shared_ptr<Tokenizer> tokenizer;
+  torch::Device device = torch::kCPU;
 };
 
 /// Opens `path`, which is either a checkpoint folder (model.safetensors + config.json, as
 /// written by training or `init`) or a run directory (its newest complete checkpoint). Uses
 /// ema.safetensors when the folder has one and `prefer_ema`, else model.safetensors. Throws
 /// std::runtime_error naming the file and what is wrong (missing, invalid config, weights that
-/// do not fit the configured model).
-LoadedCheckpoint loadCheckpoint(const std::filesystem::path& path, bool prefer_ema = true);
+/// do not fit the configured model). `device` is a train.device value ("auto": CUDA when this
+/// build has it and a GPU is visible); not the checkpoint's own, so that a tokenizer trained on a
+/// GPU runs on a laptop. UserError "device_unavailable" when it cannot be had.
+LoadedCheckpoint loadCheckpoint(const std::filesystem::path& path, bool prefer_ema = true,
+                                const std::string& device = "auto");
 
 struct TokenizeArgs {
   std::string checkpoint;
@@ -32,6 +36,7 @@ struct TokenizeArgs {
   std::string out;    ///< folder for <clip name>.safetensors files (created)
   int max_clips_per_file = 0;  ///< 0: every whole clip of each video
   bool raw_weights = false;    ///< use model.safetensors even when EMA weights exist
+  std::string device = "auto";  ///< auto, cpu, cuda, cuda:N
 };
 
 /// `tokenize`: cuts every video into consecutive clips of data.num_frames frames (every
@@ -54,6 +59,7 @@ struct DetokenizeArgs {
   std::string out;     ///< .gif, .mp4, .mkv, .webm, .avi, .mov (anything writeVideo takes)
   double fps = 0;      ///< 0: the token file's fps metadata, else 8
   bool raw_weights = false;
+  std::string device = "auto";  ///< auto, cpu, cuda, cuda:N
 };
 
 /// `detokenize`: decodes a token file back into a video. Exit 0; 2 for a missing or malformed

@@ -87,6 +87,7 @@ int runTrainerCli(int argc, char** argv) {
   tokenize->add_option("--max-clips", tok.max_clips_per_file, "At most this many clips per video (0: all)")
       ->check(CLI::NonNegativeNumber);
   tokenize->add_flag("--raw-weights", tok.raw_weights, "Use model.safetensors even when EMA weights exist");
+  tokenize->add_option("--device", tok.device, "auto (default: CUDA when available), cpu, cuda or cuda:N");
   cli::DetokenizeArgs detok;
   auto* detokenize = app.add_subcommand("detokenize", "Decode a token file written by tokenize into a video");
   detokenize->add_option("--checkpoint", detok.checkpoint, "Checkpoint folder, or a run directory")->required();
@@ -94,6 +95,7 @@ int runTrainerCli(int argc, char** argv) {
   detokenize->add_option("--out", detok.out, "Video to write: .gif, .mp4, .mkv, .webm, .avi")->required();
   detokenize->add_option("--fps", detok.fps, "Frame rate (default: the source's, else 8)")->check(CLI::PositiveNumber);
   detokenize->add_flag("--raw-weights", detok.raw_weights, "Use model.safetensors even when EMA weights exist");
+  detokenize->add_option("--device", detok.device, "auto (default: CUDA when available), cpu, cuda or cuda:N");
   cli::MetricsArgs met;
   cli::CompareArgs cmp;
   auto* compare = app.add_subcommand("compare", "Reconstruct the same clips with several tokenizers; write metrics "
@@ -110,6 +112,7 @@ int runTrainerCli(int argc, char** argv) {
   compare->add_option("--lpips-backbone", cmp.lpips_backbone, "torch.save dict of the backbone's features.* tensors");
   compare->add_option("--lpips-lin", cmp.lpips_lin, "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
   compare->add_flag("--raw-weights", cmp.raw_weights, "Use model.safetensors even when EMA weights exist");
+  compare->add_option("--device", cmp.device, "auto (default: CUDA when available), cpu, cuda or cuda:N");
   auto* metrics = app.add_subcommand("metrics", "Print {\"psnr\",\"ssim\",\"lpips\"} of image/video B against A as "
                                                 "one JSON line (means over frames)");
   metrics->add_option("a", met.a, "Reference image or video")->required();
@@ -148,6 +151,9 @@ int runTrainerCli(int argc, char** argv) {
                   "Random LPIPS weights when loss.lpips_backbone / lpips_lin are not set (same cost)");
   bench->add_flag("--no-r1", bench_args.no_r1, "discr-step without the R1 gradient penalty");
   bench->add_flag("--profile", bench_args.profile, "Print the time per op of one extra repetition on stderr");
+  bench->add_option("--device", bench_args.device, "auto, cpu, cuda or cuda:N (default: train.device)");
+  bench->add_option("--precision", bench_args.precision, "fp32, bf16 or fp16 (default: train.precision)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
 
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");

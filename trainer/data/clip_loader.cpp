@@ -2,6 +2,7 @@
 
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
+#include "trainer/torch_compat.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_decoder.h"
 #endif
@@ -267,13 +268,15 @@ std::string ClipDataset::describe() const {
   return s.str();
 }
 
-ClipLoader::ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank, int world_size)
+ClipLoader::ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank, int world_size,
+                       bool pin)
     : m_dataset(dataset),
       m_batch_size(batch_size),
       m_workers(workers),
       m_prefetch(std::max(1, prefetch)),
       m_rank(rank),
-      m_world(world_size) {
+      m_world(world_size),
+      m_pin(pin) {
   restart(0);
 }
 
@@ -308,7 +311,8 @@ torch::Tensor ClipLoader::build(std::int64_t k) {
   for (int i = 0; i < m_batch_size; ++i) {
     clips.push_back(m_dataset.trainSample((k * m_world + m_rank) * m_batch_size + i));
   }
-  return torch::stack(clips);
+  const torch::Tensor batch = torch::stack(clips);
+  return m_pin ? compat::pinned(batch) : batch;
 }
 
 void ClipLoader::work() {

@@ -108,10 +108,13 @@ struct LoadedBatch {
 
 /// Batches k = first, first + 1, ... of this rank: batch k holds the samples at global positions
 /// (k * world_size + rank) * batch_size + i. `workers` threads build batches ahead, at most
-/// `prefetch` beyond the one being consumed; with 0 workers next() builds them itself.
+/// `prefetch` beyond the one being consumed; with 0 workers next() builds them itself. With
+/// `pin`, batches are built in page-locked memory (when CUDA is available), so that copying them
+/// to the GPU with non_blocking does not block the training thread.
 class ClipLoader {
  public:
-  ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank = 0, int world_size = 1);
+  ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank = 0, int world_size = 1,
+             bool pin = false);
   ~ClipLoader();
   ClipLoader(const ClipLoader&) = delete;
   ClipLoader& operator=(const ClipLoader&) = delete;
@@ -128,6 +131,7 @@ class ClipLoader {
 
   ClipDataset& m_dataset;
   int m_batch_size, m_workers, m_prefetch, m_rank, m_world;
+  bool m_pin;
 
   std::mutex m_mutex;
   std::condition_variable m_cv;

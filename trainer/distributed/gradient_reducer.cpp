@@ -30,7 +30,9 @@ GradientReducer::GradientReducer(RankGroup& group, const std::vector<torch::Tens
                       m_params[k].scalar_type() == m_params[m_buckets.back().params.front()].scalar_type();
     if (!fits) {
       m_buckets.emplace_back();
-      m_buckets.back().flat = torch::empty({0}, m_params[k].options().requires_grad(false));
+      // Buckets live where the backend reads them (the CPU for Gloo, the GPU for NCCL).
+      m_buckets.back().flat =
+          torch::empty({0}, m_params[k].options().device(group.commDevice()).requires_grad(false));
     }
     Bucket& b = m_buckets.back();
     b.offsets.push_back(b.flat.numel());

@@ -1,10 +1,11 @@
 #include "trainer/distributed/rank_group.h"
 
+#include "trainer/training_device.h"
 #include "trainer/user_error.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,13 +33,13 @@ bool isLoopback(const std::string& host) {
 }
 
 c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch, bool server, std::chrono::milliseconds timeout) {
-  c10d::TCPStoreOptions options;
-  options.port = static_cast<std::uint16_t>(launch.master_port);
-  options.isServer = server;
-  options.numWorkers = launch.world_size;
-  options.waitWorkers = false;
-  options.timeout = timeout;
-  return c10::make_intrusive<c10d::TCPStore>(launch.master_addr, options);
+  return compat::makeTcpStore(launch.master_addr, launch.master_port, server, launch.world_size, timeout);
+}
+
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
 }
 
 constexpr double kHeartbeatPeriodS = 1.0;
@@ -51,13 +52,9 @@ PendingReduce::PendingReduce(PendingReduce&&) noexcept = default;
 PendingReduce& PendingReduce::operator=(PendingReduce&&) noexcept = default;
 bool PendingReduce::valid() const { return static_cast<bool>(m_work); }
 
-RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config)
-    : m_launch(launch), m_timeout(std::chrono::seconds(config.timeout_s)) {
-  if (config.backend == "nccl") {
-    throw UserError("backend_unsupported",
-                    "distributed.backend \"nccl\" needs a CUDA build of LibTorch; this build is CPU-only",
-                    "set distributed.backend to \"gloo\"");
-  }
+RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config, const torch::Device& device)
+    : m_launch(launch), m_timeout(std::chrono::seconds(config.timeout_s)), m_backend(resolveBackend(config, device)) {
+  if (m_backend == "nccl") m_comm_device = device;
   const std::string where = launch.master_addr + ":" + std::to_string(launch.master_port);
   try {
     const bool server = launch.rank == 0 && !launch.store_served_by_launcher;
@@ -70,20 +67,21 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
     m_heartbeat_store = c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
     m_heartbeat_store->set("hb/" + std::to_string(rank()), bytes(std::to_string(nowMs())));
 
-    auto options = c10d::ProcessGroupGloo::Options::create(m_timeout);
-    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-    if (ifname != nullptr && *ifname != '\0') {
-      std::string first(ifname);
-      first = first.substr(0, first.find(','));
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(first));
-    } else if (isLoopback(launch.master_addr)) {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    } else {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-    }
-    options->threads = 2;
     auto pg_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/pg", m_tcp_store);
-    m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(pg_store, rank(), worldSize(), options);
+    if (m_backend == "nccl") {
+      checkDistinctGpus(device);
+      compat::setCurrentDevice(device);
+      m_group = compat::makeNcclBackend(pg_store, rank(), worldSize(), m_timeout);
+    } else {
+      compat::GlooTransport transport;
+      const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+      if (ifname != nullptr && *ifname != '\0') {
+        transport.interface = std::string(ifname).substr(0, std::string(ifname).find(','));
+      } else if (isLoopback(launch.master_addr)) {
+        transport.hostname = "127.0.0.1";
+      }
+      m_group = compat::makeGlooBackend(pg_store, rank(), worldSize(), m_timeout, transport, 2);
+    }
   } catch (const UserError&) {
     throw;
   } catch (const std::exception& e) {
@@ -94,6 +92,33 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
                     "started, and GLOO_SOCKET_IFNAME on multi-homed nodes");
   }
   m_heartbeat = std::thread([this] { heartbeatLoop(); });
+}
+
+// NCCL needs one GPU per rank; two ranks of one node on the same GPU fail deep inside NCCL with
+// a message that names neither. Every rank publishes its host and GPU (by PCI bus id: under
+// Slurm each task may see its own GPU as cuda:0), and reads the others'.
+void RankGroup::checkDistinctGpus(const torch::Device& device) {
+  std::string gpu = device.str();
+  try {
+    const std::string bus = compat::cudaDeviceInfo(device.index()).bus_id;
+    if (!bus.empty()) gpu += " (PCI " + bus + ")";
+  } catch (const std::exception&) {
+  }
+  const std::string mine = hostName() + " " + gpu;
+  m_store->set("gpu/" + std::to_string(rank()), bytes(mine));
+  for (int r = 0; r < worldSize(); ++r) {
+    if (r == rank()) continue;
+    const std::string key = "gpu/" + std::to_string(r);
+    m_store->wait({key}, m_timeout);
+    if (text(m_store->get(key)) == mine) {
+      throw UserError("device_unavailable",
+                      "ranks " + std::to_string(std::min(r, rank())) + " and " + std::to_string(std::max(r, rank())) +
+                          " both train on " + mine + ", and NCCL needs one GPU per rank (train.device, "
+                          "distributed.gpu_ids, distributed.backend \"nccl\")",
+                      "give each local rank its own GPU (train.device \"cuda\", distributed.gpu_ids), or share "
+                      "one GPU over Gloo (distributed.backend \"gloo\")");
+    }
+  }
 }
 
 RankGroup::~RankGroup() {
@@ -186,12 +211,20 @@ void RankGroup::guarded(const char* what, F&& f) {
   }
 }
 
+template <class Op>
+void RankGroup::onCommDevice(std::vector<torch::Tensor>& tensors, bool copy_back, Op&& op) {
+  for (auto& t : tensors) {
+    const bool in_place = t.device() == m_comm_device && t.is_contiguous();
+    std::vector<at::Tensor> one{in_place ? t : t.to(m_comm_device, /*non_blocking=*/false, /*copy=*/true)
+                                                   .contiguous()};
+    op(one);
+    if (copy_back && !in_place) t.copy_(one[0]);
+  }
+}
+
 void RankGroup::allReduceSum(std::vector<torch::Tensor>& tensors) {
   guarded("all-reduce", [&] {
-    for (auto& t : tensors) {
-      std::vector<at::Tensor> one{t};
-      m_group->allreduce(one)->wait();
-    }
+    onCommDevice(tensors, true, [&](std::vector<at::Tensor>& one) { m_group->allreduce(one)->wait(); });
   });
 }
 
@@ -201,6 +234,8 @@ void RankGroup::allReduceMean(std::vector<torch::Tensor>& tensors) {
 }
 
 PendingReduce RankGroup::allReduceSumAsync(torch::Tensor& tensor) {
+  TORCH_CHECK(tensor.device() == m_comm_device && tensor.is_contiguous(),
+              "allReduceSumAsync: the tensor must be contiguous on ", m_comm_device.str());
   PendingReduce pending;
   guarded("all-reduce", [&] {
     std::vector<at::Tensor> one{tensor};
@@ -219,24 +254,22 @@ void RankGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
   guarded("broadcast", [&] {
     c10d::BroadcastOptions options;
     options.rootRank = root;
-    for (auto& t : tensors) {
-      std::vector<at::Tensor> one{t};
-      m_group->broadcast(one, options)->wait();
-    }
+    onCommDevice(tensors, rank() != root,
+                 [&](std::vector<at::Tensor>& one) { m_group->broadcast(one, options)->wait(); });
   });
 }
 
 void RankGroup::send(torch::Tensor& tensor, int to) {
   guarded("send", [&] {
-    std::vector<at::Tensor> one{tensor};
-    m_group->send(one, to, 0)->wait();
+    std::vector<torch::Tensor> tensors{tensor};
+    onCommDevice(tensors, false, [&](std::vector<at::Tensor>& one) { m_group->send(one, to, 0)->wait(); });
   });
 }
 
 void RankGroup::receive(torch::Tensor& tensor, int from) {
   guarded("receive", [&] {
-    std::vector<at::Tensor> one{tensor};
-    m_group->recv(one, from, 0)->wait();
+    std::vector<torch::Tensor> tensors{tensor};
+    onCommDevice(tensors, true, [&](std::vector<at::Tensor>& one) { m_group->recv(one, from, 0)->wait(); });
   });
 }
 
@@ -298,6 +331,6 @@ StoreServer::StoreServer(const std::string& host, int port, int world_size, std:
 
 StoreServer::~StoreServer() = default;
 
-int StoreServer::port() const { return static_cast<c10d::TCPStore&>(*m_store).getPort(); }
+int StoreServer::port() const { return compat::tcpStorePort(m_store); }
 
 }  // namespace tb::trainer::distributed

@@ -1,14 +1,14 @@
 #pragma once
 // RankGroup: this process's membership in a distributed run, on PyTorch's own c10d: a TCPStore
-// (served by the launcher or by rank 0), a ProcessGroupGloo (NCCL on CUDA builds), heartbeats in
-// the store, and collectives whose failures become errors that name the rank at fault.
+// (served by the launcher or by rank 0), a ProcessGroupGloo or ProcessGroupNCCL (CUDA builds,
+// one GPU per rank), heartbeats in the store, and collectives whose failures become errors that
+// name the rank at fault. Collectives take tensors on any device: those not on the backend's
+// (the CPU for Gloo, the rank's GPU for NCCL) are staged there and back.
 
 #include "core/run_config.h"
 #include "trainer/distributed/launch_environment.h"
+#include "trainer/torch_compat_c10d.h"
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -40,10 +40,13 @@ class PendingReduce {
 
 class RankGroup {
  public:
-  /// Connects to the store and builds the process group; blocks until every rank has joined or
-  /// `config.timeout_s` passes. Throws UserError ("rank_group_failed") naming the store address
-  /// and what went wrong; ("backend_unsupported") for nccl without a CUDA build.
-  RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config);
+  /// Connects to the store and builds the process group for ranks training on `device`
+  /// (distributed.backend "auto": NCCL on CUDA when the build has it, else Gloo); blocks until
+  /// every rank has joined or `config.timeout_s` passes. Throws UserError ("rank_group_failed")
+  /// naming the store address and what went wrong; ("backend_unsupported") for nccl on the CPU or
+  /// without NCCL; ("device_unavailable") when NCCL ranks of one node share a GPU.
+  RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config,
+            const torch::Device& device = torch::kCPU);
   ~RankGroup();
   RankGroup(const RankGroup&) = delete;
   RankGroup& operator=(const RankGroup&) = delete;
@@ -51,12 +54,16 @@ class RankGroup {
   int rank() const { return m_launch.rank; }
   int worldSize() const { return m_launch.world_size; }
   const LaunchInfo& launch() const { return m_launch; }
+  /// "gloo" or "nccl".
+  const std::string& backend() const { return m_backend; }
+  /// Where the backend's tensors live: the CPU (Gloo) or this rank's GPU (NCCL).
+  const torch::Device& commDevice() const { return m_comm_device; }
 
   /// In-place sum over ranks of each tensor (contiguous, same shapes on every rank).
   void allReduceSum(std::vector<torch::Tensor>& tensors);
   /// In-place mean over ranks.
   void allReduceMean(std::vector<torch::Tensor>& tensors);
-  /// Starts an in-place sum of one contiguous tensor; wait() completes it.
+  /// Starts an in-place sum of one contiguous tensor on commDevice(); wait() completes it.
   PendingReduce allReduceSumAsync(torch::Tensor& tensor);
   void wait(PendingReduce& pending);
   /// Copies `root`'s tensors into every rank's.
@@ -83,15 +90,22 @@ class RankGroup {
   template <class F>
   void guarded(const char* what, F&& f);
   [[noreturn]] void fail(const char* what, const std::string& detail);
+  void checkDistinctGpus(const torch::Device& device);
+  /// Runs `op` on copies of `tensors` on commDevice() (the tensors themselves when they are there
+  /// and contiguous); with `copy_back` the results are copied into `tensors`.
+  template <class Op>
+  void onCommDevice(std::vector<torch::Tensor>& tensors, bool copy_back, Op&& op);
   void heartbeatLoop();
   double heartbeatAgeS(int rank) noexcept;
 
   LaunchInfo m_launch;
   std::chrono::milliseconds m_timeout;
+  std::string m_backend;
+  torch::Device m_comm_device{torch::kCPU};
   c10::intrusive_ptr<c10d::Store> m_tcp_store;  ///< this rank's connection (or the server on rank 0)
   c10::intrusive_ptr<c10d::Store> m_store;      ///< prefixed view used for our keys
   c10::intrusive_ptr<c10d::Store> m_heartbeat_store;
-  c10::intrusive_ptr<c10d::ProcessGroup> m_group;
+  c10::intrusive_ptr<compat::CollectiveBackend> m_group;
   std::int64_t m_sync_count = 0;
   std::atomic<bool> m_stop_heartbeat{false};
   std::thread m_heartbeat;

@@ -1,6 +1,7 @@
 #include "trainer/metrics/lpips.h"
 
 #include "trainer/metrics/image_metrics.h"
+#include "trainer/torch_compat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -72,7 +73,7 @@ c10::Dict<c10::IValue, c10::IValue> readDict(const std::string& path) {
   if (in.bad()) throw std::runtime_error(path + ": read error");
   c10::IValue value;
   try {
-    value = torch::pickle_load(bytes);
+    value = compat::pickleLoad(bytes);
   } catch (const std::exception& e) {
     std::string why = e.what();
     why = why.substr(0, why.find('\n'));
@@ -242,8 +243,11 @@ double lpips(Lpips& model, const media::VideoFrames& a, const media::VideoFrames
       torch::from_blob(const_cast<uint8_t*>(a.rgb.data()), shape, torch::kUInt8);
   const torch::Tensor tb =
       torch::from_blob(const_cast<uint8_t*>(b.rgb.data()), shape, torch::kUInt8);
-  auto toInput = [](const torch::Tensor& frames) {
-    return frames.permute({0, 3, 1, 2}).to(torch::kFloat32) / 127.5 - 1.0;
+  // Frames go to the device the network is on (a GPU during training on one).
+  const auto params = model->parameters();
+  const torch::Device device = params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+  auto toInput = [&](const torch::Tensor& frames) {
+    return frames.permute({0, 3, 1, 2}).to(device).to(torch::kFloat32) / 127.5 - 1.0;
   };
   double sum = 0.0;
   for (int64_t start = 0; start < a.count; start += batch) {

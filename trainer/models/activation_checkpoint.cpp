@@ -1,6 +1,6 @@
 #include "trainer/models/activation_checkpoint.h"
 
-#include <ATen/autocast_mode.h>
+#include "trainer/torch_compat.h"
 
 #include <cstdint>
 #include <vector>
@@ -19,7 +19,11 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
                                const c10::optional<torch::Tensor>& cond, torch::TensorList params) {
     ctx->saved_data["layer"] = static_cast<std::int64_t>(layer);
     ctx->saved_data["params"] = static_cast<std::int64_t>(params.size());
-    ctx->saved_data["autocast"] = at::autocast::is_cpu_enabled();
+    const compat::AutocastState autocast = compat::autocastState();
+    ctx->saved_data["autocast_cpu"] = autocast.cpu;
+    ctx->saved_data["autocast_cuda"] = autocast.cuda;
+    ctx->saved_data["autocast_cpu_dtype"] = static_cast<std::int64_t>(autocast.cpu_dtype);
+    ctx->saved_data["autocast_cuda_dtype"] = static_cast<std::int64_t>(autocast.cuda_dtype);
     const torch::Tensor c = cond.has_value() ? *cond : torch::Tensor();
     ctx->saved_data["has_cond"] = c.defined();
     ctx->save_for_backward({x, c.defined() ? c : torch::Tensor()});
@@ -39,17 +43,21 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     torch::Tensor y;
     {
       torch::AutoGradMode grad(true);
-      // Recompute under the autocast state of the forward (bf16 training).
-      const bool autocast = ctx->saved_data["autocast"].toBool();
-      const bool previous = at::autocast::is_cpu_enabled();
-      at::autocast::set_cpu_enabled(autocast);
+      // Recompute under the autocast state of the forward (bf16/fp16 training).
+      compat::AutocastState forward_state;
+      forward_state.cpu = ctx->saved_data["autocast_cpu"].toBool();
+      forward_state.cuda = ctx->saved_data["autocast_cuda"].toBool();
+      forward_state.cpu_dtype = static_cast<at::ScalarType>(ctx->saved_data["autocast_cpu_dtype"].toInt());
+      forward_state.cuda_dtype = static_cast<at::ScalarType>(ctx->saved_data["autocast_cuda_dtype"].toInt());
+      const compat::AutocastState previous = compat::autocastState();
+      compat::setAutocastState(forward_state);
       try {
         y = layer->forward(x, cond);
       } catch (...) {
-        at::autocast::set_cpu_enabled(previous);
+        compat::setAutocastState(previous);
         throw;
       }
-      at::autocast::set_cpu_enabled(previous);
+      compat::setAutocastState(previous);
     }
     // Gradients of x, cond and the parameters from one backward through the recomputed layer.
     std::vector<torch::Tensor> inputs;

@@ -36,15 +36,16 @@ inline double adaptiveWeight(const torch::Tensor& nll_loss, const torch::Tensor&
 
 /// The same adaptive weight from the gradients `nll_grad` and `gan_grad` of the two losses at
 /// `output`, a tensor computed from `w` (the reconstruction): both gradients at `w` come from
-/// backward passes over the layers between `w` and `output` only. Keeps the graph.
-inline double adaptiveWeightAtOutput(const torch::Tensor& output, const torch::Tensor& nll_grad,
+/// backward passes over the layers between `w` and `output` only. Keeps the graph. A 0-dim
+/// float tensor on w's device (no host synchronisation).
+inline torch::Tensor adaptiveWeightAtOutput(const torch::Tensor& output, const torch::Tensor& nll_grad,
                                      const torch::Tensor& gan_grad, const torch::Tensor& w, double max_weight,
                                      const std::function<void(std::vector<torch::Tensor>&)>& average = nullptr) {
   std::vector<torch::Tensor> grads = {torch::autograd::grad({output}, {w}, {nll_grad}, /*retain_graph=*/true)[0],
                                       torch::autograd::grad({output}, {w}, {gan_grad}, /*retain_graph=*/true)[0]};
   if (average) average(grads);
-  const double ratio = grads[0].norm().item<double>() / (grads[1].norm().item<double>() + 1e-4);
-  return std::clamp(ratio, 0.0, max_weight);
+  const torch::Tensor ratio = grads[0].norm().to(torch::kFloat) / (grads[1].norm().to(torch::kFloat) + 1e-4);
+  return ratio.clamp(0.0, max_weight).detach();
 }
 
 /// R1 penalty (Mescheder et al. 2018): mean over the batch of |d sum(real_logits) / d real|^2,

@@ -15,6 +15,7 @@
 #include "trainer/models/tokenizer.h"
 #include "trainer/outputs/tensorboard_writer.h"
 #include "trainer/runtime_info.h"
+#include "trainer/training_device.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/gan_losses.h"
@@ -23,7 +24,6 @@
 #include "trainer/training/training_step.h"
 #include "trainer/weights/state_dict_io.h"
 
-#include <ATen/autocast_mode.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -139,7 +139,7 @@ using Values = std::vector<std::pair<std::string, double>>;
 class TrainingLoop {
  public:
   TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
-               EventSink& events, RunControl& control, distributed::RankGroup* group)
+               EventSink& events, RunControl& control, distributed::RankGroup* group, const torch::Device& device)
       : m_config(config),
         m_train(config.train),
         m_run(run),
@@ -147,6 +147,7 @@ class TrainingLoop {
         m_events(events),
         m_control(control),
         m_group(group),
+        m_device(device),
         m_rank0(group == nullptr || group->rank() == 0),
         m_store(run),
         m_log(run.logsDir(), group ? group->rank() : 0, group != nullptr) {}
@@ -196,6 +197,7 @@ class TrainingLoop {
   EventSink& m_events;
   RunControl& m_control;
   distributed::RankGroup* m_group;  // null on one process
+  torch::Device m_device;           // where models, optimiser state, EMA and batches live
   bool m_rank0;
   CheckpointStore m_store;
   HumanLog m_log;
@@ -214,16 +216,13 @@ class TrainingLoop {
   std::unique_ptr<core::MetricsWriter> m_metrics;
 
   std::int64_t m_step = 0;  // optimizer steps done
+  std::int64_t m_batches = 0;  // batches this rank's loader has handed out (skipped steps included)
   double m_lr_scale = 1.0;  // lowered by rollbacks
   double m_elapsed_before = 0;  // training seconds of earlier sessions of this run
   std::int64_t m_last_checkpoint = -1;
 };
 
 void TrainingLoop::checkUnsupported() {
-  if (m_train.precision == "fp16") {
-    throw TrainingError("precision_unsupported", "train.precision \"fp16\" needs a CUDA build (loss scaling on GPU)",
-                        "use \"bf16\" or \"fp32\" on the CPU");
-  }
   if (m_group && m_config.distributed.strategy == "none") {
     throw TrainingError("config_invalid",
                         "distributed.strategy is \"none\" but " + std::to_string(m_group->worldSize()) +
@@ -238,7 +237,8 @@ void TrainingLoop::setUp() {
       m_config, TrainingStepSetup{m_group, MissingPerceptualWeights::Warn,
                                   [this](const std::string& code, const std::string& message) {
                                     emitWarning(code, message);
-                                  }});
+                                  },
+                                  m_device});
   m_tokenizer = m_steps->tokenizer();
   m_optimizer = &m_steps->optimizer();
   m_lpips = m_steps->lpips();
@@ -265,7 +265,7 @@ void TrainingLoop::setUp() {
   reportDataSkips(m_dataset->indexSkips());
   m_loader = std::make_unique<data::ClipLoader>(*m_dataset, m_train.batch_size, m_config.data.workers,
                                                 m_config.data.prefetch, m_group ? m_group->rank() : 0,
-                                                m_group ? m_group->worldSize() : 1);
+                                                m_group ? m_group->worldSize() : 1, m_device.is_cuda());
 }
 
 // One warning per skipped file (the first 20; then one that counts the rest), each naming the
@@ -302,7 +302,7 @@ void TrainingLoop::validate() {
   std::vector<std::int64_t> counts(static_cast<std::size_t>(m_tokenizer->quantizer()->codebookSize()), 0);
   std::int64_t tokens = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    const torch::Tensor x = m_dataset->validSample(i).unsqueeze(0);
+    const torch::Tensor x = m_dataset->validSample(i).unsqueeze(0).to(m_device);
     const TokenizerOutput out = m_tokenizer->forward(x);
     const torch::Tensor diff = (out.recon.clamp(-1, 1) - x) * 127.5;
     mse255 += diff.pow(2).mean().item<double>();
@@ -312,8 +312,8 @@ void TrainingLoop::validate() {
     const media::VideoFrames decoded = media::tensorToFrames(out.recon[0]);
     if (original.width >= 11 && original.height >= 11) ssim += metrics::ssim(original, decoded);
     if (m_lpips) lpips += metrics::lpips(m_lpips, original, decoded);
-    if (sample_rows.size() < 4) sample_rows.push_back(torch::cat({x[0], out.recon[0].clamp(-1, 1)}, 3));
-    const torch::Tensor idx = out.indices.reshape({-1}).to(torch::kInt64).contiguous();
+    if (sample_rows.size() < 4) sample_rows.push_back(torch::cat({x[0], out.recon[0].clamp(-1, 1)}, 3).cpu());
+    const torch::Tensor idx = out.indices.reshape({-1}).to(torch::kCPU, torch::kInt64).contiguous();
     const auto* p = idx.data_ptr<std::int64_t>();
     for (std::int64_t k = 0; k < idx.numel(); ++k) {
       if (p[k] >= 0 && p[k] < static_cast<std::int64_t>(counts.size())) ++counts[static_cast<std::size_t>(p[k])];
@@ -404,16 +404,23 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const Na
                              {{"step", std::to_string(m_step)}, {"format", "tokenbench-discriminator"}});
       weights::saveTensors(discr_optimizer_state, dir / "discr_optimizer.safetensors", meta);
     }
-    weights::saveTensors({{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}},
-                         dir / "rng.safetensors");
+    NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
+    if (m_device.is_cuda()) rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
+    weights::saveTensors(rng, dir / "rng.safetensors");
     Json state = {{"step", m_step},
                   {"lr_scale", m_lr_scale},
                   {"elapsed_s", m_elapsed_before},
+                  {"batches", m_batches},
                   {"ema_active", !m_ema.empty()},
                   {"lecam",
                    {{"real", m_steps->lecam().real},
                     {"fake", m_steps->lecam().fake},
                     {"initialised", m_steps->lecam().initialised}}}};
+    auto scalerState = [](const LossScaler& scaler) {
+      return Json{{"scale", scaler.scale()}, {"clean_steps", scaler.cleanSteps()}, {"skipped", scaler.skippedSteps()}};
+    };
+    if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
+    if (const LossScaler* scaler = m_steps->discriminatorLossScaler()) state["discr_loss_scale"] = scalerState(*scaler);
     writeFileSynced(dir / "state.json", state.dump(2) + "\n");
     writeFileSynced(dir / "config.json", core::toJsonText(m_config));
   });
@@ -439,26 +446,43 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
     }
-    const auto rng = weights::loadTensors(dir / "rng.safetensors");
-    if (!rng.empty()) {
-      at::Generator generator = at::detail::getDefaultCPUGenerator();
-      std::lock_guard<std::mutex> guard(generator.mutex());
-      generator.set_state(rng.front().second);
+    for (const auto& [name, state] : weights::loadTensors(dir / "rng.safetensors")) {
+      if (name == "cpu_generator") {
+        at::Generator generator = at::detail::getDefaultCPUGenerator();
+        std::lock_guard<std::mutex> guard(generator.mutex());
+        generator.set_state(state);
+      } else if (name == "cuda_generator" && m_device.is_cuda()) {
+        // A checkpoint moves between devices: the CUDA stream of random numbers continues only
+        // on CUDA (the training loop draws from the CPU generator, whatever the device).
+        compat::setCudaRngState(m_device.index(), state);
+      }
     }
     std::ifstream in(dir / "state.json");
     const Json state = Json::parse(in);
     m_step = state.at("step").get<std::int64_t>();
     m_lr_scale = state.at("lr_scale").get<double>();
     m_elapsed_before = state.at("elapsed_s").get<double>();
+    // Skipped steps (loss-scale overflows, non-finite steps) consume batches too; checkpoints
+    // written before this was recorded had one batch per micro-step.
+    m_batches = state.value("batches", m_step * m_train.grad_accum);
     if (state.contains("lecam")) {
       gan::LecamAnchors& lecam = m_steps->lecam();
       lecam.real = state["lecam"].value("real", 0.0);
       lecam.fake = state["lecam"].value("fake", 0.0);
       lecam.initialised = state["lecam"].value("initialised", false);
     }
+    // A run that turns loss scaling on at resume starts from loss_scale_init.
+    auto restoreScaler = [&](LossScaler* scaler, const char* key) {
+      if (scaler == nullptr || !state.contains(key)) return;
+      const Json& j = state.at(key);
+      scaler->restore(j.at("scale").get<double>(), j.at("clean_steps").get<std::int64_t>(),
+                      j.at("skipped").get<std::int64_t>());
+    };
+    restoreScaler(m_steps->lossScaler(), "loss_scale");
+    restoreScaler(m_steps->discriminatorLossScaler(), "discr_loss_scale");
     m_ema.clear();
     if (state.value("ema_active", false)) {
-      for (auto& [name, t] : weights::loadTensors(dir / "ema.safetensors")) m_ema.emplace_back(name, t);
+      for (auto& [name, t] : weights::loadTensors(dir / "ema.safetensors")) m_ema.emplace_back(name, t.to(m_device));
     }
   } catch (const std::exception& e) {
     throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
@@ -506,7 +530,7 @@ int TrainingLoop::run() {
       m_log("no complete checkpoint to resume from: starting at step 0");
     }
   }
-  m_loader->restart(m_step * m_train.grad_accum);
+  m_loader->restart(m_batches);
   if (m_rank0) {
     truncateMetricsAfter(m_step);
     writeFileSynced(m_run.configFile(), core::toJsonText(m_config));
@@ -552,23 +576,40 @@ int TrainingLoop::run() {
     const double discr_rate =
         scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_lr_scale;
     m_steps->zeroGrad(gan);
-    Values values = {{"train/recon_loss", 0.0}, {"train/loss", 0.0}};
+    // The step's values stay on the device until one copy to the host at the end of the step.
+    StepValues step_values;
+    auto accumulate = [&](const std::string& name, const torch::Tensor& v) {
+      const torch::Tensor share = v / m_train.grad_accum;
+      auto it = std::find_if(step_values.begin(), step_values.end(), [&](const auto& e) { return e.first == name; });
+      if (it == step_values.end()) {
+        step_values.emplace_back(name, share);
+      } else {
+        it->second = it->second + share;
+      }
+    };
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
       const data::LoadedBatch batch = m_loader->next();  // a DataError is a TrainingError
+      ++m_batches;
       data_wait += batch.wait_s;
+      // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
+      const torch::Tensor clips = batch.clips.to(m_device, /*non_blocking=*/true);
       GeneratorPass pass;
-      const Values micro_values = m_steps->microStep(batch.clips, gan, m_step - m_config.loss.discr_start_step,
-                                                     micro + 1 == m_train.grad_accum, &pass);
-      values[0].second += pass.recon_loss / m_train.grad_accum;
-      values[1].second += pass.loss / m_train.grad_accum;
-      for (const auto& [name, v] : micro_values) {
-        auto it = std::find_if(values.begin(), values.end(), [&](const auto& e) { return e.first == name; });
-        if (it == values.end()) it = values.insert(values.end(), {name, 0.0});
-        it->second += v / m_train.grad_accum;
-      }
+      const StepValues micro_values = m_steps->microStep(clips, gan, m_step - m_config.loss.discr_start_step,
+                                                         micro + 1 == m_train.grad_accum, &pass);
+      accumulate("train/recon_loss", pass.recon_loss);
+      accumulate("train/loss", pass.loss);
+      for (const auto& [name, v] : micro_values) accumulate(name, v);
     }
     comm += m_steps->finishReduction(gan);
-    const auto [grad_norm, discr_grad_norm] = m_steps->clipGradients(gan);
+    // Loss scaling: gradients back to their true size before clipping; an overflow skips the step.
+    const bool overflow = m_steps->unscaleGradients(gan);
+    const GradientNorms norms = m_steps->clipGradients(gan);
+    step_values.emplace_back("train/grad_norm", norms.tokenizer);
+    if (norms.discriminator.defined()) step_values.emplace_back("train/discr_grad_norm", norms.discriminator);
+    Values values = hostValues(step_values);
+    const double grad_norm = values[values.size() - (norms.discriminator.defined() ? 2 : 1)].second;
+    const double discr_grad_norm = norms.discriminator.defined() ? values.back().second : 0.0;
+    values.resize(values.size() - (norms.discriminator.defined() ? 2 : 1));
     if (m_group) {
       // One small all-reduce per step: the logged values become means over the global batch, and
       // the stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
@@ -589,6 +630,15 @@ int TrainingLoop::run() {
       checkpoint_now = m_control.checkpoint.exchange(false);
     }
     const double loss_value = values[1].second;
+    const LossScaler* scaler = m_steps->lossScaler();
+    if (overflow && scaler != nullptr && scaler->scale() >= 1.0) {
+      // Overflowing fp16 gradients are expected now and then: the scaler has lowered its scale,
+      // and the step is skipped without counting as a non-finite step (below a scale of 1 they
+      // do count: then the gradients themselves are not finite).
+      m_optimizer->zeroGrad();
+      if (gan) m_discr_optimizer->zeroGrad();
+      continue;
+    }
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
       m_optimizer->zeroGrad();
       if (gan) m_discr_optimizer->zeroGrad();
@@ -607,7 +657,7 @@ int TrainingLoop::run() {
         }
         const double scale = m_lr_scale * m_train.nan_lr_scale;
         loadCheckpoint(*latest);
-        m_loader->restart(m_step * m_train.grad_accum);
+        m_loader->restart(m_batches);
         m_lr_scale = scale;
         emitWarning("rollback", "rolled back to checkpoints/step_" + std::to_string(*latest) +
                                     " with the learning rate scaled by " + std::to_string(m_lr_scale));
@@ -630,6 +680,10 @@ int TrainingLoop::run() {
 
     values.emplace_back("train/grad_norm", grad_norm);
     if (gan) values.emplace_back("train/discr_grad_norm", discr_grad_norm);
+    if (scaler != nullptr) {
+      values.emplace_back("train/loss_scale", scaler->scale());
+      values.emplace_back("train/overflow_steps", static_cast<double>(scaler->skippedSteps()));
+    }
     means.add(values);
     ++summed;
 
@@ -680,7 +734,26 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run, co
           ? config.train.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, launch.local_world_size));
   torch::set_num_threads(threads);
-  const RuntimeInfo rt = queryRuntime();
+  std::unique_ptr<distributed::RankGroup> group;
+  auto fail = [&](const std::string& code, const std::string& message, const std::string& hint) {
+    std::cerr << "tokenbench-trainer" << (group ? " rank " + std::to_string(group->rank()) : std::string())
+              << ": error: " << message << "\n";
+    if (group && code != "rank_failed") group->reportFailure(message);
+    events.emit(core::ErrorEvent{code, message, hint});
+    events.emit(core::DoneEvent{"failed", {}});
+  };
+  // The device first: hello names it. A GPU that is missing or busy is the user's to fix.
+  torch::Device device = torch::kCPU;
+  try {
+    device = resolveTrainingDevice(config.train, config.distributed, launch);
+  } catch (const UserError& e) {
+    events.emit(makeHelloEvent(queryRuntime(), launch.world_size, launch.launcher, run.root().string()));
+    fail(e.code(), e.what(), e.hint());
+    return 1;
+  }
+  compat::setCurrentDevice(device);
+  if (device.is_cuda()) compat::setCudnnBenchmark(true);  // fixed clip shapes: pick the fastest kernels once
+  const RuntimeInfo rt = queryRuntime(device);
   // hello names the run directory, and whoever reads it may open it at once: it exists first.
   std::error_code made;
   if (launch.rank == 0) fs::create_directories(run.root(), made);
@@ -691,22 +764,14 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run, co
                                        "); install libopenblas0-openmp",
                                    {}});
   }
-  std::unique_ptr<distributed::RankGroup> group;
-  auto fail = [&](const std::string& code, const std::string& message, const std::string& hint) {
-    std::cerr << "tokenbench-trainer" << (group ? " rank " + std::to_string(group->rank()) : std::string())
-              << ": error: " << message << "\n";
-    if (group && code != "rank_failed") group->reportFailure(message);
-    events.emit(core::ErrorEvent{code, message, hint});
-    events.emit(core::DoneEvent{"failed", {}});
-  };
   if (made) {
     fail("run_dir_unwritable", "cannot create " + run.root().string() + ": " + made.message(),
          "choose a --run-dir on a writable file system");
     return 1;
   }
   try {
-    if (launch.distributed()) group = std::make_unique<distributed::RankGroup>(launch, config.distributed);
-    TrainingLoop loop(config, run, options, events, control, group.get());
+    if (launch.distributed()) group = std::make_unique<distributed::RankGroup>(launch, config.distributed, device);
+    TrainingLoop loop(config, run, options, events, control, group.get(), device);
     return loop.run();
   } catch (const TrainingError& e) {
     fail(e.code(), e.what(), e.hint());

@@ -3,36 +3,13 @@
 #include "trainer/distributed/gradient_reducer.h"
 #include "trainer/distributed/rank_group.h"
 
-#include <ATen/autocast_mode.h>
+#include "trainer/torch_compat.h"
 
 #include <limits>
 #include <stdexcept>
 
 namespace tb::trainer {
 namespace {
-
-// bf16 autocast on the CPU for the forward passes (train.precision "bf16"); a no-op otherwise.
-class CpuAutocast {
- public:
-  explicit CpuAutocast(bool enabled) : m_enabled(enabled) {
-    if (!m_enabled) return;
-    m_previous = at::autocast::is_cpu_enabled();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::increment_nesting();
-  }
-  ~CpuAutocast() {
-    if (!m_enabled) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(m_previous);
-  }
-  CpuAutocast(const CpuAutocast&) = delete;
-  CpuAutocast& operator=(const CpuAutocast&) = delete;
-
- private:
-  bool m_enabled;
-  bool m_previous = false;
-};
 
 // AdamW over a module's parameters (weight decay only on weights with >= 2 dimensions), its
 // state sharded over the ranks under distributed.strategy "zero1".
@@ -62,12 +39,53 @@ void broadcastModule(torch::nn::Module& module, distributed::RankGroup& group) {
   }
 }
 
-double clipNorm(const std::vector<torch::Tensor>& params, double max_norm) {
-  return torch::nn::utils::clip_grad_norm_(
-      params, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
+// torch.nn.utils.clip_grad_norm_ with the norm as a tensor: LibTorch's C++ version returns a
+// double, which makes the host wait for the device. The gradients are multiplied by
+// min(1, max_norm / (norm + 1e-6)), exactly 1 when they are within the limit.
+torch::Tensor clipNorm(const std::vector<torch::Tensor>& params, double max_norm) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> norms;
+  for (const auto& p : params) {
+    if (p.grad().defined()) norms.push_back(p.grad().norm(2).to(torch::kFloat));
+  }
+  if (norms.empty()) return torch::zeros({}, torch::TensorOptions().device(params.empty() ? torch::kCPU : params[0].device()));
+  const torch::Tensor total = torch::stack(norms).norm(2);
+  if (max_norm > 0) {
+    const torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+    for (const auto& p : params) {
+      if (p.grad().defined()) p.grad().mul_(coef.to(p.grad().scalar_type()));
+    }
+  }
+  return total;
+}
+
+// A frame index per clip, drawn from the CPU generator (so a run draws the same frames on any
+// device), then moved to the clips' device.
+torch::Tensor randomFrames(const torch::Tensor& clips) {
+  return torch::randint(clips.size(2), {clips.size(0)}, torch::kLong).to(clips.device());
+}
+
+std::unique_ptr<LossScaler> makeScaler(const core::TrainConfig& train) {
+  const bool on = train.loss_scaling == "on" || (train.loss_scaling == "auto" && train.precision == "fp16");
+  if (!on) return nullptr;
+  LossScaler::Options options;
+  options.init_scale = train.loss_scale_init;
+  options.growth_interval = train.loss_scale_growth_interval;
+  return std::make_unique<LossScaler>(options);
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, double>> hostValues(const StepValues& values) {
+  std::vector<std::pair<std::string, double>> out;
+  if (values.empty()) return out;
+  std::vector<torch::Tensor> flat;
+  for (const auto& [name, t] : values) flat.push_back(t.detach().reshape({}).to(torch::kDouble));
+  const torch::Tensor host = torch::stack(flat).cpu();
+  const double* v = host.data_ptr<double>();
+  for (std::size_t i = 0; i < values.size(); ++i) out.emplace_back(values[i].first, v[i]);
+  return out;
+}
 
 torch::Tensor lossTerm(const TokenizerOutput& out, const std::string& name) {
   for (const auto& [n, t] : out.losses) {
@@ -84,7 +102,18 @@ torch::Tensor framesAt(const torch::Tensor& clips, const torch::Tensor& frame_in
 }
 
 TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetup& setup)
-    : m_config(config), m_group(setup.group) {
+    : m_config(config),
+      m_group(setup.group),
+      m_device(setup.device),
+      m_autocast_device(setup.device.type()),
+      m_autocast_dtype(config.train.precision == "fp16" ? at::kHalf : at::kBFloat16),
+      m_autocast(config.train.precision != "fp32") {
+  if (config.train.precision == "fp16" && !m_device.is_cuda()) {
+    throw UserError("precision_unsupported",
+                    "train.precision \"fp16\" needs a CUDA device, but this run trains on " + m_device.str() +
+                        " (CPU autocast is bf16 only)",
+                    "use train.precision \"bf16\" or \"fp32\" on the CPU, or train on CUDA (train.device)");
+  }
   try {
     m_tokenizer = makeTokenizer(config.model, config.data);
   } catch (const std::invalid_argument& e) {
@@ -92,12 +121,15 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
   }
   m_tokenizer->setActivationCheckpointing(config.train.activation_checkpointing);
   m_tokenizer->train();
+  // On the device before anything keeps a handle to a parameter (reducer hooks, optimiser).
+  m_tokenizer->to(m_device);
   if (m_group) {
     broadcastModule(*m_tokenizer, *m_group);
     m_reducer = std::make_unique<distributed::GradientReducer>(*m_group, m_tokenizer->parameters(),
                                                                config.distributed.bucket_mb);
   }
   m_optimizer = makeAdamW(*m_tokenizer, config, m_group);
+  m_scaler = makeScaler(config.train);
 
   const auto& loss = config.loss;
   const bool weights_set = !loss.lpips_backbone.empty() && !loss.lpips_lin.empty();
@@ -128,6 +160,7 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
         m_lpips = metrics::Lpips(net);  // random weights: the cost of the real loss
         m_lpips->eval();
       }
+      m_lpips->to(m_device);
     } catch (const std::exception& e) {
       throw UserError(
           "perceptual_weights_invalid", e.what(),
@@ -141,12 +174,14 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
       throw UserError("model_invalid", e.what(), "fix model.discriminator in config.json");
     }
     m_discr->train();
+    m_discr->to(m_device);
     if (m_group) {
       broadcastModule(*m_discr, *m_group);
       m_discr_reducer = std::make_unique<distributed::GradientReducer>(
           *m_group, m_discr->parameters(), config.distributed.bucket_mb);
     }
     m_discr_optimizer = makeAdamW(*m_discr, config, m_group);
+    m_discr_scaler = makeScaler(config.train);
   }
 }
 
@@ -174,6 +209,10 @@ torch::Tensor TrainingStep::generatorGanLoss(const torch::Tensor& fake) {
   return g_loss;
 }
 
+torch::Tensor TrainingStep::scaledForBackward(const torch::Tensor& loss, const LossScaler* scaler) const {
+  return scaler ? scaler->scaled(loss) : loss;
+}
+
 GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const GeneratorTerms& terms,
                                           int accumulation, bool arm_reducer, StepValues& values) {
   const auto& lc = m_config.loss;
@@ -182,33 +221,32 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
   GeneratorPass pass;
   torch::Tensor recon, nll, quantizer, g_loss;
   {
-    CpuAutocast autocast(m_config.train.precision == "bf16");
+    compat::AutocastScope autocast(m_autocast_device, m_autocast_dtype, m_autocast);
     const TokenizerOutput out = m_tokenizer->forward(x);
     recon = out.recon;
     nll = lc.recon_weight * lossTerm(out, recon_name);
     if (terms.perceptual && m_lpips) {
       // LPIPS on loss.perceptual_frames random frames per clip (magvit2-pytorch: one).
-      torch::Tensor perceptual = torch::zeros({});
+      torch::Tensor perceptual = torch::zeros({}, x.options().dtype(torch::kFloat));
       for (int k = 0; k < lc.perceptual_frames; ++k) {
-        const torch::Tensor pick = torch::randint(x.size(2), {x.size(0)}, torch::kLong);
+        const torch::Tensor pick = randomFrames(x);
         perceptual = perceptual + m_lpips->forward(framesAt(recon, pick), framesAt(x, pick)).mean();
       }
       perceptual = perceptual / lc.perceptual_frames;
-      values.emplace_back("train/perceptual_loss", perceptual.item<double>());
+      values.emplace_back("train/perceptual_loss", perceptual.detach());
       nll = nll + lc.perceptual_weight * perceptual;
     }
     quantizer = lc.quantizer_weight * lossTerm(out, "quantizer");
-    for (const auto& [name, t] : out.losses) values.emplace_back("train/" + name, t.item<double>());
-    pass.recon_loss = lossTerm(out, recon_name).item<double>();
+    for (const auto& [name, t] : out.losses) values.emplace_back("train/" + name, t.detach());
+    pass.recon_loss = lossTerm(out, recon_name).detach();
     if (gan) {
-      pass.frame_pick = m_discr->takesVideo()
-                            ? torch::Tensor()
-                            : torch::randint(x.size(2), {x.size(0)}, torch::kLong);
+      pass.frame_pick = m_discr->takesVideo() ? torch::Tensor() : randomFrames(x);
       g_loss = generatorGanLoss(discriminatorInput(recon, pass.frame_pick));
     }
     pass.recon = recon.detach();
   }
-  double weight = 1.0;
+  const double scale = m_scaler ? m_scaler->scale() : 1.0;
+  torch::Tensor weight = torch::ones({}, x.options().dtype(torch::kFloat));
   torch::Tensor recon_grad;  // d loss / d recon when the backward starts at the reconstruction
   if (gan && lc.adaptive_weight) {
     // VQGAN's adaptive weight compares |d nll / d w| and |d gan / d w| at the last decoder weight
@@ -229,30 +267,29 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
     weight =
         gan::adaptiveWeightAtOutput(recon, nll_grad, gan_grad, m_tokenizer->lastDecoderWeight(),
                                     lc.adaptive_weight_max, average);
-    recon_grad = nll_grad + (lc.adversarial_weight * weight) * gan_grad;
+    recon_grad = nll_grad + (lc.adversarial_weight * weight).to(nll_grad.scalar_type()) * gan_grad;
   }
   if (gan) {
-    values.emplace_back("train/gan_loss", g_loss.item<double>());
+    values.emplace_back("train/gan_loss", g_loss.detach());
     values.emplace_back("train/adaptive_weight", weight);
   }
   // Data parallel: gradients are averaged over the ranks once per optimiser step, during the
   // backward pass of the last micro-step.
   if (m_reducer && arm_reducer) m_reducer->arm();
   if (recon_grad.defined()) {
-    pass.loss = nll.item<double>() + quantizer.item<double>() +
-                lc.adversarial_weight * weight * g_loss.item<double>();
-    std::vector<torch::Tensor> roots = {recon}, grads = {recon_grad / accumulation};
+    pass.loss = (nll + quantizer + lc.adversarial_weight * weight * g_loss).detach();
+    std::vector<torch::Tensor> roots = {recon}, grads = {recon_grad * (scale / accumulation)};
     if (quantizer.requires_grad()) {
       roots.push_back(quantizer);
-      grads.push_back(torch::full_like(quantizer, 1.0 / accumulation));
+      grads.push_back(torch::full_like(quantizer, scale / accumulation));
     }
     torch::autograd::backward(roots, grads);
     return pass;
   }
   torch::Tensor loss = nll + quantizer;
   if (gan) loss = loss + lc.adversarial_weight * g_loss;
-  (loss / accumulation).backward();
-  pass.loss = loss.item<double>();
+  (scaledForBackward(loss, m_scaler.get()) / accumulation).backward();
+  pass.loss = loss.detach();
   return pass;
 }
 
@@ -267,31 +304,31 @@ void TrainingStep::discriminatorStep(const torch::Tensor& x, const GeneratorPass
                                      int accumulation, bool arm_reducer, StepValues& values) {
   const auto& loss = m_config.loss;
   if (m_discr_reducer && arm_reducer) m_discr_reducer->arm();
-  CpuAutocast autocast(m_config.train.precision == "bf16");
+  compat::AutocastScope autocast(m_autocast_device, m_autocast_dtype, m_autocast);
   r1 = r1 && loss.r1_weight > 0;
   const torch::Tensor real = discriminatorInput(x, pass.frame_pick).detach().requires_grad_(r1);
   const torch::Tensor real_logits = m_discr->forward(real);
   const torch::Tensor fake_logits =
       m_discr->forward(discriminatorInput(pass.recon, pass.frame_pick).detach());
   torch::Tensor d_loss = gan::hingeDiscriminatorLoss(real_logits, fake_logits);
-  values.emplace_back("train/discr_loss", d_loss.item<double>());
+  values.emplace_back("train/discr_loss", d_loss.detach());
   if (loss.lecam_weight > 0) {
     std::vector<torch::Tensor> means = {real_logits.detach().mean().reshape({1}).to(torch::kFloat),
                                         fake_logits.detach().mean().reshape({1}).to(torch::kFloat)};
     if (m_group) m_group->allReduceMean(means);
     m_lecam.update(means[0].item<double>(), means[1].item<double>(), loss.lecam_decay);
     const torch::Tensor lecam = m_lecam.penalty(real_logits, fake_logits);
-    values.emplace_back("train/lecam", lecam.item<double>());
+    values.emplace_back("train/lecam", lecam.detach());
     d_loss = d_loss + loss.lecam_weight * lecam;
   }
   if (r1) {
     const torch::Tensor penalty = gan::r1Penalty(real_logits, real);
-    values.emplace_back("train/r1_penalty", penalty.item<double>());
+    values.emplace_back("train/r1_penalty", penalty.detach());
     d_loss = d_loss + loss.r1_weight * loss.r1_every * penalty;
   }
-  values.emplace_back("train/logits_real", real_logits.detach().mean().item<double>());
-  values.emplace_back("train/logits_fake", fake_logits.detach().mean().item<double>());
-  (d_loss / accumulation).backward();
+  values.emplace_back("train/logits_real", real_logits.detach().mean());
+  values.emplace_back("train/logits_fake", fake_logits.detach().mean());
+  (scaledForBackward(d_loss, m_discr_scaler.get()) / accumulation).backward();
 }
 
 StepValues TrainingStep::microStep(const torch::Tensor& x, bool gan, std::int64_t discr_step,
@@ -316,12 +353,24 @@ double TrainingStep::finishReduction(bool gan) {
   return seconds;
 }
 
-std::pair<double, double> TrainingStep::clipGradients(bool gan) {
+bool TrainingStep::unscaleGradients(bool gan) {
+  bool overflow = false;
+  if (m_scaler) overflow = m_scaler->unscale(m_optimizer->parameters());
+  const bool discr = gan && m_discr_scaler;
+  bool discr_overflow = false;
+  if (discr) discr_overflow = m_discr_scaler->unscale(m_discr_optimizer->parameters());
+  // The step of both is skipped together, so each scaler sees its own overflow only.
+  if (m_scaler) m_scaler->update(overflow);
+  if (discr) m_discr_scaler->update(discr_overflow);
+  return overflow || discr_overflow;
+}
+
+GradientNorms TrainingStep::clipGradients(bool gan) {
   const double max_norm = m_config.train.grad_clip;
-  const double norm = clipNorm(m_optimizer->parameters(), max_norm);
-  const double discr_norm =
-      gan && m_discr_optimizer ? clipNorm(m_discr_optimizer->parameters(), max_norm) : 0.0;
-  return {norm, discr_norm};
+  GradientNorms norms;
+  norms.tokenizer = clipNorm(m_optimizer->parameters(), max_norm);
+  if (gan && m_discr_optimizer) norms.discriminator = clipNorm(m_discr_optimizer->parameters(), max_norm);
+  return norms;
 }
 
 void TrainingStep::optimizerStep(double rate, double discr_rate, bool gan) {

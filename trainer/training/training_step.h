@@ -9,6 +9,7 @@
 #include "trainer/models/discriminator.h"
 #include "trainer/models/tokenizer.h"
 #include "trainer/training/gan_losses.h"
+#include "trainer/training/loss_scaler.h"
 #include "trainer/training/sharded_adamw.h"
 #include "trainer/user_error.h"
 
@@ -28,8 +29,13 @@ class GradientReducer;
 class RankGroup;
 }  // namespace distributed
 
-/// Named scalars of one step ("train/recon_loss", ...), in the order they were produced.
-using StepValues = std::vector<std::pair<std::string, double>>;
+/// Named scalars of one step ("train/recon_loss", ...), in the order they were produced: 0-dim
+/// tensors on the training device, so that a step on a GPU does not wait for each one; the
+/// training loop reads them all at once with hostValues().
+using StepValues = std::vector<std::pair<std::string, torch::Tensor>>;
+
+/// `values` as numbers, with one device-to-host copy for all of them.
+std::vector<std::pair<std::string, double>> hostValues(const StepValues& values);
 
 /// What to do when loss.perceptual_weight > 0 but loss.lpips_backbone / loss.lpips_lin are not
 /// both set.
@@ -44,14 +50,21 @@ struct TrainingStepSetup {
   MissingPerceptualWeights missing_perceptual = MissingPerceptualWeights::Warn;
   /// Receives warnings (code, message); may be empty.
   std::function<void(const std::string&, const std::string&)> warn;
+  torch::Device device = torch::kCPU;  ///< where the models, their state and batches live
 };
 
 /// One clip batch's generator pass, as the discriminator step needs it.
 struct GeneratorPass {
   torch::Tensor recon;       ///< the reconstruction, detached, `[B, C, T, H, W]`
   torch::Tensor frame_pick;  ///< `[B]` frame judged per clip (frame discriminators; else undefined)
-  double recon_loss = 0;     ///< the unweighted reconstruction loss (loss.recon)
-  double loss = 0;           ///< the generator's whole loss
+  torch::Tensor recon_loss;  ///< 0-dim, detached: the unweighted reconstruction loss (loss.recon)
+  torch::Tensor loss;        ///< 0-dim, detached: the generator's whole loss
+};
+
+/// Gradient norms before clipping, 0-dim tensors on the training device.
+struct GradientNorms {
+  torch::Tensor tokenizer;
+  torch::Tensor discriminator;  ///< undefined when the discriminator did not step
 };
 
 /// Which terms a generator step includes. The training loop takes every configured term; the
@@ -65,9 +78,11 @@ class TrainingStep {
  public:
   /// Builds the tokenizer (seeded by the caller's torch::manual_seed), its optimiser, the LPIPS
   /// network (when loss.perceptual_weight > 0), the discriminator and its optimiser (when
-  /// loss.adversarial_weight > 0), in that order; in a distributed run every rank takes rank
-  /// 0's weights and gradients are averaged by reducers. Throws UserError ("model_invalid",
-  /// "config_invalid", "perceptual_weights_invalid", "perceptual_weights_missing").
+  /// loss.adversarial_weight > 0), in that order, all on setup.device; in a distributed run
+  /// every rank takes rank 0's weights and gradients are averaged by reducers. With dynamic loss
+  /// scaling (train.loss_scaling, on with fp16) each optimiser has a LossScaler. Throws
+  /// UserError ("model_invalid", "config_invalid", "perceptual_weights_invalid",
+  /// "perceptual_weights_missing", "precision_unsupported").
   TrainingStep(const core::RunConfig& config, const TrainingStepSetup& setup);
   ~TrainingStep();
   TrainingStep(const TrainingStep&) = delete;
@@ -81,17 +96,22 @@ class TrainingStep {
   /// Null when the perceptual loss is off.
   metrics::Lpips lpips() const { return m_lpips; }
   distributed::GradientReducer* reducer() { return m_reducer.get(); }
+  const torch::Device& device() const { return m_device; }
+  /// Null when loss scaling is off; the discriminator's is null without a discriminator too.
+  LossScaler* lossScaler() { return m_scaler.get(); }
+  LossScaler* discriminatorLossScaler() { return m_discr_scaler.get(); }
   distributed::GradientReducer* discriminatorReducer() { return m_discr_reducer.get(); }
   gan::LecamAnchors& lecam() { return m_lecam; }
 
   /// Clears the tokenizer's gradients (and the discriminator's when `gan`).
   void zeroGrad(bool gan);
 
-  /// Generator forward on `x` `[B, C, T, H, W]` in [-1, 1] (under bf16 autocast when
-  /// train.precision is "bf16"), its loss, and backward of loss / `accumulation` (micro-batches per
-  /// step) into the tokenizer's gradients (the discriminator's parameters collect none). With
-  /// `arm_reducer` the data-parallel reducer averages the gradients during this backward. Appends
-  /// the loss terms to `values`.
+  /// Generator forward on `x` `[B, C, T, H, W]` in [-1, 1], on the training device (under
+  /// autocast when train.precision is "bf16" or "fp16"), its loss, and backward of loss /
+  /// `accumulation` (micro-batches per step; times the loss scale when scaling) into the
+  /// tokenizer's gradients (the discriminator's parameters collect none). With `arm_reducer` the
+  /// data-parallel reducer averages the gradients during this backward. Appends the loss terms
+  /// to `values`.
   GeneratorPass generatorStep(const torch::Tensor& x, const GeneratorTerms& terms, int accumulation,
                               bool arm_reducer, StepValues& values);
 
@@ -113,9 +133,15 @@ class TrainingStep {
   /// Waits for the data-parallel gradient averages; returns the seconds spent communicating.
   double finishReduction(bool gan);
 
+  /// With loss scaling: divides the gradients by their loss scales (before clipping) and says
+  /// whether any overflowed (inf/NaN), in which case the step must be skipped; the scalers are
+  /// updated either way. Without loss scaling: false, and nothing changes.
+  bool unscaleGradients(bool gan);
+
   /// Clips the gradients to train.grad_clip (no clipping when 0); returns the norms before
-  /// clipping of the tokenizer's and (when `gan`, else 0) the discriminator's gradients.
-  std::pair<double, double> clipGradients(bool gan);
+  /// clipping of the tokenizer's and (when `gan`) the discriminator's gradients, without waiting
+  /// for the device.
+  GradientNorms clipGradients(bool gan);
 
   /// AdamW updates at the given rates (the discriminator's when `gan`); in a distributed run the
   /// updated parameters are shared.
@@ -126,8 +152,17 @@ class TrainingStep {
                                    const torch::Tensor& frame_pick) const;
   torch::Tensor generatorGanLoss(const torch::Tensor& fake);
 
+  /// The loss backward starts from: `loss` x the scale when scaling.
+  torch::Tensor scaledForBackward(const torch::Tensor& loss, const LossScaler* scaler) const;
+
   const core::RunConfig& m_config;
   distributed::RankGroup* m_group;
+  torch::Device m_device;
+  c10::DeviceType m_autocast_device;
+  at::ScalarType m_autocast_dtype;
+  bool m_autocast;
+  std::unique_ptr<LossScaler> m_scaler;        // null without loss scaling
+  std::unique_ptr<LossScaler> m_discr_scaler;  // null without loss scaling or discriminator
   std::shared_ptr<Tokenizer> m_tokenizer;
   std::unique_ptr<ShardedAdamW> m_optimizer;
   std::unique_ptr<distributed::GradientReducer> m_reducer;  // null on one process

@@ -1,0 +1,310 @@
+// Devices and mixed precision, as far as a CPU-only build can check them: which device and c10d
+// backend a configuration asks for (and the errors that name train.device / distributed.backend),
+// the dynamic loss scaler with forced infinities, and loss scaling inside real training runs.
+// The CUDA half is tests/cuda (label `cuda`), run on a GPU machine by scripts/gpu-check.sh.
+#include "core/config_io.h"
+#include "core/metrics_log.h"
+#include "tests/trainer/test_support.h"
+#include "trainer/torch_compat.h"
+#include "trainer/training/loss_scaler.h"
+#include "trainer/training_device.h"
+#include "trainer/weights/state_dict_io.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace tb::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempFolder;
+
+// --- LossScaler ---------------------------------------------------------------------------
+
+torch::Tensor parameterWithGrad(std::vector<float> grad) {
+  torch::Tensor p = torch::zeros({static_cast<std::int64_t>(grad.size())}, torch::requires_grad());
+  p.mutable_grad() = torch::tensor(grad);
+  return p;
+}
+
+TEST(LossScaler, UnscaleDividesTheGradientsAndFindsNoOverflow) {
+  LossScaler scaler(LossScaler::Options{1024.0, 2.0, 0.5, 3});
+  EXPECT_EQ(scaler.scaled(torch::tensor(0.25f)).item<float>(), 256.0f);
+  torch::Tensor p = parameterWithGrad({1024.0f, -2048.0f});
+  EXPECT_FALSE(scaler.unscale({p}));
+  EXPECT_EQ(p.grad()[0].item<float>(), 1.0f);
+  EXPECT_EQ(p.grad()[1].item<float>(), -2.0f);
+}
+
+TEST(LossScaler, ForcedInfinityOrNanIsAnOverflowThatHalvesTheScale) {
+  LossScaler scaler(LossScaler::Options{1024.0, 2.0, 0.5, 3});
+  for (float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    torch::Tensor fine = parameterWithGrad({1.0f, 2.0f});
+    torch::Tensor broken = parameterWithGrad({1.0f, bad});
+    const double before = scaler.scale();
+    const bool overflow = scaler.unscale({fine, broken});
+    EXPECT_TRUE(overflow) << bad;
+    scaler.update(overflow);
+    EXPECT_EQ(scaler.scale(), before / 2) << bad;
+    EXPECT_EQ(scaler.cleanSteps(), 0);
+  }
+  EXPECT_EQ(scaler.skippedSteps(), 3);
+}
+
+TEST(LossScaler, ScaleGrowsAfterGrowthIntervalCleanStepsAndAnOverflowRestartsTheCount) {
+  LossScaler scaler(LossScaler::Options{8.0, 2.0, 0.5, 3});
+  scaler.update(false);
+  scaler.update(false);
+  EXPECT_EQ(scaler.scale(), 8.0);
+  scaler.update(true);  // the clean count starts again
+  EXPECT_EQ(scaler.scale(), 4.0);
+  scaler.update(false);
+  scaler.update(false);
+  EXPECT_EQ(scaler.scale(), 4.0);
+  scaler.update(false);
+  EXPECT_EQ(scaler.scale(), 8.0);
+  EXPECT_EQ(scaler.cleanSteps(), 0);
+  scaler.restore(0.5, 2, 7);
+  EXPECT_EQ(scaler.scale(), 0.5);
+  EXPECT_EQ(scaler.cleanSteps(), 2);
+  EXPECT_EQ(scaler.skippedSteps(), 7);
+  EXPECT_THROW(scaler.restore(0.0, 0, 0), std::invalid_argument);
+  EXPECT_THROW(LossScaler(LossScaler::Options{1.0, 1.0, 0.5, 1}), std::invalid_argument);
+}
+
+// --- device and backend -------------------------------------------------------------------
+
+TEST(TrainingDevice, CpuAndAutoWithoutAGpuAreTheCpu) {
+  core::TrainConfig train;
+  train.device = "cpu";
+  EXPECT_EQ(resolveTrainingDevice(train), torch::Device(torch::kCPU));
+  if (compat::cudaAvailable()) GTEST_SKIP() << "a GPU is visible: auto is CUDA here";
+  train.device = "auto";
+  EXPECT_EQ(resolveTrainingDevice(train), torch::Device(torch::kCPU));
+}
+
+std::string userErrorOf(const std::function<void()>& f, std::string* code = nullptr) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    if (code) *code = e.code();
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TrainingDevice, CudaWithoutAGpuIsAnErrorNamingTrainDevice) {
+  if (compat::cudaAvailable()) GTEST_SKIP() << "a GPU is visible";
+  core::TrainConfig train;
+  for (const std::string value : {"cuda", "cuda:0", "cuda:3"}) {
+    train.device = value;
+    std::string code;
+    const std::string message = userErrorOf([&] { (void)resolveTrainingDevice(train); }, &code);
+    EXPECT_EQ(code, "device_unavailable") << value;
+    EXPECT_NE(message.find("train.device \"" + value + "\""), std::string::npos) << message;
+  }
+  train.device = "gpu0";
+  std::string code;
+  const std::string message = userErrorOf([&] { (void)resolveTrainingDevice(train); }, &code);
+  EXPECT_EQ(code, "config_invalid");
+  EXPECT_NE(message.find("train.device"), std::string::npos) << message;
+}
+
+TEST(TrainingDevice, BackendAutoIsGlooOnTheCpuAndNcclOnTheCpuIsAnError) {
+  core::DistributedConfig d;
+  d.backend = "auto";
+  EXPECT_EQ(resolveBackend(d, torch::kCPU), "gloo");
+  d.backend = "gloo";
+  EXPECT_EQ(resolveBackend(d, torch::kCPU), "gloo");
+  d.backend = "nccl";
+  std::string code;
+  const std::string message = userErrorOf([&] { (void)resolveBackend(d, torch::kCPU); }, &code);
+  EXPECT_EQ(code, "backend_unsupported");
+  EXPECT_NE(message.find("distributed.backend \"nccl\""), std::string::npos) << message;
+}
+
+TEST(TrainingDevice, ConfigValidationNamesBadDevicesAndFp16OnTheCpu) {
+  core::RunConfig c;
+  c.train.device = "cuda:01";
+  c.train.precision = "fp16";
+  auto errors = core::validate(c);
+  auto has = [&](const std::string& path) {
+    for (const auto& e : errors) {
+      if (e.path == path) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("train.device"));
+  c.train.device = "cpu";
+  c.distributed.backend = "nccl";
+  errors = core::validate(c);
+  EXPECT_TRUE(has("train.precision"));
+  EXPECT_TRUE(has("distributed.backend"));
+  c.train.device = "cuda:7";
+  c.train.precision = "bf16";
+  errors = core::validate(c);
+  EXPECT_TRUE(errors.empty()) << errors.front().path << ": " << errors.front().message;
+  EXPECT_EQ(core::parseDeviceSpec("cuda:12")->index, 12);
+  EXPECT_FALSE(core::parseDeviceSpec("cuda:"));
+  EXPECT_FALSE(core::parseDeviceSpec("CUDA"));
+}
+
+// --- loss scaling in training runs --------------------------------------------------------
+
+core::RunConfig tinyConfig() {
+  core::RunConfig c;
+  c.data.image_size = 16;
+  c.data.num_frames = 5;
+  c.data.synthetic_clips = 32;
+  c.data.hflip = false;
+  c.model.init_dim = 8;
+  c.model.max_dim = 16;
+  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
+  c.model.input_conv_kernel = {3, 3, 3};
+  c.model.quantizer.codebook_size = 64;
+  c.loss.perceptual_weight = 0;
+  c.loss.adversarial_weight = 0;
+  c.train.device = "cpu";
+  c.train.batch_size = 2;
+  c.train.lr = 2e-3;
+  c.train.warmup_steps = 0;
+  c.train.max_steps = 6;
+  c.train.log_every = 1;
+  c.train.valid_every = 0;
+  c.train.sample_every = 0;
+  c.train.checkpoint_every = 0;
+  c.train.threads = 1;
+  c.train.ema = false;
+  return c;
+}
+
+std::vector<core::MetricsRow> trainRows(const fs::path& dir) {
+  std::vector<core::MetricsRow> rows;
+  std::ifstream in(dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto row = core::parseMetricsLine(line);
+    if (row && !row->values.empty() && row->values.front().first == "train/recon_loss") rows.push_back(*row);
+  }
+  return rows;
+}
+
+double valueAt(const core::MetricsRow& row, const std::string& name) {
+  for (const auto& [n, v] : row.values) {
+    if (n == name) return v;
+  }
+  ADD_FAILURE() << "no " << name << " at step " << row.step;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string fileBytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(LossScaling, APowerOfTwoScaleLeavesTrainingBitIdentical) {
+  // Multiplying the loss by 2^k and the gradients by 2^-k is exact in floating point: a scaled
+  // run must end with exactly the weights of an unscaled one. A scaler that forgot to unscale,
+  // unscaled twice or clipped the scaled gradients would not.
+  TempFolder dir;
+  core::RunConfig plain = tinyConfig();
+  plain.train.grad_clip = 0.05;  // clipping is active, so its place relative to unscaling matters
+  core::RunConfig scaled = plain;
+  scaled.train.loss_scaling = "on";
+  scaled.train.loss_scale_init = 4096;
+  ASSERT_EQ(testing::train(plain, dir.path() / "plain").code, 0);
+  ASSERT_EQ(testing::train(scaled, dir.path() / "scaled").code, 0);
+  const std::string a = fileBytes(dir.path() / "plain" / "checkpoints" / "step_6" / "model.safetensors");
+  const std::string b = fileBytes(dir.path() / "scaled" / "checkpoints" / "step_6" / "model.safetensors");
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << "weights differ between the scaled and the unscaled run";
+  const auto rows = trainRows(dir.path() / "scaled");
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(valueAt(rows.back(), "train/loss_scale"), 4096.0);
+  EXPECT_EQ(valueAt(rows.back(), "train/overflow_steps"), 0.0);
+  // The gradient norm is logged unscaled.
+  EXPECT_EQ(valueAt(rows.front(), "train/grad_norm"), valueAt(trainRows(dir.path() / "plain").front(), "train/grad_norm"));
+}
+
+TEST(LossScaling, ForcedInfinitiesSkipStepsLowerTheScaleAndTheScaleResumes) {
+  // A scale of 2^130 overflows float32 (max ~2^128): the scaled loss is inf, its gradients
+  // inf/NaN. Those steps are skipped, the scale halves until it fits, then training proceeds:
+  // no non-finite warning, no rollback, and the loss falls.
+  TempFolder dir;
+  core::RunConfig c = tinyConfig();
+  c.train.max_steps = 12;
+  c.train.checkpoint_every = 12;
+  c.train.loss_scaling = "on";
+  c.train.loss_scale_init = std::ldexp(1.0, 130);
+  c.train.loss_scale_growth_interval = 100;
+  const auto r = testing::train(c, dir.path() / "run");
+  ASSERT_EQ(r.code, 0);
+  for (const auto& e : r.events) {
+    EXPECT_EQ(e.find("nonfinite_step"), std::string::npos) << e;
+    EXPECT_EQ(e.find("rollback"), std::string::npos) << e;
+  }
+  const auto rows = trainRows(dir.path() / "run");
+  ASSERT_EQ(rows.size(), 12u);
+  const double skipped = valueAt(rows.back(), "train/overflow_steps");
+  const double scale = valueAt(rows.back(), "train/loss_scale");
+  // Each skipped step halved the scale once: scale x 2^skipped is the initial scale.
+  EXPECT_GE(skipped, 2.0);
+  EXPECT_EQ(scale * std::ldexp(1.0, static_cast<int>(skipped)), c.train.loss_scale_init);
+  EXPECT_LT(scale, std::ldexp(1.0, 128));
+  for (const auto& row : rows) EXPECT_TRUE(std::isfinite(valueAt(row, "train/grad_norm"))) << row.step;
+  EXPECT_LT(valueAt(rows.back(), "train/recon_loss"), valueAt(rows.front(), "train/recon_loss"));
+
+  // The checkpoint carries the scale; a resumed run continues from it, not from loss_scale_init.
+  std::ifstream state_file(dir.path() / "run" / "checkpoints" / "step_12" / "state.json");
+  const auto state = nlohmann::json::parse(state_file);
+  EXPECT_EQ(state.at("loss_scale").at("scale").get<double>(), scale);
+  EXPECT_EQ(state.at("loss_scale").at("skipped").get<double>(), skipped);
+  core::RunConfig longer = c;
+  longer.train.max_steps = 14;
+  ASSERT_EQ(testing::train(longer, dir.path() / "run", /*resume=*/true).code, 0);
+  const auto resumed = trainRows(dir.path() / "run");
+  ASSERT_EQ(resumed.size(), 14u);
+  EXPECT_EQ(valueAt(resumed.back(), "train/loss_scale"), scale);
+  EXPECT_EQ(valueAt(resumed.back(), "train/overflow_steps"), skipped);
+}
+
+TEST(LossScaling, Fp16OnTheCpuIsRefusedNamingTrainPrecision) {
+  TempFolder dir;
+  core::RunConfig c = tinyConfig();
+  c.train.device = "auto";
+  c.train.precision = "fp16";
+  if (compat::cudaAvailable()) GTEST_SKIP() << "a GPU is visible: fp16 is allowed";
+  const auto r = testing::train(c, dir.path() / "run");
+  EXPECT_EQ(r.code, 1);
+  bool named = false;
+  for (const auto& e : r.events) {
+    named = named || (e.find("\"code\":\"precision_unsupported\"") != std::string::npos &&
+                      e.find("train.precision") != std::string::npos);
+  }
+  EXPECT_TRUE(named);
+}
+
+TEST(TrainingDevice, HelloNamesTheDeviceItsNameAndMemory) {
+  TempFolder dir;
+  core::RunConfig c = tinyConfig();
+  c.train.max_steps = 1;
+  const auto r = testing::train(c, dir.path() / "run");
+  ASSERT_EQ(r.code, 0);
+  ASSERT_FALSE(r.events.empty());
+  const auto decoded = core::decodeEventLine(r.events.front());
+  ASSERT_TRUE(decoded.ok());
+  const auto* hello = std::get_if<core::HelloEvent>(decoded.event());
+  ASSERT_NE(hello, nullptr);
+  EXPECT_EQ(hello->device, "cpu");
+  EXPECT_GT(hello->device_memory_bytes, 64ll << 20);  // the machine's memory
+}
+
+}  // namespace
+}  // namespace tb::trainer
