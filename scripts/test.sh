@@ -10,12 +10,12 @@ jobs=${TB_JOBS:-2}
 scripts/install-deps.sh
 
 start=$(date +%s)
-scripts/build.sh build -DTB_WERROR=ON
+scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 # The headless build: tokenbench on QtCore only, the trainer and its CLI, the core tests (the
 # trainer's unit tests are the same sources as in build/ and run there).
-scripts/build.sh build-nogui -DTB_BUILD_GUI=OFF -DTB_BUILD_TRAINER_TESTS=OFF -DTB_WERROR=ON
+scripts/build.sh build-nogui -DTB_BUILD_GUI=OFF -DTB_BUILD_TRAINER_TESTS=OFF
 ctest --test-dir build-nogui --output-on-failure -j "$jobs" -LE slow
 
 scripts/build.sh build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DTB_BUILD_TRAINER=OFF -DTB_BUILD_GUI=OFF \
