@@ -20,9 +20,10 @@ struct ImportMagvit2Args {
 /// stderr and left out) and writes a checkpoint folder (model.safetensors,
 /// discriminator.safetensors, config.json with model.pixel_range zero_one) that tokenize,
 /// detokenize, compare, export-magvit2, the window and train.init_checkpoint accept. Prints the
-/// folder on stdout. Exit 0; 2 for unreadable input, arguments Tokenbench cannot honour, or tensors
-/// that do not line up (every reference tensor without a place and every Tokenbench tensor left
-/// unfilled is listed on stderr with its shape); 1 when writing fails.
+/// folder on stdout. Exit 0; 2 for an existing `out`, unreadable input, arguments Tokenbench
+/// cannot honour, or tensors that do not line up (every reference tensor without a place and
+/// every Tokenbench tensor left unfilled is listed on stderr with its shape); 1 when writing
+/// fails.
 int importMagvit2(const ImportMagvit2Args& args);
 
 struct ExportMagvit2Args {
