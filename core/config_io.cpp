@@ -237,18 +237,20 @@ std::optional<ConfigError> applyOverride(Json& doc, std::string_view assignment)
 
 const std::vector<std::string>& resumeSafeKeys() {
   static const std::vector<std::string> k = {
-      "train.max_steps",      "train.log_every",        "train.valid_every",
-      "train.valid_clips",    "train.sample_every",     "train.checkpoint_every",
-      "train.checkpoint_total_limit", "train.checkpoint_keep", "train.time_budget_s",
-      "data.workers",         "data.prefetch",          "train.threads",
+      "train.max_steps", "train.log_every", "train.valid_every", "train.valid_clips",
+      "train.sample_every", "train.checkpoint_every", "train.checkpoint_total_limit",
+      "train.checkpoint_keep", "train.time_budget_s",
+      // Read only when a run starts from step 0.
+      "train.init_checkpoint", "data.workers", "data.prefetch", "train.threads",
       // Losses switched on later in a run: the LPIPS network is frozen and read from its files,
       // and the discriminator (loss.adversarial_weight > 0) is in every checkpoint from step 0.
-      "loss.discr_start_step", "loss.perceptual_weight", "loss.perceptual_net", "loss.lpips_backbone",
-      "loss.lpips_lin",       "loss.perceptual_frames",
+      "loss.discr_start_step", "loss.perceptual_weight", "loss.perceptual_net",
+      "loss.lpips_backbone", "loss.lpips_lin", "loss.perceptual_frames",
       // A checkpoint loads at any world size and under either strategy.
-      "distributed.strategy", "distributed.backend", "distributed.nproc_per_node", "distributed.nnodes",
-      "distributed.node_rank", "distributed.master_addr", "distributed.master_port", "distributed.gpu_ids",
-      "distributed.timeout_s", "distributed.bucket_mb"};
+      "distributed.strategy", "distributed.backend", "distributed.nproc_per_node",
+      "distributed.nnodes", "distributed.node_rank", "distributed.master_addr",
+      "distributed.master_port", "distributed.gpu_ids", "distributed.timeout_s",
+      "distributed.bucket_mb"};
   return k;
 }
 

@@ -194,6 +194,8 @@ struct ModelConfig {
   int residual_conv_kernel = 3;
   bool separate_first_frame_encoding = false;
   std::string time_padding = "zeros";
+  std::string pixel_range = "minus_one_one";
+  bool encoder_norm = true;
   int attn_dim_head = 32;
   int attn_heads = 8;
   int attn_num_mem_kv = 4;
@@ -230,6 +232,18 @@ struct ModelConfig {
                       "(magvit2-pytorch) or copies of the first frame (it is then coded like a still "
                       "scene, not a cut from black, and learns as fast as the other frames)")
                 .choices({"zeros", "replicate"}));
+    v.field(
+        "pixel_range", pixel_range,
+        FieldSpec("Pixel range the tokenizer's weights take and give: minus_one_one ([-1, 1], "
+                  "Tokenbench's own models) or zero_one ([0, 1], what magvit2-pytorch's trainer "
+                  "feeds; set by import-magvit2). Frames stay in [-1, 1] everywhere else: the "
+                  "tokenizer and the discriminator map them at their input and output")
+            .choices({"minus_one_one", "zero_one"}));
+    v.field("encoder_norm", encoder_norm,
+            FieldSpec("Apply the encoder's last LayerNorm before the quantizer (MAGVIT-v2). "
+                      "magvit2-pytorch registers this norm but its encode() never applies it (its "
+                      "layer loop stops one layer short), so its checkpoints import with false; "
+                      "only a model trained with false exports to it"));
     v.field("attn_dim_head", attn_dim_head, FieldSpec("Attention head width").min(1).max(1024));
     v.field("attn_heads", attn_heads, FieldSpec("Attention heads").min(1).max(128));
     v.field("attn_num_mem_kv", attn_num_mem_kv,
@@ -333,6 +347,7 @@ struct TrainConfig {
   double nan_lr_scale = 0.5;
   std::vector<std::string> activation_checkpointing;
   double time_budget_s = 0;
+  std::string init_checkpoint;
 
   template <class V>
   void describe(V& v) {
@@ -396,6 +411,12 @@ struct TrainConfig {
             FieldSpec("Layer types whose activations are recomputed in backward, or [\"all\"]"));
     v.field("time_budget_s", time_budget_s,
             FieldSpec("Stop cleanly after this much wall-clock training; 0 means no limit").unit("s").min(0));
+    v.field(
+        "init_checkpoint", init_checkpoint,
+        FieldSpec("Checkpoint folder (or run directory: its newest checkpoint) whose weights a new "
+                  "run starts from: model.safetensors, and discriminator.safetensors when the GAN "
+                  "is on and the folder has one; empty: random initialisation. Ignored when "
+                  "resuming (--resume)"));
   }
 };
 

@@ -9,6 +9,7 @@
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
+#include "trainer/training/checkpoint_store.h"
 #include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 #if TB_WITH_FFMPEG
@@ -36,14 +37,6 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-fs::path newestCheckpoint(const fs::path& run_dir) {
-  const auto steps = core::RunDirectory(run_dir).listCheckpointSteps();
-  if (steps.empty()) {
-    throw std::runtime_error(run_dir.string() + ": run directory without a complete checkpoint");
-  }
-  return core::RunDirectory(run_dir).checkpointDir(steps.back());
-}
 
 struct Clip {
   std::string name;
@@ -135,11 +128,8 @@ std::string metadataValue(const std::map<std::string, std::string>& meta, const 
 
 LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std::string& device) {
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) {
-    throw std::runtime_error(path.string() + ": not a checkpoint folder or run directory");
-  }
   LoadedCheckpoint out;
-  out.folder = fs::exists(path / "model.safetensors", ec) ? path : newestCheckpoint(path);
+  out.folder = resolveCheckpointFolder(path);
   const fs::path config_file = out.folder / "config.json";
   const core::ConfigLoad load = core::loadRunConfig(config_file);
   if (!load.ok()) {

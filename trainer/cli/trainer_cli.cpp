@@ -3,9 +3,10 @@
 #include "core/config_io.h"
 #include "core/version.h"
 #include "trainer/cli/bench_command.h"
+#include "trainer/cli/compare_command.h"
 #include "trainer/cli/config_commands.h"
 #include "trainer/cli/data_commands.h"
-#include "trainer/cli/compare_command.h"
+#include "trainer/cli/magvit2_commands.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
@@ -155,6 +156,34 @@ int runTrainerCli(int argc, char** argv) {
   bench->add_option("--precision", bench_args.precision, "fp32, bf16 or fp16 (default: train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
 
+  cli::ImportMagvit2Args import_args;
+  auto* import_magvit2 = app.add_subcommand(
+      "import-magvit2",
+      "Turn a magvit2-pytorch VideoTokenizer checkpoint into a Tokenbench checkpoint folder");
+  import_magvit2
+      ->add_option(
+          "--weights", import_args.weights,
+          "safetensors of VideoTokenizer.state_dict(), or VideoTokenizer.save()'s .pt file")
+      ->required();
+  import_magvit2->add_option(
+      "--config", import_args.config,
+      "KWARGS.json: the VideoTokenizer keyword arguments (default: the .pt file's own)");
+  import_magvit2
+      ->add_option("--out", import_args.out, "Checkpoint folder to create (must not exist)")
+      ->required();
+  cli::ExportMagvit2Args export_args;
+  auto* export_magvit2 = app.add_subcommand(
+      "export-magvit2",
+      "Write a checkpoint's tokenizer as magvit2-pytorch VideoTokenizer weights (safetensors)");
+  export_magvit2
+      ->add_option("--checkpoint", export_args.checkpoint, "Checkpoint folder, or a run directory")
+      ->required();
+  export_magvit2->add_option("--out", export_args.out, "safetensors file to write")->required();
+  export_magvit2->add_option("--config-out", export_args.config_out,
+                             "Also write the VideoTokenizer keyword arguments to this JSON file");
+  export_magvit2->add_flag("--raw-weights", export_args.raw_weights,
+                           "Use model.safetensors even when EMA weights exist");
+
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
   summary->add_option("--run-dir", summary_dir, "Run directory")->required();
@@ -205,6 +234,8 @@ int runTrainerCli(int argc, char** argv) {
   if (*metrics) return cli::computeMetrics(met);
   if (*compare) return cli::compare(cmp);
   if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
+  if (*import_magvit2) return cli::importMagvit2(import_args);
+  if (*export_magvit2) return cli::exportMagvit2(export_args);
   std::cerr << app.help();
   return 2;
 }

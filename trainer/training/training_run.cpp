@@ -167,6 +167,7 @@ class TrainingLoop {
   void saveCheckpoint();
   void writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state);
   void loadCheckpoint(std::int64_t step);
+  void loadInitialWeights();
   void truncateMetricsAfter(std::int64_t step);
   // Work only rank 0 does (validation, checkpoint files, the data index): the others wait for it.
   template <class F>
@@ -491,6 +492,28 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
   m_last_checkpoint = m_step;
 }
 
+// train.init_checkpoint: a new run starts from another checkpoint's weights (fine-tuning, an
+// imported magvit2-pytorch tokenizer); its step, optimiser state and RNG stay those of a new run.
+void TrainingLoop::loadInitialWeights() {
+  const std::string& source = m_train.init_checkpoint;
+  try {
+    const fs::path dir = resolveCheckpointFolder(source);
+    // Weights trained on [0, 1] frames fed [-1, 1] ones would train on, silently wrong.
+    const core::ConfigLoad theirs = core::loadRunConfig(dir / "config.json");
+    if (theirs.ok() && theirs.config.model.pixel_range != m_config.model.pixel_range)
+      throw std::runtime_error("its model.pixel_range is " + theirs.config.model.pixel_range +
+                               ", this run's " + m_config.model.pixel_range);
+    weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
+    if (m_discr && fs::exists(dir / "discriminator.safetensors"))
+      weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
+    m_log("weights from " + dir.string());
+  } catch (const std::exception& e) {
+    throw TrainingError("init_checkpoint_invalid",
+                        "train.init_checkpoint " + source + ": " + e.what(),
+                        "give a checkpoint folder whose config.json has this run's model section");
+  }
+}
+
 // Rows logged after the checkpoint a run resumes from are replaced by the resumed run's own.
 void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
   const fs::path file = m_run.metricsFile();
@@ -522,14 +545,17 @@ int TrainingLoop::run() {
   checkUnsupported();
   setUp();
 
+  bool resumed = false;
   if (m_options.resume) {
     if (auto latest = m_store.latest()) {
       loadCheckpoint(*latest);
       m_log("resumed from checkpoints/step_" + std::to_string(*latest));
+      resumed = true;
     } else {
       m_log("no complete checkpoint to resume from: starting at step 0");
     }
   }
+  if (!resumed && !m_train.init_checkpoint.empty()) loadInitialWeights();
   m_loader->restart(m_batches);
   if (m_rank0) {
     truncateMetricsAfter(m_step);
