@@ -401,31 +401,11 @@ TEST(ClipShardsPack, ImagesPackAsOneFrameClipsOfTheValidationPixels) {
 
 // Procedural clips pack too, without FFmpeg: a tiny model learns from their shards, and a run
 // stopped and resumed from shards ends bit-identical to one that was not.
+/// testing::tinyConfig() reading the shard folder `shards` (packed from its procedural clips).
 core::RunConfig tinyShardRun(const fs::path& shards) {
-  core::RunConfig c;
-  c.data.image_size = 16;
-  c.data.num_frames = 5;
-  c.data.synthetic_clips = 32;
-  c.data.workers = 1;
-  c.model.init_dim = 16;
-  c.model.max_dim = 32;
-  c.model.layers = {{"residual", {}},
-                    {"compress_space", {}},
-                    {"residual", {}},
-                    {"compress_time", {}},
-                    {"residual", {}}};
-  c.model.input_conv_kernel = {3, 3, 3};
-  c.model.quantizer.codebook_size = 256;
-  c.loss.perceptual_weight = 0;
-  c.loss.adversarial_weight = 0;
-  c.train.batch_size = 2;
-  c.train.lr = 3e-3;
-  c.train.warmup_steps = 5;
-  c.train.log_every = 1;
-  c.train.valid_every = 0;
-  c.train.checkpoint_every = 0;
-  c.train.threads = 1;
+  core::RunConfig c = testing::tinyConfig();
   c.data = shardData(c.data, shards);
+  c.data.workers = 1;
   return c;
 }
 
@@ -443,11 +423,8 @@ std::vector<double> reconLosses(const fs::path& run) {
 
 TEST(ClipShardsTraining, TinyModelLearnsFromShardsAndResumesBitIdentically) {
   TempFolder dir;
-  core::DataConfig procedural;
-  procedural.image_size = 16;
-  procedural.num_frames = 5;
-  procedural.synthetic_clips = 32;
-  ASSERT_EQ(pack(procedural, dir.path() / "shards", shardMb(procedural, 16)), 0);
+  const core::DataConfig procedural = testing::tinyConfig().data;  // 64 clips
+  ASSERT_EQ(pack(procedural, dir.path() / "shards", shardMb(procedural, 32)), 0);
   EXPECT_EQ(readManifest(dir.path() / "shards")["shards"].size(), 2u);
 
   core::RunConfig config = tinyShardRun(dir.path() / "shards");
@@ -459,6 +436,8 @@ TEST(ClipShardsTraining, TinyModelLearnsFromShardsAndResumesBitIdentically) {
   double first = 0, last = 0;
   for (std::size_t i = 0; i < 5; ++i) first += losses[i] / 5;
   for (std::size_t i = 0; i < 10; ++i) last += losses[losses.size() - 1 - i] / 10;
+  // The mean L1 loss of the last 10 of 60 steps is below 80% of the first 5 (measured here:
+  // 0.51 -> 0.36, 71%).
   EXPECT_LT(last, 0.8 * first) << "first " << first << " last " << last;
   EXPECT_TRUE(fs::exists(dir.path() / "learn/checkpoints/step_60/COMPLETE"));
 

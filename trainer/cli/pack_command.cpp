@@ -174,6 +174,74 @@ class PieceQueue {
   std::map<std::size_t, Decoded> m_ready;
 };
 
+/// What decodeIntoShards did.
+struct PackCounts {
+  std::int64_t clips = 0;      ///< clips appended
+  std::int64_t failed = 0;     ///< sources that gave no clip
+  std::int64_t cut_short = 0;  ///< sources that failed after some clips
+};
+
+/// Decodes every piece of `plan` on `threads` threads (a thread takes a whole source, so each
+/// file is opened once) and appends the clips to `writer` in plan order. A source that fails
+/// keeps the clips before the failure; it is named on stderr and in the writer's skipped list.
+PackCounts decodeIntoShards(const core::DataConfig& d, const PackPlan& plan,
+                            const data::SyntheticClips* synthetic, int threads,
+                            data::ClipShardWriter& writer) {
+  PackCounts counts;
+  const std::size_t clip_bytes =
+      data::ShardSettings{d.type, d.image_size, d.num_frames, d.frame_stride}.clipBytes();
+  PieceQueue queue(2 * static_cast<std::size_t>(threads));
+  std::atomic<std::size_t> next_source{0};
+  auto work = [&] {
+    for (std::size_t s; (s = next_source.fetch_add(1)) < plan.sources.size();) {
+      const fs::path path = fs::path(d.path) / plan.sources[s].path;
+      bool open = true;
+      decodeSource(
+          d, path, synthetic, s, plan.pieces, plan.first_piece[s], plan.first_piece[s + 1],
+          [&](std::size_t p, Decoded decoded) { return open = queue.put(p, std::move(decoded)); });
+      if (!open) return;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  try {
+    for (std::size_t p = 0; p < plan.pieces.size(); ++p) {
+      Decoded decoded = queue.take(p);
+      const Piece& piece = plan.pieces[p];
+      const data::IndexedFile& source = plan.sources[piece.source];
+      if (decoded.error.empty() && decoded.pixels.size() != piece.clips * clip_bytes) {
+        decoded.error = "decoded " + std::to_string(decoded.pixels.size()) + " bytes for " +
+                        std::to_string(piece.clips) + " clips of " + std::to_string(clip_bytes);
+      }
+      if (decoded.error.empty()) {
+        writer.append(source, piece.frame_start, decoded.pixels.data(), piece.clips);
+        counts.clips += static_cast<std::int64_t>(piece.clips);
+        continue;
+      }
+      // The clips before the failure are kept; the rest of the file is left out, and said so.
+      std::string reason = decoded.error;
+      if (p > plan.first_piece[piece.source]) {
+        reason += " (clips from frame " + std::to_string(piece.frame_start) + " on left out)";
+        ++counts.cut_short;
+      } else {
+        ++counts.failed;
+      }
+      std::cerr << kPrefix << "skipping " << (fs::path(d.path) / source.path).string() << ": "
+                << reason << "\n";
+      writer.skip({source.path, reason});
+      const std::size_t next_file = plan.first_piece[piece.source + 1];
+      queue.advance(next_file);
+      p = next_file - 1;  // the loop's ++p moves to the next file's first piece
+    }
+  } catch (...) {
+    queue.stop();
+    for (auto& t : pool) t.join();
+    throw;
+  }
+  for (auto& t : pool) t.join();
+  return counts;
+}
+
 std::string buildLacks(const std::string& type) {
 #if !TB_WITH_FFMPEG
   if (type == "videos")
@@ -246,66 +314,14 @@ int pack(const PackArgs& args) {
                                                static_cast<std::uint64_t>(config.train.seed));
   }
   data::PackTotals totals;
-  std::int64_t failed = 0, cut_short = 0, appended = 0;
+  PackCounts counts;
   try {
     fs::create_directories(out);
     data::ClipShardWriter writer(out, settings,
                                  static_cast<std::uint64_t>(args.shard_mb * 1024 * 1024));
     for (auto& s : plan.skipped) writer.skip(s);
-    PieceQueue queue(2 * static_cast<std::size_t>(threads));
-    std::atomic<std::size_t> next_source{0};
-    auto work = [&] {
-      for (std::size_t s; (s = next_source.fetch_add(1)) < plan.sources.size();) {
-        const fs::path path = fs::path(d.path) / plan.sources[s].path;
-        bool open = true;
-        decodeSource(d, path, synthetic.get(), s, plan.pieces, plan.first_piece[s],
-                     plan.first_piece[s + 1], [&](std::size_t p, Decoded decoded) {
-                       return open = queue.put(p, std::move(decoded));
-                     });
-        if (!open) return;
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-    try {
-      for (std::size_t p = 0; p < plan.pieces.size(); ++p) {
-        Decoded decoded = queue.take(p);
-        const Piece& piece = plan.pieces[p];
-        const data::IndexedFile& source = plan.sources[piece.source];
-        if (decoded.error.empty() && decoded.pixels.size() != piece.clips * settings.clipBytes()) {
-          decoded.error = "decoded " + std::to_string(decoded.pixels.size()) + " bytes for " +
-                          std::to_string(piece.clips) + " clips of " +
-                          std::to_string(settings.clipBytes());
-        }
-        if (!decoded.error.empty()) {
-          // The clips before the failure are kept; the rest of the file is left out, and said so.
-          const std::size_t next = plan.first_piece[piece.source + 1];
-          std::string reason = decoded.error;
-          if (p > plan.first_piece[piece.source]) {
-            reason += " (clips from frame " + std::to_string(piece.frame_start) + " on left out)";
-            ++cut_short;
-          } else {
-            ++failed;
-          }
-          std::cerr << kPrefix << "skipping " << (fs::path(d.path) / source.path).string() << ": "
-                    << reason << "\n";
-          writer.skip({source.path, reason});
-          queue.advance(next);
-          p = next - 1;
-          continue;
-        }
-        writer.append(source, piece.frame_start, decoded.pixels.data(), piece.clips);
-        appended += static_cast<std::int64_t>(piece.clips);
-      }
-    } catch (...) {
-      queue.stop();
-      for (auto& t : pool) t.join();
-      throw;
-    }
-    for (auto& t : pool) t.join();
-    if (appended == 0) {
-      return usage("data.path \"" + d.path + "\": no file could be decoded");
-    }
+    counts = decodeIntoShards(d, plan, synthetic.get(), threads, writer);
+    if (counts.clips == 0) return usage("data.path \"" + d.path + "\": no file could be decoded");
     totals = writer.finish(d.type == "synthetic" ? "synthetic" : d.path);
   } catch (const std::exception& e) {
     std::cerr << kPrefix << e.what() << "\n";
@@ -313,7 +329,7 @@ int pack(const PackArgs& args) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const std::int64_t skipped = static_cast<std::int64_t>(plan.skipped.size()) + failed;
+  const std::int64_t skipped = static_cast<std::int64_t>(plan.skipped.size()) + counts.failed;
   nlohmann::ordered_json summary = {
       {"out", out.string()},     {"shards", totals.shards},
       {"clips", totals.clips},   {"sources", totals.sources},
@@ -324,8 +340,8 @@ int pack(const PackArgs& args) {
   std::cerr << kPrefix << totals.clips << " clips of " << totals.sources << " sources in "
             << totals.shards << " shards (" << totals.bytes / (1024 * 1024) << " MiB) into "
             << out.string();
-  if (skipped + cut_short > 0)
-    std::cerr << "; " << skipped << " files skipped, " << cut_short << " cut short";
+  if (skipped + counts.cut_short > 0)
+    std::cerr << "; " << skipped << " files skipped, " << counts.cut_short << " cut short";
   std::cerr << "\n";
   return 0;
 }

@@ -109,6 +109,14 @@ class ClipShards::Mapping {
   std::uint64_t m_size = 0;
 };
 
+/// One entry of the manifest's "shards".
+struct ClipShards::ManifestShard {
+  std::string file;  ///< a file name in the shard folder
+  std::int64_t clips = 0;
+  std::uint64_t bytes = 0;
+  std::string crc64;
+};
+
 ClipShards::ClipShards(const fs::path& folder, const std::string& key, bool verify_content) {
   const std::string where = key + " \"" + folder.string() + "\"";
   const std::string pack_hint =
@@ -125,8 +133,8 @@ ClipShards::ClipShards(const fs::path& folder, const std::string& key, bool veri
                     pack_hint);
   }
   m_index.root = folder;
-  std::vector<std::string> names;
-  Json shards;
+  std::map<std::string, std::size_t> source_of;
+  std::vector<ManifestShard> shards;
   try {
     const Json manifest = Json::parse(in);
     if (manifest.value("format", "") != ShardFormat::kFormat) {
@@ -153,15 +161,19 @@ ClipShards::ClipShards(const fs::path& folder, const std::string& key, bool veri
       f.fps = source.value("fps", 0.0);
       f.width = source.at("width").get<int>();
       f.height = source.at("height").get<int>();
-      names.push_back(f.path);
+      source_of.emplace(f.path, m_index.files.size());
       m_index.files.push_back(std::move(f));
     }
-    shards = manifest.at("shards");
-    for (const Json& shard : shards) {
-      (void)shard.at("file").get<std::string>();
-      (void)shard.at("clips").get<std::int64_t>();
-      (void)shard.at("bytes").get<std::uint64_t>();
-      (void)shard.at("crc64").get<std::string>();
+    for (const Json& entry : manifest.at("shards")) {
+      ManifestShard shard{
+          entry.at("file").get<std::string>(), entry.at("clips").get<std::int64_t>(),
+          entry.at("bytes").get<std::uint64_t>(), entry.at("crc64").get<std::string>()};
+      // Shards live in the folder itself: a manifest cannot point the reader elsewhere.
+      if (shard.file.empty() || fs::path(shard.file).filename() != shard.file) {
+        throw std::runtime_error("shard file \"" + shard.file +
+                                 "\" is not a file name in the folder");
+      }
+      shards.push_back(std::move(shard));
     }
   } catch (const std::exception& e) {
     throw UserError("data_config_invalid", manifest_path.string() + ": " + e.what(),
@@ -172,12 +184,8 @@ ClipShards::ClipShards(const fs::path& folder, const std::string& key, bool veri
   m_maps.resize(shards.size());
   m_data.assign(shards.size(), nullptr);
   for (std::size_t i = 0; i < shards.size(); ++i) {
-    const Json& shard = shards[i];
-    const std::string file = shard["file"].get<std::string>();
-    const std::string reason =
-        openShard(i, file, shard["clips"].get<std::int64_t>(), shard["bytes"].get<std::uint64_t>(),
-                  shard["crc64"].get<std::string>(), verify_content, names);
-    if (!reason.empty()) m_index.skipped.push_back({file, reason});
+    const std::string reason = openShard(i, shards[i], verify_content, source_of);
+    if (!reason.empty()) m_index.skipped.push_back({shards[i].file, reason});
   }
 
   // Sources whose every clip lies in damaged shards leave the index (the shards are named).
@@ -205,12 +213,12 @@ ClipShards::ClipShards(const fs::path& folder, const std::string& key, bool veri
 
 ClipShards::~ClipShards() = default;
 
-std::string ClipShards::openShard(std::size_t i, const std::string& file, std::int64_t clips,
-                                  std::uint64_t bytes, const std::string& crc64,
-                                  bool verify_content,
-                                  const std::vector<std::string>& source_names) {
+std::string ClipShards::openShard(std::size_t i, const ManifestShard& shard, bool verify_content,
+                                  const std::map<std::string, std::size_t>& source_of) {
+  const std::int64_t clips = shard.clips;
+  const std::uint64_t bytes = shard.bytes;
   try {
-    auto map = std::make_unique<Mapping>(m_index.root / file, bytes);
+    auto map = std::make_unique<Mapping>(m_index.root / shard.file, bytes);
     if (map->size() != bytes) {
       return (map->size() < bytes ? "truncated: " : "wrong size: ") + std::to_string(map->size()) +
              " bytes, " + "the manifest says " + std::to_string(bytes);
@@ -238,8 +246,6 @@ std::string ClipShards::openShard(std::size_t i, const std::string& file, std::i
                ", the manifest says " + std::to_string(value);
       }
     }
-    std::map<std::string, std::size_t> source_of;
-    for (std::size_t s = 0; s < source_names.size(); ++s) source_of.emplace(source_names[s], s);
     const Json list = Json::parse(metadataValue(meta, ShardFormat::kTensor), nullptr, false);
     if (!list.is_array() || static_cast<std::int64_t>(list.size()) != clips) {
       return "metadata \"clips\" does not list " + std::to_string(clips) + " clips";
@@ -262,8 +268,9 @@ std::string ClipShards::openShard(std::size_t i, const std::string& file, std::i
     if (verify_content) {
       Crc64 crc;
       crc.update(map->bytes().data(), map->bytes().size());
-      if (Crc64::hex(crc.value()) != crc64) {
-        return "content hash crc64 " + Crc64::hex(crc.value()) + ", the manifest says " + crc64;
+      if (Crc64::hex(crc.value()) != shard.crc64) {
+        return "content hash crc64 " + Crc64::hex(crc.value()) + ", the manifest says " +
+               shard.crc64;
       }
     }
     for (const auto& [source, clip] : found) m_clips[source].push_back(clip);

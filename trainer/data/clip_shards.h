@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,11 +113,11 @@ class ClipShards {
 
  private:
   class Mapping;
-  /// Checks shard `i` against the manifest entry and reads its clip list into m_clips; returns
-  /// the reason it is unusable, or "".
-  std::string openShard(std::size_t i, const std::string& file, std::int64_t clips,
-                        std::uint64_t bytes, const std::string& crc64, bool verify_content,
-                        const std::vector<std::string>& source_names);
+  struct ManifestShard;
+  /// Checks shard `i` against its manifest entry and adds its clips to m_clips (per source, by
+  /// the index `source_of` gives a source path); returns the reason it is unusable, or "".
+  std::string openShard(std::size_t i, const ManifestShard& shard, bool verify_content,
+                        const std::map<std::string, std::size_t>& source_of);
 
   ShardSettings m_settings;
   DatasetIndex m_index;
