@@ -87,8 +87,8 @@ PackPlan planPack(const core::DataConfig& d, const data::ShardSettings& settings
 template <class Deliver>
 void decodeSource(const core::DataConfig& d, const fs::path& path,
                   const data::SyntheticClips* synthetic, std::size_t source,
-                  const std::vector<Piece>& pieces, std::size_t first, std::size_t last,
-                  Deliver&& deliver) {
+                  [[maybe_unused]] const std::vector<Piece>& pieces, std::size_t first,
+                  [[maybe_unused]] std::size_t last, Deliver&& deliver) {
   auto bytesOf = [](const torch::Tensor& clip) { return media::tensorToFrames(clip).rgb; };
   std::size_t current = first;  // the piece a failure is delivered in place of
   try {
