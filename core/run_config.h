@@ -44,15 +44,18 @@ struct DataConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("type", type, FieldSpec("Dataset kind: folders of video files, folders of images, or "
-                                    "built-in procedural clips of moving shapes and textures")
-                              .choices({"synthetic", "videos", "images"}));
-    v.field("path", path, FieldSpec("Folder scanned recursively for videos or images "
-                                    "(required unless type is synthetic)"));
+    v.field("type", type,
+            FieldSpec("Dataset kind: folders of video files, folders of images, "
+                      "built-in procedural clips of moving shapes and textures, or clip "
+                      "shards written by tokenbench-trainer pack (read without decoding)")
+                .choices({"synthetic", "videos", "images", "shards"}));
+    v.field("path", path,
+            FieldSpec("Folder scanned recursively for videos or images, or the shard "
+                      "folder (required unless type is synthetic)"));
     v.field("valid_path", valid_path,
-            FieldSpec("Folder of validation videos or images, e.g. other sources than data.path's, so "
-                      "validation measures held-out footage; empty: a data.valid_fraction share of "
-                      "data.path's files"));
+            FieldSpec("Folder of validation videos, images or shards, e.g. other sources than "
+                      "data.path's, so validation measures held-out footage; empty: a "
+                      "data.valid_fraction share of data.path's files"));
     v.field("image_size", image_size,
             FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
     v.field("num_frames", num_frames,
