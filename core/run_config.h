@@ -348,6 +348,7 @@ struct TrainConfig {
   std::vector<int> checkpoint_keep;
   int nan_max_consecutive = 5;
   double nan_lr_scale = 0.5;
+  int nan_max_rollbacks = 3;
   std::vector<std::string> activation_checkpointing;
   double time_budget_s = 0;
   std::string init_checkpoint;
@@ -408,6 +409,9 @@ struct TrainConfig {
             FieldSpec("Steps whose checkpoints are never deleted").unit("steps").min(1));
     v.field("nan_max_consecutive", nan_max_consecutive,
             FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint").min(1));
+    v.field("nan_max_rollbacks", nan_max_rollbacks,
+            FieldSpec("Rollbacks in a row without a new checkpoint before the run ends as diverged")
+                .min(0));
     v.field("nan_lr_scale", nan_lr_scale,
             FieldSpec("Learning-rate factor applied after a rollback").above(0).max(1));
     v.field("activation_checkpointing", activation_checkpointing,

@@ -244,6 +244,92 @@ TEST(Training, PerceptualLossWithTheFixtureWeightsIsLoggedAndValidated) {
   fs::remove_all(dir);
 }
 
+// The non-finite guard, driven by the trainer's fault injection (TB_FAULT_NONFINITE: the loss of
+// the next N step attempts from step S reads as NaN).
+class FaultInjection {
+ public:
+  explicit FaultInjection(const std::string& spec) { ::setenv("TB_FAULT_NONFINITE", spec.c_str(), 1); }
+  ~FaultInjection() { ::unsetenv("TB_FAULT_NONFINITE"); }
+};
+
+std::vector<std::string> eventsWith(const RunResult& r, const std::string& needle) {
+  std::vector<std::string> out;
+  for (const auto& e : r.events) {
+    if (e.find(needle) != std::string::npos) out.push_back(e);
+  }
+  return out;
+}
+
+// train/lr of the last row logged for `step` (a step retried after a rollback is logged again).
+double lrAt(const std::vector<core::MetricsRow>& rows, std::int64_t step) {
+  double lr = -1;
+  for (const auto& row : rows) {
+    if (row.step != step) continue;
+    for (const auto& [name, value] : row.values) {
+      if (name == "train/lr") lr = value;
+    }
+  }
+  EXPECT_GE(lr, 0) << "no train/lr at step " << step;
+  return lr;
+}
+
+TEST(Training, NonFiniteStepsAreSkippedThenRolledBackWithALowerRate) {
+  const fs::path dir = freshDir("nan_guard");
+  core::RunConfig config = tinyConfig();
+  config.train.warmup_steps = 0;
+  config.train.max_steps = 10;
+  config.train.checkpoint_every = 4;
+  config.train.nan_max_consecutive = 3;
+  config.train.nan_lr_scale = 0.5;
+  RunResult r{};
+  {
+    FaultInjection fault("6:3");  // steps 6, 6, 6: three attempts in a row
+    r = train(config, dir);
+  }
+  ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
+  const auto skipped = eventsWith(r, "\"code\":\"nonfinite_step\"");
+  ASSERT_EQ(skipped.size(), 3u);
+  for (const auto& e : skipped) EXPECT_NE(e.find("step 6: non-finite loss, step skipped"), std::string::npos) << e;
+  const auto rollbacks = eventsWith(r, "\"code\":\"rollback\"");
+  ASSERT_EQ(rollbacks.size(), 1u);
+  EXPECT_NE(rollbacks[0].find("rolled back to checkpoints/step_4 with the learning rate scaled by 0.5"), std::string::npos)
+      << rollbacks[0];
+  // The run went on from step 4 at half the rate and finished.
+  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":10"), std::string::npos) << r.events.back();
+  // Steps 1-5 at the full rate, then (after the rollback to step 4) steps 5-10 at half of it.
+  const auto rows = trainRows(dir);
+  ASSERT_EQ(rows.size(), 11u);
+  EXPECT_EQ(rows[4].step, 5);
+  EXPECT_EQ(rows[5].step, 5);
+  EXPECT_DOUBLE_EQ(lrAt({rows[4]}, 5), config.train.lr);
+  EXPECT_DOUBLE_EQ(lrAt(rows, 5), 0.5 * config.train.lr);
+  EXPECT_DOUBLE_EQ(lrAt(rows, 10), 0.5 * config.train.lr);
+  fs::remove_all(dir);
+}
+
+TEST(Training, NonFiniteStepsThatRollbacksCannotFixEndTheRunAsDiverged) {
+  const fs::path dir = freshDir("nan_diverged");
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 20;
+  config.train.checkpoint_every = 2;
+  config.train.nan_max_consecutive = 2;
+  config.train.nan_max_rollbacks = 2;
+  RunResult r{};
+  {
+    FaultInjection fault("3:1000");  // every attempt from step 3 on
+    r = train(config, dir);
+  }
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(eventsWith(r, "\"code\":\"rollback\"").size(), 2u);
+  const auto errors = eventsWith(r, "\"type\":\"error\"");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("\"code\":\"diverged\""), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("2 rollbacks to checkpoints/step_2"), std::string::npos) << errors[0];
+  // What was saved stays: the step-2 checkpoint is complete and resumable.
+  EXPECT_TRUE(fs::exists(dir / "checkpoints" / "step_2" / "COMPLETE"));
+  fs::remove_all(dir);
+}
+
 TEST(Training, RetentionKeepsTheLimitAndProtectedSteps) {
   core::RunConfig config = tinyConfig();
   config.train.max_steps = 10;

@@ -29,8 +29,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -216,6 +219,18 @@ class TrainingLoop {
   std::unique_ptr<data::ClipLoader> m_loader;
   std::unique_ptr<core::MetricsWriter> m_metrics;
 
+  // Fault injection for the tests of the non-finite guard (TB_FAULT_NONFINITE="S:N": the loss of
+  // the first N step attempts from step S on reads as NaN, on every rank).
+  struct Fault {
+    std::int64_t nonfinite_from = 0;
+    std::int64_t nonfinite_left = 0;
+  } m_fault = faultFromEnvironment();
+  static Fault faultFromEnvironment() {
+    Fault f;
+    const char* text = std::getenv("TB_FAULT_NONFINITE");
+    if (text != nullptr && std::sscanf(text, "%ld:%ld", &f.nonfinite_from, &f.nonfinite_left) != 2) f = Fault{};
+    return f;
+  }
   std::int64_t m_step = 0;  // optimizer steps done
   std::int64_t m_batches = 0;  // batches this rank's loader has handed out (skipped steps included)
   double m_lr_scale = 1.0;  // lowered by rollbacks
@@ -577,6 +592,7 @@ int TrainingLoop::run() {
   int summed = 0;
   double data_wait = 0, comm = 0;
   int consecutive_bad = 0;
+  int rollbacks_without_checkpoint = 0;
   bool state_logged = false;
   auto interval_start = Clock::now();
   std::string status = "completed";
@@ -655,6 +671,10 @@ int TrainingLoop::run() {
     } else {
       checkpoint_now = m_control.checkpoint.exchange(false);
     }
+    if (m_fault.nonfinite_left > 0 && next >= m_fault.nonfinite_from) {
+      --m_fault.nonfinite_left;
+      values[1].second = std::numeric_limits<double>::quiet_NaN();
+    }
     const double loss_value = values[1].second;
     const LossScaler* scaler = m_steps->lossScaler();
     if (overflow && scaler != nullptr && scaler->scale() >= 1.0) {
@@ -681,6 +701,17 @@ int TrainingLoop::run() {
                                               " non-finite steps in a row and no checkpoint to roll back to",
                               "lower train.lr or raise train.warmup_steps");
         }
+        // A cause that the learning rate does not fix (broken weights or data) would roll back for
+        // ever: after nan_max_rollbacks without a new checkpoint the run ends.
+        if (rollbacks_without_checkpoint >= m_train.nan_max_rollbacks) {
+          throw TrainingError("diverged",
+                              std::to_string(rollbacks_without_checkpoint) +
+                                  " rollbacks to checkpoints/step_" + std::to_string(*latest) +
+                                  " in a row and the steps after it are still non-finite",
+                              "lower train.lr, raise train.warmup_steps, or look for NaN in the data and "
+                              "weight files (see docs/troubleshooting.md)");
+        }
+        ++rollbacks_without_checkpoint;
         const double scale = m_lr_scale * m_train.nan_lr_scale;
         loadCheckpoint(*latest);
         m_loader->restart(m_batches);
@@ -738,6 +769,7 @@ int TrainingLoop::run() {
     if (periodic || checkpoint_now) {
       m_elapsed_before += secondsSince(session_start);
       saveCheckpoint();
+      rollbacks_without_checkpoint = 0;
       m_elapsed_before -= secondsSince(session_start);
     }
   }
