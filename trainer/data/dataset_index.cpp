@@ -26,7 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-constexpr int kCacheVersion = 1;
+// 2: frames counted by demuxing in every container (cut mp4/avi files are skipped, avi files
+// with dropped frames have their real count).
+constexpr int kCacheVersion = 2;
 
 // What probing one file found; cached by (path, bytes, mtime).
 struct Probe {

@@ -2,6 +2,7 @@
 
 #include "trainer/user_error.h"
 
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -31,7 +32,21 @@ bool isLoopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// Where the ranks meet, for messages: the store file or host:port.
+std::string storeAddress(const LaunchInfo& launch) {
+  return launch.store_file.empty() ? launch.master_addr + ":" + std::to_string(launch.master_port)
+                                   : launch.store_file;
+}
+
 c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch, bool server, std::chrono::milliseconds timeout) {
+  if (!launch.store_file.empty()) {
+    // One node: a file in a folder only this user may enter. A TCPStore server listens on every
+    // interface (LibTorch 1.13 cannot bind it to loopback), unauthenticated. No worker count:
+    // the launcher removes the file, not the last rank to leave.
+    auto store = c10::make_intrusive<c10d::FileStore>(launch.store_file, -1);
+    store->setTimeout(timeout);
+    return store;
+  }
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(launch.master_port);
   options.isServer = server;
@@ -58,15 +73,15 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
                     "distributed.backend \"nccl\" needs a CUDA build of LibTorch; this build is CPU-only",
                     "set distributed.backend to \"gloo\"");
   }
-  const std::string where = launch.master_addr + ":" + std::to_string(launch.master_port);
+  const std::string where = storeAddress(launch);
   try {
     const bool server = launch.rank == 0 && !launch.store_served_by_launcher;
     // torchrun restarts workers against the same agent store: a restart's keys must not meet
     // those of the attempt before it.
     const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
     const std::string prefix = std::string("tokenbench/") + (restart != nullptr ? restart : "0");
-    m_tcp_store = connectStore(launch, server, m_timeout);
-    m_store = c10::make_intrusive<c10d::PrefixStore>(prefix, m_tcp_store);
+    m_base_store = connectStore(launch, server, m_timeout);
+    m_store = c10::make_intrusive<c10d::PrefixStore>(prefix, m_base_store);
     m_heartbeat_store = c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
     m_heartbeat_store->set("hb/" + std::to_string(rank()), bytes(std::to_string(nowMs())));
 
@@ -76,13 +91,14 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
       std::string first(ifname);
       first = first.substr(0, first.find(','));
       options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(first));
-    } else if (isLoopback(launch.master_addr)) {
+    } else if (!launch.store_file.empty() || isLoopback(launch.master_addr)) {
+      // One node: the ranks' own connections stay on loopback too.
       options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
     } else {
       options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     options->threads = 2;
-    auto pg_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/pg", m_tcp_store);
+    auto pg_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/pg", m_base_store);
     m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(pg_store, rank(), worldSize(), options);
   } catch (const UserError&) {
     throw;
@@ -154,7 +170,7 @@ std::string RankGroup::diagnose() noexcept {
       }
     }
   } catch (const std::exception&) {
-    return "the c10d store at " + m_launch.master_addr + ":" + std::to_string(m_launch.master_port) +
+    return "the c10d store at " + storeAddress(m_launch) +
            " is unreachable (the rank or launcher that served it is gone)";
   }
   return out.str();

@@ -1,6 +1,7 @@
 #pragma once
 // RankGroup: this process's membership in a distributed run, on PyTorch's own c10d: a TCPStore
-// (served by the launcher or by rank 0), a ProcessGroupGloo (NCCL on CUDA builds), heartbeats in
+// (served by the launcher or by rank 0; a FileStore under the trainer's own launcher on one
+// node), a ProcessGroupGloo (NCCL on CUDA builds), heartbeats in
 // the store, and collectives whose failures become errors that name the rank at fault.
 
 #include "core/run_config.h"
@@ -88,7 +89,8 @@ class RankGroup {
 
   LaunchInfo m_launch;
   std::chrono::milliseconds m_timeout;
-  c10::intrusive_ptr<c10d::Store> m_tcp_store;  ///< this rank's connection (or the server on rank 0)
+  c10::intrusive_ptr<c10d::Store>
+      m_base_store;  ///< this rank's store connection (or server, or file)
   c10::intrusive_ptr<c10d::Store> m_store;      ///< prefixed view used for our keys
   c10::intrusive_ptr<c10d::Store> m_heartbeat_store;
   c10::intrusive_ptr<c10d::ProcessGroup> m_group;
@@ -103,8 +105,9 @@ class RankGroup {
 /// gradient of the global batch.
 torch::Tensor averageOverRanks(const torch::Tensor& local, RankGroup& group);
 
-/// Serves a c10d TCPStore for the ranks a launcher starts (the trainer's own launcher). With
-/// `port` 0 the system picks a free one; port() tells which.
+/// Serves a c10d TCPStore for the ranks a launcher starts (the trainer's own launcher, on several
+/// nodes; it listens on every interface). With `port` 0 the system picks a free one; port()
+/// tells which.
 class StoreServer {
  public:
   StoreServer(const std::string& host, int port, int world_size, std::chrono::milliseconds timeout);

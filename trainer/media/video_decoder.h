@@ -13,18 +13,20 @@ namespace tb::trainer::media {
 struct VideoInfo {
   int width = 0;  ///< coded picture size in pixels
   int height = 0;
-  /// Exact number of frames: the container's count when it stores one (mp4, mov, avi),
-  /// otherwise counted by demuxing every packet of the stream (mkv, webm, gif, ...; one frame
-  /// per packet, true for every codec this layer writes). Never 0 (the constructor throws).
+  /// Exact number of frames, counted by demuxing every packet of the stream (one frame per
+  /// packet, true for every codec this layer writes), at most the container's count when it
+  /// stores one (mp4, mov, avi). A file with gaps in its timestamps (an avi with dropped frames)
+  /// has fewer frames than its length in frame periods; they are numbered in order. Never 0
+  /// (the constructor throws).
   int frameCount = 0;
-  bool frameCountCounted = false;  ///< true when frameCount came from counting packets
+  bool frameCountCounted = false;  ///< true when the container stores no count (mkv, webm, gif)
   double fps = 0.0;                ///< nominal frame rate (FFmpeg's av_guess_frame_rate)
   double durationSeconds = 0.0;    ///< container duration, else frameCount / fps
   std::string codecName;           ///< e.g. "h264", "ffv1", "gif"
   std::string formatName;          ///< demuxer, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"
-  /// Non-empty when the file is readable but damaged, e.g. a counted mkv whose header says it
-  /// lasts longer than the frames found ("truncated: got 7 of 16 frames ..."). Checked only
-  /// for single-stream files whose duration is not a bitrate estimate.
+  /// Non-empty when the file is readable but damaged: its packets stop before the frame count
+  /// or duration its header states ("truncated: got 7 of 16 frames ..."). Durations are checked
+  /// only for single-stream files whose duration is not a bitrate estimate.
   std::string warning;
 };
 
