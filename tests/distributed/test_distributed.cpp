@@ -36,38 +36,11 @@ using testing::eventsOf;
 using testing::rankPid;
 using testing::reachesStep;
 using testing::startedRankPid;
+using testing::startTwoRankJob;
 using testing::TempFolder;
+using testing::tinyRunConfig;
 using testing::TrainerProcess;
 using testing::writeConfig;
-
-/// A tiny MAGVIT-v2 on procedural clips: reconstruction and LFQ losses only (no random frame
-/// picks), no EMA, no validation, so runs differ only in how the batch is split.
-core::RunConfig tinyConfig() {
-  core::RunConfig c;
-  c.data.image_size = 16;
-  c.data.num_frames = 5;
-  c.data.synthetic_clips = 64;
-  c.data.workers = 1;
-  c.model.init_dim = 8;
-  c.model.max_dim = 16;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
-  c.model.input_conv_kernel = {3, 3, 3};
-  c.model.quantizer.codebook_size = 64;
-  c.loss.adversarial_weight = 0;
-  c.loss.perceptual_weight = 0;
-  c.train.max_steps = 4;
-  c.train.warmup_steps = 0;
-  c.train.lr = 1e-3;
-  c.train.weight_decay = 0.01;
-  c.train.ema = false;
-  c.train.valid_every = 0;
-  c.train.sample_every = 0;
-  c.train.log_every = 1;
-  c.train.checkpoint_every = 0;
-  c.train.threads = 1;
-  c.distributed.timeout_s = 20;
-  return c;
-}
 
 std::map<std::string, torch::Tensor> finalWeights(const fs::path& run, std::int64_t step,
                                                   const std::string& file = "model.safetensors") {
@@ -121,9 +94,9 @@ constexpr double kSameBatchTolerance = 1e-5;
 
 TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   TempFolder dir;
-  core::RunConfig one = tinyConfig();
+  core::RunConfig one = tinyRunConfig();
   one.train.batch_size = 4;
-  core::RunConfig two = tinyConfig();
+  core::RunConfig two = tinyRunConfig();
   two.train.batch_size = 2;
   two.distributed.strategy = "ddp";
   two.distributed.nproc_per_node = 2;
@@ -153,7 +126,7 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
 
 TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   TempFolder dir;
-  core::RunConfig ddp = tinyConfig();
+  core::RunConfig ddp = tinyRunConfig();
   ddp.distributed.strategy = "ddp";
   ddp.distributed.nproc_per_node = 2;
   ddp.train.checkpoint_every = 2;
@@ -186,7 +159,7 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
 
 TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes) {
   TempFolder dir;
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.nproc_per_node = 2;
   config.distributed.timeout_s = 10;
@@ -274,7 +247,7 @@ bool isLoopbackAddress(const std::string& local) {
 // on loopback.
 TEST(Distributed, AOneNodeRunListensOnLoopbackOnly) {
   TempFolder dir;
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.nproc_per_node = 2;
   config.train.max_steps = 100000;
@@ -318,7 +291,7 @@ std::string launcherError(const TrainerProcess& launcher) {
 // so the launcher has to kill it: the cause stays rank 1.
 TEST(Distributed, ARankKilledDuringTheRendezvousIsNamedNotTheOneTheLauncherKilled) {
   TempFolder dir;
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.nproc_per_node = 2;
   config.distributed.timeout_s = 8;
@@ -344,19 +317,12 @@ TEST(Distributed, ARankKilledDuringTheRendezvousIsNamedNotTheOneTheLauncherKille
 TEST(Distributed, AStoppedRankEndsTheJobWithinTimeoutAndIsNamed) {
   for (int victim : {1, 0}) {
     TempFolder dir;
-    core::RunConfig config = tinyConfig();
-    config.distributed.strategy = "ddp";
-    config.distributed.nproc_per_node = 2;
+    core::RunConfig config = tinyRunConfig();
     config.distributed.timeout_s = 8;
-    config.train.max_steps = 100000;
-    const fs::path run = dir.path() / "run";
-    TrainerProcess launcher(
-        {"train", "--config", writeConfig(config, dir.path() / "c.json").string(), "--run-dir",
-         run.string()},
-        dir.path() / "launcher");
-    const auto pid = rankPid(run, victim, std::chrono::seconds(120));
+    const auto job = startTwoRankJob(config, dir.path(), victim);
+    TrainerProcess& launcher = *job.launcher;
+    const std::optional<pid_t> pid = job.rank_pid;
     ASSERT_TRUE(pid) << launcher.stderrText();
-    ASSERT_TRUE(reachesStep(run, 3, std::chrono::seconds(120))) << launcher.stderrText();
     ASSERT_EQ(::kill(*pid, SIGSTOP), 0);
     const auto stopped_at = Clock::now();
     const auto code = launcher.wait(std::chrono::seconds(3 * config.distributed.timeout_s));
@@ -408,7 +374,7 @@ std::vector<OutsideLauncher> outsideLaunchers(int port) {
 TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
   for (const auto& launcher : outsideLaunchers(freePort())) {
     TempFolder dir;
-    core::RunConfig config = tinyConfig();
+    core::RunConfig config = tinyRunConfig();
     config.distributed.strategy = "ddp";
     config.train.max_steps = 2;
     const fs::path file = writeConfig(config, dir.path() / "c.json");
@@ -431,7 +397,7 @@ TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
 TEST(Distributed, UnderTorchrunARankThatDiesIsNamedByTheOthers) {
   TempFolder dir;
   const auto launcher = outsideLaunchers(freePort()).front();
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.timeout_s = 10;
   config.train.max_steps = 100000;

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -99,6 +100,35 @@ class TrainerProcess {
   std::optional<int> m_status;
 };
 
+/// A tiny MAGVIT-v2 on procedural clips: reconstruction and LFQ losses only (no random frame
+/// picks), no EMA, no validation, so runs differ only in how the batch is split.
+inline core::RunConfig tinyRunConfig() {
+  core::RunConfig c;
+  c.data.image_size = 16;
+  c.data.num_frames = 5;
+  c.data.synthetic_clips = 64;
+  c.data.workers = 1;
+  c.model.init_dim = 8;
+  c.model.max_dim = 16;
+  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
+  c.model.input_conv_kernel = {3, 3, 3};
+  c.model.quantizer.codebook_size = 64;
+  c.loss.adversarial_weight = 0;
+  c.loss.perceptual_weight = 0;
+  c.train.max_steps = 4;
+  c.train.warmup_steps = 0;
+  c.train.lr = 1e-3;
+  c.train.weight_decay = 0.01;
+  c.train.ema = false;
+  c.train.valid_every = 0;
+  c.train.sample_every = 0;
+  c.train.log_every = 1;
+  c.train.checkpoint_every = 0;
+  c.train.threads = 1;
+  c.distributed.timeout_s = 20;
+  return c;
+}
+
 inline fs::path writeConfig(const core::RunConfig& config, const fs::path& file) {
   std::ofstream(file) << core::toJsonText(config);
   return file;
@@ -164,6 +194,32 @@ inline std::optional<pid_t> startedRankPid(const TrainerProcess& launcher, int r
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return std::nullopt;
+}
+
+/// A two-rank ddp run of `config` under the trainer's own launcher, training for as long as it
+/// is let (max_steps 100000), in `dir`/run: the launcher, and the pid of rank `rank` once the
+/// metrics reached step 3 (nullopt, the failure added, when that did not happen).
+struct TwoRankJob {
+  std::unique_ptr<TrainerProcess> launcher;
+  std::optional<pid_t> rank_pid;
+};
+
+inline TwoRankJob startTwoRankJob(core::RunConfig config, const fs::path& dir, int rank) {
+  config.distributed.strategy = "ddp";
+  config.distributed.nproc_per_node = 2;
+  config.train.max_steps = 100000;
+  const fs::path run = dir / "run";
+  TwoRankJob job;
+  job.launcher = std::make_unique<TrainerProcess>(
+      std::vector<std::string>{"train", "--config", writeConfig(config, dir / "c.json").string(),
+                               "--run-dir", run.string()},
+      dir / "launcher");
+  job.rank_pid = rankPid(run, rank, std::chrono::seconds(120));
+  if (job.rank_pid && !reachesStep(run, 3, std::chrono::seconds(120))) {
+    ADD_FAILURE() << "the job did not reach step 3:\n" << job.launcher->stderrText();
+    job.rank_pid.reset();
+  }
+  return job;
 }
 
 }  // namespace tb::trainer::testing

@@ -35,8 +35,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using testing::events;
 using testing::eventsOf;
-using testing::rankPid;
-using testing::reachesStep;
 using testing::TempFolder;
 using testing::TrainerProcess;
 using testing::writeConfig;
@@ -45,30 +43,14 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// A tiny MAGVIT-v2 on procedural clips that checkpoints at every step (EMA included), keeping
+/// The multi-process tests' tiny MAGVIT-v2, with EMA, checkpointing at every step and keeping
 /// the newest three: kills land inside checkpoint writes and retention often.
 core::RunConfig tinyConfig() {
-  core::RunConfig c;
-  c.data.image_size = 16;
-  c.data.num_frames = 5;
-  c.data.synthetic_clips = 64;
-  c.data.workers = 1;
-  c.model.init_dim = 8;
-  c.model.max_dim = 16;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
-  c.model.input_conv_kernel = {3, 3, 3};
-  c.model.quantizer.codebook_size = 64;
-  c.loss.adversarial_weight = 0;
-  c.loss.perceptual_weight = 0;
-  c.train.batch_size = 2;
-  c.train.warmup_steps = 0;
+  core::RunConfig c = testing::tinyRunConfig();
+  c.train.ema = true;
   c.train.ema_start_step = 0;
-  c.train.valid_every = 0;
-  c.train.sample_every = 0;
-  c.train.log_every = 1;
   c.train.checkpoint_every = 1;
   c.train.checkpoint_total_limit = 3;
-  c.train.threads = 1;
   c.distributed.timeout_s = 8;
   return c;
 }
@@ -213,18 +195,12 @@ TEST(Reliability, ADeadOrStoppedRankEndsTheJobWithinTimeoutNamingIt) {
     SCOPED_TRACE("rank " + std::to_string(fault.rank) + " signal " + std::to_string(fault.signal));
     TempFolder dir;
     core::RunConfig config = tinyConfig();
-    config.distributed.strategy = "ddp";
-    config.distributed.nproc_per_node = 2;
-    config.train.max_steps = 100000;
     config.train.checkpoint_every = 2;
     const fs::path run = dir.path() / "run";
-    TrainerProcess launcher(
-        {"train", "--config", writeConfig(config, dir.path() / "c.json").string(), "--run-dir",
-         run.string()},
-        dir.path() / "launcher");
-    const auto pid = rankPid(run, fault.rank, std::chrono::seconds(120));
+    const auto job = testing::startTwoRankJob(config, dir.path(), fault.rank);
+    TrainerProcess& launcher = *job.launcher;
+    const std::optional<pid_t> pid = job.rank_pid;
     ASSERT_TRUE(pid) << launcher.stderrText();
-    ASSERT_TRUE(reachesStep(run, 3, std::chrono::seconds(120))) << launcher.stderrText();
     ASSERT_EQ(::kill(*pid, fault.signal), 0);
     const auto faulted = Clock::now();
     const auto code = launcher.wait(std::chrono::seconds(3 * config.distributed.timeout_s));

@@ -246,10 +246,9 @@ class VideoDecoder::Impl {
       } else {
         m_expectedFrames = static_cast<int>(promised);
         m_info.warning = "truncated: got " + std::to_string(m_info.frameCount) + " of " +
-                         std::to_string(promised) + " frames (the header says " +
-                         (stored ? std::to_string(promised) + " frames"
-                                 : std::to_string(m_info.durationSeconds) + " s") +
-                         ")";
+                         std::to_string(promised) + " frames";
+        if (!stored)
+          m_info.warning += " (the header says " + std::to_string(m_info.durationSeconds) + " s)";
       }
     }
     if (m_info.frameCount <= 0)
