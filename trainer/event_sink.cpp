@@ -38,7 +38,7 @@ bool appendWholeLines(int fd, const std::string& lines) {
 }
 
 void dropUnterminatedLine(int fd) {
-  off_t end = ::lseek(fd, 0, SEEK_END);
+  const off_t end = ::lseek(fd, 0, SEEK_END);
   char buf[4096];
   off_t keep = end;
   while (keep > 0) {

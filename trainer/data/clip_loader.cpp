@@ -241,7 +241,10 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     request.cropSize = static_cast<int>(size);
     request.cropX = static_cast<int>(left);
     request.cropY = static_cast<int>(top);
-    media::VideoDecoder decoder(path);
+    // The index counted the frames: no second demux of the whole file for every clip.
+    media::VideoDecoderOptions options;
+    options.known = media::KnownFrames{file.frames, file.sparse_timestamps};
+    media::VideoDecoder decoder(path, options);
     clip = media::framesToTensor(decoder.decode(request));
 #else
     throw media::MediaError(path, "this build has no FFmpeg");

@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace tb::trainer::distributed {
@@ -82,8 +84,11 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
     const std::string prefix = std::string("tokenbench/") + (restart != nullptr ? restart : "0");
     m_base_store = connectStore(launch, server, m_timeout);
     m_store = c10::make_intrusive<c10d::PrefixStore>(prefix, m_base_store);
-    m_heartbeat_store = c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
-    m_heartbeat_store->set("hb/" + std::to_string(rank()), bytes(std::to_string(nowMs())));
+    if (launch.store_file.empty()) {
+      m_heartbeat_store =
+          c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
+    }
+    beat();
 
     auto options = c10d::ProcessGroupGloo::Options::create(m_timeout);
     const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
@@ -115,13 +120,34 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
 RankGroup::~RankGroup() {
   m_stop_heartbeat.store(true);
   if (m_heartbeat.joinable()) m_heartbeat.join();
+  // A FileStore's destructor appends to its file, and terminates the process when it cannot (a
+  // full disk). The launcher removes the file, so the store is left undestroyed at exit.
+  if (!m_launch.store_file.empty()) (void)m_base_store.release();
+}
+
+// Heartbeats of a one-node run are files beside the store file, replaced at every beat: a
+// FileStore appends every write and never compacts, so a key set every second would grow it
+// by some 4 MB a day per rank.
+std::filesystem::path RankGroup::heartbeatFile(int r) const {
+  return std::filesystem::path(m_launch.store_file).parent_path() / ("hb_" + std::to_string(r));
+}
+
+void RankGroup::beat() {
+  const std::string now = std::to_string(nowMs());
+  if (m_launch.store_file.empty()) {
+    m_heartbeat_store->set("hb/" + std::to_string(rank()), bytes(now));
+    return;
+  }
+  const std::filesystem::path file = heartbeatFile(rank());
+  const std::filesystem::path written = file.string() + ".new";
+  std::ofstream(written) << now;
+  std::filesystem::rename(written, file);
 }
 
 void RankGroup::heartbeatLoop() {
-  const std::string key = "hb/" + std::to_string(rank());
   while (!m_stop_heartbeat.load()) {
     try {
-      m_heartbeat_store->set(key, bytes(std::to_string(nowMs())));
+      beat();
     } catch (const std::exception&) {
       // The store is gone (its host died); the next collective reports it.
     }
@@ -133,6 +159,12 @@ void RankGroup::heartbeatLoop() {
 
 double RankGroup::heartbeatAgeS(int r) noexcept {
   try {
+    if (!m_launch.store_file.empty()) {
+      std::ifstream in(heartbeatFile(r));
+      std::int64_t ms = 0;
+      if (!(in >> ms)) return -1;
+      return static_cast<double>(nowMs() - ms) / 1000.0;
+    }
     const std::string key = "hb/" + std::to_string(r);
     if (!m_store->check({key})) return -1;
     return static_cast<double>(nowMs() - std::stoll(text(m_store->get(key)))) / 1000.0;

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -85,6 +86,8 @@ class RankGroup {
   void guarded(const char* what, F&& f);
   [[noreturn]] void fail(const char* what, const std::string& detail);
   void heartbeatLoop();
+  void beat();
+  std::filesystem::path heartbeatFile(int rank) const;
   double heartbeatAgeS(int rank) noexcept;
 
   LaunchInfo m_launch;
@@ -92,7 +95,8 @@ class RankGroup {
   c10::intrusive_ptr<c10d::Store>
       m_base_store;  ///< this rank's store connection (or server, or file)
   c10::intrusive_ptr<c10d::Store> m_store;      ///< prefixed view used for our keys
-  c10::intrusive_ptr<c10d::Store> m_heartbeat_store;
+  c10::intrusive_ptr<c10d::Store>
+      m_heartbeat_store;  ///< a connection of its own; null on a FileStore
   c10::intrusive_ptr<c10d::ProcessGroup> m_group;
   std::int64_t m_sync_count = 0;
   std::atomic<bool> m_stop_heartbeat{false};

@@ -215,11 +215,17 @@ class VideoDecoder::Impl {
     // Frames are counted by demuxing every packet, even where the container stores a count: a
     // cut mp4 or avi still promises every frame, and an avi with dropped frames stores its
     // length in frame periods (tree.avi: 68 frames, timestamps up to frame 444).
-    const PacketScan scan = scanPackets();
     const bool stored = stream->nb_frames > 0 && stream->nb_frames <= INT_MAX;
-    m_info.frameCount =
-        stored ? std::min(scan.count, static_cast<int>(stream->nb_frames)) : scan.count;
     m_info.frameCountCounted = !stored;
+    PacketScan scan;
+    if (m_options.known) {
+      m_info.frameCount = m_options.known->frameCount;
+      m_info.sparseTimestamps = m_options.known->sparseTimestamps;
+    } else {
+      scan = scanPackets();
+      m_info.frameCount =
+          stored ? std::min(scan.count, static_cast<int>(stream->nb_frames)) : scan.count;
+    }
     const bool headerDuration = m_format->duration != AV_NOPTS_VALUE && m_format->duration > 0;
     if (headerDuration)
       m_info.durationSeconds = static_cast<double>(m_format->duration) / AV_TIME_BASE;
@@ -233,7 +239,7 @@ class VideoDecoder::Impl {
     if (!stored && headerDuration && m_format->nb_streams == 1 && m_info.fps > 0 &&
         m_format->duration_estimation_method != AVFMT_DURATION_FROM_BITRATE)
       promised = std::llround(m_info.durationSeconds * m_info.fps);
-    if (promised > m_info.frameCount && promised <= INT_MAX) {
+    if (!m_options.known && promised > m_info.frameCount && promised <= INT_MAX) {
       // Fewer frames than promised: a cut file when its packets stop early, a file with gaps
       // in its timestamps (dropped frames, variable rate) when they reach the promised end.
       const long long reached = scan.lastPts == AV_NOPTS_VALUE || m_info.fps <= 0
@@ -242,7 +248,7 @@ class VideoDecoder::Impl {
                                                    av_q2d(m_timeBase) * m_info.fps) +
                                           1;
       if (reached >= promised) {
-        m_sparseTimestamps = true;
+        m_info.sparseTimestamps = true;
       } else {
         m_expectedFrames = static_cast<int>(promised);
         m_info.warning = "truncated: got " + std::to_string(m_info.frameCount) + " of " +
@@ -372,7 +378,7 @@ class VideoDecoder::Impl {
 
   bool canSeek() const {
     // Seeking numbers frames by timestamp; with gaps in them only counting numbers them right.
-    return !m_sparseTimestamps && m_info.fps > 0 && m_format->pb &&
+    return !m_info.sparseTimestamps && m_info.fps > 0 && m_format->pb &&
            (m_format->pb->seekable & AVIO_SEEKABLE_NORMAL) &&
            std::strcmp(m_format->iformat->name, "gif") != 0 &&
            !(m_format->iformat->flags & AVFMT_NOTIMESTAMPS);
@@ -499,8 +505,7 @@ class VideoDecoder::Impl {
   AVRational m_rate{0, 1};
   AVRational m_timeBase{1, 1};
   int64_t m_startPts = 0;
-  int m_expectedFrames = 0;         // from the header, when a cut file holds fewer frames
-  bool m_sparseTimestamps = false;  // fewer frames than the header's length, spread over all of it
+  int m_expectedFrames = 0;  // from the header, when a cut file holds fewer frames
   SwsContext* m_sws = nullptr;
   std::array<int, 6> m_swsKey{};  // source size, format, target size, colour key of m_sws
   uint8_t* m_scratch[4] = {nullptr, nullptr, nullptr, nullptr};

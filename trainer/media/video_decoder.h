@@ -5,6 +5,7 @@
 #include "trainer/media/video_frames.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tb::trainer::media {
@@ -20,6 +21,9 @@ struct VideoInfo {
   /// (the constructor throws).
   int frameCount = 0;
   bool frameCountCounted = false;  ///< true when the container stores no count (mkv, webm, gif)
+  /// Fewer frames than the header's length in frame periods, their timestamps spread over all of
+  /// it (an avi with dropped frames): frames are numbered in order, never found by timestamp.
+  bool sparseTimestamps = false;
   double fps = 0.0;                ///< nominal frame rate (FFmpeg's av_guess_frame_rate)
   double durationSeconds = 0.0;    ///< container duration, else frameCount / fps
   std::string codecName;           ///< e.g. "h264", "ffv1", "gif"
@@ -30,7 +34,16 @@ struct VideoInfo {
   std::string warning;
 };
 
+/// What probing a file found about its frames (a dataset index keeps it).
+struct KnownFrames {
+  int frameCount = 0;
+  bool sparseTimestamps = false;
+};
+
 struct VideoDecoderOptions {
+  /// The file's frames as an earlier probe found them: opening it for one clip then trusts them
+  /// instead of demuxing the whole file again. Unset: probe (count every packet).
+  std::optional<KnownFrames> known;
   int threads = 1;  ///< decoder threads for this file; 1 because loaders parallelise across files
   /// Upper bound on the wall time of one open or decode call; an input that stalls FFmpeg past
   /// it fails with MediaError "timed out" instead of hanging the loader.
