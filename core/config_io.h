@@ -34,9 +34,10 @@ struct ConfigLoad {
 };
 
 /// Deepest nesting of arrays and objects a configuration may have. The deepest value a valid
-/// configuration holds (a layer entry such as ["consecutive_residual", 2]) is 4 levels down;
-/// error messages quote values, and quoting recurses, so hostile nesting is refused before
-/// parsing (100,000 levels overflowed the stack).
+/// configuration holds (a layer entry such as ["consecutive_residual", 2]) is 4 levels down.
+/// Copying a JSON value recurses once per level (and `--set` copies: adding a key to an object
+/// copies its other values), so hostile nesting is refused before parsing: 100,000 levels
+/// overflowed the stack.
 inline constexpr int kMaxConfigNestingDepth = 64;
 
 /// JSON text -> document. Returns the error instead ("invalid JSON: ...", "JSON nested deeper
