@@ -1,10 +1,12 @@
+#include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/run_directory.h"
+#include "tests/trainer/test_support.h"
 #include "trainer/event_sink.h"
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/training_run.h"
-#include "tests/trainer/test_support.h"
+#include "trainer/weights/state_dict_io.h"
 
 #include <gtest/gtest.h>
 
@@ -32,6 +34,7 @@ fs::path freshDir(const std::string& name) {
 using testing::RunResult;
 using testing::tinyConfig;
 using testing::train;
+using weights::NamedTensors;
 
 std::vector<core::MetricsRow> trainRows(const fs::path& dir) {
   std::vector<core::MetricsRow> rows;
@@ -122,6 +125,88 @@ TEST(Training, StopAndResumeIsBitIdenticalToAnUninterruptedRun) {
   }
   fs::remove_all(straight);
   fs::remove_all(split);
+}
+
+// The error event of a run that failed, or "" when there is none.
+std::string errorEventOf(const RunResult& r) {
+  for (const auto& line : r.events) {
+    const auto decoded = core::decodeEventLine(line);
+    if (!decoded.ok()) continue;
+    if (const auto* e = std::get_if<core::ErrorEvent>(decoded.event()))
+      return e->code + ": " + e->message;
+  }
+  return "";
+}
+
+// A resume that loads the weights but quietly starts the optimizer or the RNG afresh is not
+// the run it continues: every tensor it expects must be there with its dtype and shape.
+TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 2;
+  config.train.checkpoint_every = 2;
+  config.train.ema_start_step = 0;
+  const fs::path dir = freshDir("lost_state");
+  ASSERT_EQ(train(config, dir).code, 0);
+  const fs::path step = dir / "checkpoints" / "step_2";
+  const fs::path kept = freshDir("lost_state_kept");
+  fs::copy(step, kept, fs::copy_options::recursive);
+  config.train.max_steps = 3;
+  // Breaks one file of the checkpoint, resumes, restores the file; returns the error event.
+  auto resumeWith = [&](const std::string& file, const NamedTensors& tensors) {
+    weights::saveTensors(tensors, step / file);
+    const RunResult r = train(config, dir, /*resume=*/true);
+    EXPECT_EQ(r.code, 1) << file;
+    fs::copy_file(kept / file, step / file, fs::copy_options::overwrite_existing);
+    return errorEventOf(r);
+  };
+  const NamedTensors optimizer = weights::loadTensors(kept / "optimizer.safetensors");
+  ASSERT_FALSE(optimizer.empty());
+  const std::string first_param =
+      optimizer.front().first.substr(0, optimizer.front().first.rfind('.'));
+
+  const std::string empty = resumeWith("optimizer.safetensors", {});
+  EXPECT_EQ(empty.rfind("checkpoint_unreadable: ", 0), 0u) << empty;
+  EXPECT_NE(empty.find("step_2/optimizer.safetensors: missing tensor '"), std::string::npos)
+      << empty;
+
+  // A step count of 10 stored as F64 was read as 0 (its bytes reinterpreted).
+  NamedTensors float_step = optimizer;
+  for (auto& [name, t] : float_step) {
+    if (name == first_param + ".step") t = torch::tensor({10.0}, torch::kFloat64);
+  }
+  const std::string wrong_dtype = resumeWith("optimizer.safetensors", float_step);
+  EXPECT_NE(wrong_dtype.find("optimizer.safetensors: tensor '" + first_param +
+                             ".step': expected one int64, got Double"),
+            std::string::npos)
+      << wrong_dtype;
+
+  NamedTensors short_moment = optimizer;
+  for (auto& [name, t] : short_moment) {
+    if (name == first_param + ".exp_avg") t = t.flatten().narrow(0, 0, 1).clone();
+  }
+  const std::string wrong_shape = resumeWith("optimizer.safetensors", short_moment);
+  EXPECT_NE(wrong_shape.find("tensor '" + first_param + ".exp_avg': Float of shape [1]"),
+            std::string::npos)
+      << wrong_shape;
+
+  const std::string no_rng = resumeWith("rng.safetensors", {});
+  EXPECT_NE(
+      no_rng.find(
+          "step_2/rng.safetensors: tensors are not the ones expected: missing 'cpu_generator'"),
+      std::string::npos)
+      << no_rng;
+
+  NamedTensors ema = weights::loadTensors(kept / "ema.safetensors");
+  ema.pop_back();
+  const std::string short_ema = resumeWith("ema.safetensors", ema);
+  EXPECT_NE(short_ema.find("step_2/ema.safetensors: tensors are not the ones expected: missing '"),
+            std::string::npos)
+      << short_ema;
+
+  // The intact checkpoint resumes.
+  EXPECT_EQ(train(config, dir, /*resume=*/true).code, 0);
+  fs::remove_all(dir);
+  fs::remove_all(kept);
 }
 
 core::RunConfig ganConfig() {

@@ -194,14 +194,30 @@ torch::Tensor ClipDataset::trainSample(std::int64_t position) {
       return load(item, draw, true);
     } catch (const media::MediaError& e) {
       std::lock_guard<std::mutex> guard(m_mutex);
-      if (m_bad_items.insert(item).second) {
+      if (m_bad_items.emplace(item, e.reason()).second) {
         m_new_skips.push_back({m_index.files[static_cast<std::size_t>(item)].path, e.reason()});
         ++m_runtime_skips;
       }
     }
   }
-  throw DataError("dataset_empty", "data.path \"" + m_data.path + "\": every training file failed to decode",
-                  "check the files named in the warnings");
+  // Named here too: the run ends before any step could report them as warnings.
+  std::string named;
+  {
+    std::lock_guard<std::mutex> guard(m_mutex);
+    int listed = 0;
+    for (const auto& [item, reason] : m_bad_items) {
+      if (listed++ == 3) {
+        named += "; and " + std::to_string(m_bad_items.size() - 3) + " more";
+        break;
+      }
+      named += std::string(named.empty() ? "" : "; ") +
+               m_index.files[static_cast<std::size_t>(item)].path + ": " + reason;
+    }
+  }
+  throw DataError(
+      "dataset_empty",
+      "data.path \"" + m_data.path + "\": every training file failed to decode (" + named + ")",
+      "check the files named in the warnings");
 }
 
 std::string ClipDataset::itemSource(std::int64_t item, bool train) const {
@@ -267,7 +283,10 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     request.cropSize = static_cast<int>(size);
     request.cropX = static_cast<int>(left);
     request.cropY = static_cast<int>(top);
-    media::VideoDecoder decoder(path);
+    // The index counted the frames: no second demux of the whole file for every clip.
+    media::VideoDecoderOptions options;
+    options.known = media::KnownFrames{file.frames, file.sparse_timestamps};
+    media::VideoDecoder decoder(path, options);
     clip = media::framesToTensor(decoder.decode(request));
 #else
     throw media::MediaError(path, "this build has no FFmpeg");

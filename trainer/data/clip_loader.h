@@ -17,7 +17,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -108,7 +107,8 @@ class ClipDataset {
   std::vector<SkippedFile> m_index_skips;
 
   mutable std::mutex m_mutex;  ///< guards everything below (shared by loader threads)
-  std::set<std::int64_t> m_bad_items;
+  std::map<std::int64_t, std::string>
+      m_bad_items;  ///< training items that failed to decode, and why
   std::vector<SkippedFile> m_new_skips;
   std::int64_t m_runtime_skips = 0;
   std::int64_t m_epoch = -1;

@@ -27,16 +27,19 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fcntl.h>
@@ -56,6 +59,42 @@ double secondsSince(Clock::time_point t) {
 
 double unixTime() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A write refused because its file system is full (or the user's quota is spent). Every writer
+// puts the errno text (strerror) in its message; std::filesystem's errors carry the code.
+bool isDiskFull(const std::exception& e) {
+  if (const auto* s = dynamic_cast<const std::system_error*>(&e)) {
+    if (s->code() == std::errc::no_space_on_device || s->code().value() == EDQUOT) return true;
+  }
+  const std::string what = e.what();
+  return what.find(std::strerror(ENOSPC)) != std::string::npos ||
+         what.find(std::strerror(EDQUOT)) != std::string::npos;
+}
+
+std::uintmax_t folderBytes(const fs::path& folder) {
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
+    if (entry.is_regular_file(ec)) bytes += entry.file_size(ec);
+  }
+  return bytes;
+}
+
+std::int64_t tensorBytes(const NamedTensors& tensors, bool trainable_only) {
+  std::int64_t bytes = 0;
+  for (const auto& [name, t] : tensors) {
+    if (!trainable_only || t.requires_grad())
+      bytes += t.numel() * static_cast<std::int64_t>(t.element_size());
+  }
+  return bytes;
+}
+
+std::string megabytes(std::uintmax_t bytes) {
+  std::ostringstream s;
+  s.precision(1);
+  s << std::fixed << static_cast<double>(bytes) / 1e6 << " MB";
+  return s.str();
 }
 
 // Exclusive lock on the run directory for the life of the trainer. flock is released by the
@@ -156,9 +195,12 @@ class TrainingLoop {
         m_log(run.logsDir(), group ? group->rank() : 0, group != nullptr) {}
   ~TrainingLoop() { setBatchMeanReducer(nullptr); }
 
+  /// Trains to the end; a write refused by a full disk becomes a `disk_full` error.
   int run();
 
  private:
+  int runSteps();
+  TrainingError diskFullError(const std::string& what) const;
   void setUp();
   void checkUnsupported();
   void reportDataSkips(const std::vector<data::SkippedFile>& skips);
@@ -451,27 +493,38 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const Na
 void TrainingLoop::loadCheckpoint(std::int64_t step) {
   const fs::path dir = m_store.folder(step);
   try {
+    // Every tensor a resume restores must be there with its dtype and shape: a resume that
+    // quietly starts an optimizer or the RNG afresh is not the run it continues.
+    auto loadOptimizer = [&](ShardedAdamW& optimizer, const fs::path& file) {
+      try {
+        optimizer.loadState(weights::loadTensors(file));
+      } catch (const weights::WeightsError&) {
+        throw;  // names the file already
+      } catch (const std::exception& e) {
+        throw std::runtime_error(file.string() + ": " + e.what());
+      }
+    };
     weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
-    m_optimizer->loadState(weights::loadTensors(dir / "optimizer.safetensors"));
+    loadOptimizer(*m_optimizer, dir / "optimizer.safetensors");
     if (m_discr) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
         weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
-        m_discr_optimizer->loadState(weights::loadTensors(dir / "discr_optimizer.safetensors"));
+        loadOptimizer(*m_discr_optimizer, dir / "discr_optimizer.safetensors");
       } else {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
     }
-    for (const auto& [name, state] : weights::loadTensors(dir / "rng.safetensors")) {
-      if (name == "cpu_generator") {
-        at::Generator generator = at::detail::getDefaultCPUGenerator();
-        std::lock_guard<std::mutex> guard(generator.mutex());
-        generator.set_state(state);
-      } else if (name == "cuda_generator" && m_device.is_cuda()) {
-        // A checkpoint moves between devices: the CUDA stream of random numbers continues only
-        // on CUDA (the training loop draws from the CPU generator, whatever the device).
-        compat::setCudaRngState(m_device.index(), state);
-      }
+    {
+      // Exactly the generator states a checkpoint holds: the CPU's, and the CUDA device's when it
+      // was written on one (applied only when training on CUDA: the loop draws from the CPU
+      // generator whatever the device, so a checkpoint moves between devices).
+      at::Generator generator = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> guard(generator.mutex());
+      const auto rng = weights::loadExpectedTensors(dir / "rng.safetensors", {{"cpu_generator", generator.get_state()}},
+                                                    {"cuda_generator"});
+      generator.set_state(rng.front().second);
+      if (rng.size() > 1 && m_device.is_cuda()) compat::setCudaRngState(m_device.index(), rng[1].second);
     }
     std::ifstream in(dir / "state.json");
     const Json state = Json::parse(in);
@@ -498,7 +551,11 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     restoreScaler(m_steps->discriminatorLossScaler(), "discr_loss_scale");
     m_ema.clear();
     if (state.value("ema_active", false)) {
-      for (auto& [name, t] : weights::loadTensors(dir / "ema.safetensors")) m_ema.emplace_back(name, t.to(m_device));
+      NamedTensors expected;
+      for (const auto& p : m_tokenizer->named_parameters())
+        expected.emplace_back(p.key(), p.value());
+      m_ema = weights::loadExpectedTensors(dir / "ema.safetensors", expected);
+      for (auto& [name, t] : m_ema) t = t.to(m_device);
     }
   } catch (const std::exception& e) {
     throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
@@ -546,6 +603,49 @@ void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
 }
 
 int TrainingLoop::run() {
+  try {
+    return runSteps();
+  } catch (const TrainingError&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (isDiskFull(e)) throw diskFullError(e.what());
+    throw;
+  }
+}
+
+// The message names the file the disk refused; the hint says how much room the next checkpoint
+// needs: the newest checkpoint's size, else the tensors a checkpoint holds (weights, EMA, both
+// AdamW moments, the discriminator's likewise).
+TrainingError TrainingLoop::diskFullError(const std::string& what) const {
+  std::uintmax_t needed = 0;
+  std::string basis;
+  if (const auto latest = m_store.latest()) {
+    needed = folderBytes(m_store.folder(*latest));
+    basis = "the size of checkpoints/step_" + std::to_string(*latest);
+  } else {
+    const NamedTensors model = weights::stateDict(*m_tokenizer);
+    std::int64_t bytes = tensorBytes(model, false) +
+                         (m_train.ema ? 1 : 0) * tensorBytes(model, true) +
+                         2 * tensorBytes(model, true);
+    if (m_discr) {
+      const NamedTensors discr = weights::stateDict(*m_discr);
+      bytes += tensorBytes(discr, false) + 2 * tensorBytes(discr, true);
+    }
+    needed = static_cast<std::uintmax_t>(bytes);
+    basis = "estimated from the model";
+  }
+  std::error_code ec;
+  const fs::space_info space = fs::space(m_run.root(), ec);
+  const std::string free_text = ec ? std::string("too little") : megabytes(space.available);
+  return TrainingError(
+      "disk_full", what,
+      "the file system of " + m_run.root().string() + " is full (" + free_text +
+          " free); the next checkpoint needs about " + megabytes(needed) + " (" + basis +
+          "). Free space there, then resume with --resume: the run continues from its newest "
+          "complete checkpoint");
+}
+
+int TrainingLoop::runSteps() {
   const auto session_start = Clock::now();
   m_run.create();
   // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
@@ -630,7 +730,13 @@ int TrainingLoop::run() {
       }
     };
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-      const data::LoadedBatch batch = m_loader->next();  // a DataError is a TrainingError
+      data::LoadedBatch batch;
+      try {
+        batch = m_loader->next();
+      } catch (const TrainingError&) {  // a DataError: the files that failed are named first
+        reportDataSkips(m_dataset->takeNewSkips());
+        throw;
+      }
       ++m_batches;
       data_wait += batch.wait_s;
       // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
