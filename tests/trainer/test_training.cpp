@@ -140,6 +140,41 @@ std::string errorEventOf(const RunResult& r) {
 
 // A resume that loads the weights but quietly starts the optimizer or the RNG afresh is not
 // the run it continues: every tensor it expects must be there with its dtype and shape.
+TEST(Training, CheckpointsFromBeforeStateVersion2StillResume) {
+  // Tokenbench 0.1 wrote the AdamW state of updated parameters only (no ".step" for the others,
+  // no state_version): such checkpoints resume, a parameter without entries never updated.
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 2;
+  config.train.checkpoint_every = 2;
+  config.loss.adversarial_weight = 0.5;  // a discriminator that has not started: no updates
+  config.loss.discr_start_step = 100;
+  config.model.discriminator.type = "patchgan";
+  config.model.discriminator.dim = 8;
+  config.model.discriminator.patchgan_layers = 2;
+  const fs::path dir = freshDir("state_v1");
+  ASSERT_EQ(train(config, dir).code, 0);
+  const fs::path step = dir / "checkpoints" / "step_2";
+  auto asVersion1 = [&](const std::string& file) {
+    NamedTensors kept;
+    const NamedTensors all = weights::loadTensors(step / file);
+    for (const auto& [name, t] : all) {
+      const bool never_updated = name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0 &&
+                                 t.item<std::int64_t>() == 0;
+      if (!never_updated) kept.emplace_back(name, t);
+    }
+    weights::saveTensors(kept, step / file, {{"format", "tokenbench-adamw"}, {"step", "2"}});
+    return all.size() - kept.size();
+  };
+  EXPECT_EQ(asVersion1("optimizer.safetensors"), 0u);  // every tokenizer parameter was updated
+  EXPECT_GT(asVersion1("discr_optimizer.safetensors"), 0u);
+  EXPECT_TRUE(weights::loadTensors(step / "discr_optimizer.safetensors").empty());
+  config.train.max_steps = 4;
+  const RunResult r = train(config, dir, /*resume=*/true);
+  ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
+  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":4"), std::string::npos) << r.events.back();
+  fs::remove_all(dir);
+}
+
 TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
   core::RunConfig config = tinyConfig();
   config.train.max_steps = 2;
@@ -152,8 +187,10 @@ TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
   fs::copy(step, kept, fs::copy_options::recursive);
   config.train.max_steps = 3;
   // Breaks one file of the checkpoint, resumes, restores the file; returns the error event.
-  auto resumeWith = [&](const std::string& file, const NamedTensors& tensors) {
-    weights::saveTensors(tensors, step / file);
+  const std::map<std::string, std::string> v2 = {{"format", "tokenbench-adamw"}, {"state_version", "2"}};
+  auto resumeWith = [&](const std::string& file, const NamedTensors& tensors,
+                        const std::map<std::string, std::string>& meta = {}) {
+    weights::saveTensors(tensors, step / file, meta);
     const RunResult r = train(config, dir, /*resume=*/true);
     EXPECT_EQ(r.code, 1) << file;
     fs::copy_file(kept / file, step / file, fs::copy_options::overwrite_existing);
@@ -164,17 +201,27 @@ TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
   const std::string first_param =
       optimizer.front().first.substr(0, optimizer.front().first.rfind('.'));
 
-  const std::string empty = resumeWith("optimizer.safetensors", {});
+  const std::string empty = resumeWith("optimizer.safetensors", {}, v2);
   EXPECT_EQ(empty.rfind("checkpoint_unreadable: ", 0), 0u) << empty;
   EXPECT_NE(empty.find("step_2/optimizer.safetensors: missing tensor '"), std::string::npos)
       << empty;
+  // A file without the optimizer's metadata is someone else's.
+  const std::string foreign = resumeWith("optimizer.safetensors", optimizer);
+  EXPECT_NE(foreign.find("step_2/optimizer.safetensors: not a Tokenbench optimizer state"), std::string::npos)
+      << foreign;
+  // Written before state_version 2 (only updated parameters listed): empty after step 0 is lost
+  // state, not an old file.
+  const std::string empty_v1 = resumeWith("optimizer.safetensors", {}, {{"format", "tokenbench-adamw"}});
+  EXPECT_NE(empty_v1.find("step_2/optimizer.safetensors: no optimizer state, but the checkpoint is past step 0"),
+            std::string::npos)
+      << empty_v1;
 
   // A step count of 10 stored as F64 was read as 0 (its bytes reinterpreted).
   NamedTensors float_step = optimizer;
   for (auto& [name, t] : float_step) {
     if (name == first_param + ".step") t = torch::tensor({10.0}, torch::kFloat64);
   }
-  const std::string wrong_dtype = resumeWith("optimizer.safetensors", float_step);
+  const std::string wrong_dtype = resumeWith("optimizer.safetensors", float_step, v2);
   EXPECT_NE(wrong_dtype.find("optimizer.safetensors: tensor '" + first_param +
                              ".step': expected one int64, got Double"),
             std::string::npos)
@@ -184,7 +231,7 @@ TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
   for (auto& [name, t] : short_moment) {
     if (name == first_param + ".exp_avg") t = t.flatten().narrow(0, 0, 1).clone();
   }
-  const std::string wrong_shape = resumeWith("optimizer.safetensors", short_moment);
+  const std::string wrong_shape = resumeWith("optimizer.safetensors", short_moment, v2);
   EXPECT_NE(wrong_shape.find("tensor '" + first_param + ".exp_avg': Float of shape [1]"),
             std::string::npos)
       << wrong_shape;

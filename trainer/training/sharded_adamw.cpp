@@ -155,7 +155,7 @@ NamedTensors ShardedAdamW::state(distributed::RankGroup* group) const {
   return out;
 }
 
-void ShardedAdamW::loadState(const NamedTensors& state) {
+void ShardedAdamW::loadState(const NamedTensors& state, bool every_parameter_listed) {
   std::map<std::string, torch::Tensor> byName(state.begin(), state.end());
   // Every entry must belong to a parameter: anything else is another model's state.
   for (const auto& [key, t] : byName) {
@@ -178,6 +178,7 @@ void ShardedAdamW::loadState(const NamedTensors& state) {
   std::vector<std::int64_t> steps(m_slots.size(), 0);
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     const Slot& s = m_slots[i];
+    if (!every_parameter_listed && !byName.count(s.name + ".step")) continue;  // never updated
     const torch::Tensor& step = entry(s.name + ".step");
     if (step.scalar_type() != torch::kInt64 || step.numel() != 1) {
       throw std::runtime_error("tensor '" + s.name + ".step': expected one int64, got " +

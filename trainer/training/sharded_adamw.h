@@ -51,8 +51,10 @@ class ShardedAdamW {
   NamedTensors state(distributed::RankGroup* group) const;
   /// Takes the entries of the parameters this rank owns from a full state (others checked, then
   /// ignored). The state must be complete: throws std::runtime_error naming the tensor that is
-  /// missing, unexpected, or of the wrong dtype or shape, and then changes nothing.
-  void loadState(const NamedTensors& state);
+  /// missing, unexpected, or of the wrong dtype or shape, and then changes nothing. With
+  /// `every_parameter_listed` false (files written before every parameter had a ".step"), a
+  /// parameter without entries was never updated.
+  void loadState(const NamedTensors& state, bool every_parameter_listed = true);
 
   /// Bytes of optimizer state this rank holds.
   std::int64_t stateBytes() const;

@@ -450,8 +450,9 @@ void TrainingLoop::saveCheckpoint() {
 }
 
 void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
-  const std::map<std::string, std::string> meta = {{"step", std::to_string(m_step)},
-                                                   {"format", "tokenbench-adamw"}};
+  // state_version 2: every parameter has a ".step" entry (0: never updated).
+  const std::map<std::string, std::string> meta = {
+      {"step", std::to_string(m_step)}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
   const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
     weights::saveStateDict(*m_tokenizer, dir / "model.safetensors",
                            {{"step", std::to_string(m_step)}, {"format", "tokenbench-tokenizer"}});
@@ -495,9 +496,21 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
   try {
     // Every tensor a resume restores must be there with its dtype and shape: a resume that
     // quietly starts an optimizer or the RNG afresh is not the run it continues.
-    auto loadOptimizer = [&](ShardedAdamW& optimizer, const fs::path& file) {
+    auto loadOptimizer = [&](ShardedAdamW& optimizer, const fs::path& file, bool updated_since_start) {
       try {
-        optimizer.loadState(weights::loadTensors(file));
+        const core::SafetensorsFile f = core::SafetensorsFile::read(file);
+        const auto& meta = f.metadata();
+        const auto format = meta.find("format");
+        if (format == meta.end() || format->second != "tokenbench-adamw")
+          throw std::runtime_error("not a Tokenbench optimizer state (metadata format is not \"tokenbench-adamw\")");
+        NamedTensors state;
+        for (const auto& info : f.tensors()) state.emplace_back(info.name, weights::readTensor(f, info));
+        // Checkpoints written before state_version 2 list only the parameters that were updated
+        // (they stay resumable); an empty one after steps that updated every parameter is not.
+        const bool listed = meta.count("state_version") > 0;
+        if (!listed && state.empty() && updated_since_start)
+          throw std::runtime_error("no optimizer state, but the checkpoint is past step 0");
+        optimizer.loadState(state, listed);
       } catch (const weights::WeightsError&) {
         throw;  // names the file already
       } catch (const std::exception& e) {
@@ -505,12 +518,12 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
       }
     };
     weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
-    loadOptimizer(*m_optimizer, dir / "optimizer.safetensors");
+    loadOptimizer(*m_optimizer, dir / "optimizer.safetensors", step > 0);
     if (m_discr) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
         weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
-        loadOptimizer(*m_discr_optimizer, dir / "discr_optimizer.safetensors");
+        loadOptimizer(*m_discr_optimizer, dir / "discr_optimizer.safetensors", false);
       } else {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
