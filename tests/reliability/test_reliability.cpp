@@ -127,8 +127,12 @@ TEST(Reliability, SigkillAtAnyMomentResumesFromTheNewestCompleteCheckpoint) {
       while (!checkpointInProgress(run) && Clock::now() < end)
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     } else {
-      std::this_thread::sleep_for(
-          std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 1500)(random)));
+      // A random moment, but within a few steps of the start: a fast machine trains this tiny
+      // model at ~100 steps a second and would otherwise finish all 200 before the kill.
+      const auto end = Clock::now() + std::chrono::milliseconds(
+                                          std::uniform_int_distribution<int>(50, 1500)(random));
+      while (Clock::now() < end && newestCheckpoint(run).value_or(0) < *from + 12)
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
     ASSERT_EQ(::kill(trainer.pid(), SIGKILL), 0);
     const auto code = trainer.wait(std::chrono::seconds(30));
