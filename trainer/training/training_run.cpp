@@ -136,16 +136,25 @@ class HumanLog {
       : m_prefix(distributed ? "[tokenbench-trainer rank " + std::to_string(rank) + "] " : "[tokenbench-trainer] ") {
     std::error_code ec;
     fs::create_directories(dir, ec);
-    m_file.open(dir / ("rank_" + std::to_string(rank) + ".log"), std::ios::app);
+    // "e": close-on-exec, so a process this one starts does not inherit the log.
+    m_file = std::fopen((dir / ("rank_" + std::to_string(rank) + ".log")).c_str(), "ae");
   }
+  ~HumanLog() {
+    if (m_file != nullptr) std::fclose(m_file);
+  }
+  HumanLog(const HumanLog&) = delete;
+  HumanLog& operator=(const HumanLog&) = delete;
   void operator()(const std::string& text) {
     std::cerr << m_prefix << text << std::endl;
-    if (m_file) m_file << text << std::endl;
+    if (m_file != nullptr) {
+      std::fputs((text + "\n").c_str(), m_file);
+      std::fflush(m_file);
+    }
   }
 
  private:
   std::string m_prefix;
-  std::ofstream m_file;
+  std::FILE* m_file = nullptr;
 };
 
 // Interval means of named values; names may appear part-way (the GAN terms from
