@@ -45,16 +45,6 @@ bool isPowerOfTwo(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 
-namespace {
-BatchMeanReducer& installedReducer() {
-  static BatchMeanReducer reducer;
-  return reducer;
-}
-}  // namespace
-
-void setBatchMeanReducer(BatchMeanReducer reduce) { installedReducer() = std::move(reduce); }
-const BatchMeanReducer& batchMeanReducer() { return installedReducer(); }
-
 double Quantizer::bitsPerToken() const {
   return static_cast<double>(numCodebooks()) * std::log2(static_cast<double>(codebookSize()));
 }
@@ -148,7 +138,7 @@ std::pair<torch::Tensor, torch::Tensor> LookupFreeQuantizerImpl::entropyTerms(
     const auto cb = codebook(part, e - b);                          // [2^g, g]
     const auto logits = torch::matmul(part, cb.t()) * (2.0 * tau);  // [N, C, 2^g]
     auto avg = torch::softmax(logits, -1).mean(0);                  // [C, 2^g]
-    if (is_training() && batchMeanReducer()) avg = batchMeanReducer()(avg);
+    if (is_training()) avg = globalBatchMean(avg);
     codebook_entropy = codebook_entropy + entropyOf(avg).mean();
   }
   return {per_sample, codebook_entropy};

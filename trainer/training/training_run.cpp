@@ -202,7 +202,6 @@ class TrainingLoop {
         m_rank0(group == nullptr || group->rank() == 0),
         m_store(run),
         m_log(run.logsDir(), group ? group->rank() : 0, group != nullptr) {}
-  ~TrainingLoop() { setBatchMeanReducer(nullptr); }
 
   /// Trains to the end; a write refused by a full disk becomes a `disk_full` error.
   int run();
@@ -313,7 +312,8 @@ void TrainingLoop::setUp() {
   m_discr_optimizer = m_steps->discriminatorOptimizer();
   if (m_group) {
     distributed::RankGroup* group = m_group;
-    setBatchMeanReducer([group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
+    m_tokenizer->quantizer()->setBatchMeanReducer(
+        [group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
   }
   if (m_discr) {
     m_log("discriminator (" + m_config.model.discriminator.type + "): " + std::to_string(countParameters(*m_discr)) +
