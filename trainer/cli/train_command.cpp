@@ -2,6 +2,7 @@
 
 #include "trainer/cli/control_channel.h"
 
+#include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
@@ -156,7 +157,7 @@ int train(const TrainArgs& args) {
     const fs::path resolved = run.logsDir() / "launch_config.json";
     try {
       fs::create_directories(resolved.parent_path());
-      writeFileSynced(resolved, core::toJsonText(load.config));
+      core::writeFileAtomically(resolved, core::toJsonText(load.config));
     } catch (const std::exception& e) {
       return usageError(std::string("cannot write the ranks' configuration: ") + e.what());
     }

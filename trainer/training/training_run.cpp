@@ -18,6 +18,7 @@
 #include "trainer/training_device.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/checkpoint_store.h"
+#include "core/atomic_file.h"
 #include "trainer/training/gan_losses.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/sharded_adamw.h"
@@ -489,8 +490,8 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const Na
     };
     if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
     if (const LossScaler* scaler = m_steps->discriminatorLossScaler()) state["discr_loss_scale"] = scalerState(*scaler);
-    writeFileSynced(dir / "state.json", state.dump(2) + "\n");
-    writeFileSynced(dir / "config.json", core::toJsonText(m_config));
+    core::writeFileSynced(dir / "state.json", state.dump(2) + "\n");
+    core::writeFileSynced(dir / "config.json", core::toJsonText(m_config));
   });
   const std::string rel = fs::relative(folder, m_run.root()).string();
   m_events.emit(core::CheckpointEvent{m_step, rel});
@@ -619,9 +620,7 @@ void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
     if (row && row->step <= step) kept += line + "\n";
   }
   in.close();
-  const fs::path tmp = file.string() + ".tmp";
-  writeFileSynced(tmp, kept);
-  fs::rename(tmp, file);
+  core::writeFileAtomically(file, kept);
 }
 
 int TrainingLoop::run() {
@@ -696,7 +695,7 @@ int TrainingLoop::runSteps() {
   m_loader->restart(m_batches);
   if (m_rank0) {
     truncateMetricsAfter(m_step);
-    writeFileSynced(m_run.configFile(), core::toJsonText(m_config));
+    core::writeFileAtomically(m_run.configFile(), core::toJsonText(m_config));  // the window reads it
     m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
     try {
       m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
