@@ -16,6 +16,17 @@ if(TB_DEPS_DIR AND EXISTS "${TB_DEPS_DIR}/include/boost/version.hpp")
   set(BOOST_ROOT "${TB_DEPS_DIR}")
 endif()
 find_package(Boost 1.71 REQUIRED)
+# spdlog (the trainer's human log): Debian's compiled library; with TB_DEPS_DIR its headers
+# header-only (fmt too), so that they compile with this LibTorch's C++ ABI.
+if(TB_DEPS_DIR AND EXISTS "${TB_DEPS_DIR}/include/spdlog/spdlog.h")
+  add_library(tb_spdlog INTERFACE)
+  target_include_directories(tb_spdlog SYSTEM INTERFACE "${TB_DEPS_DIR}/include")
+  target_compile_definitions(tb_spdlog INTERFACE SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
+  set(TB_SPDLOG_TARGET tb_spdlog)
+else()
+  find_package(spdlog 1.10 REQUIRED)
+  set(TB_SPDLOG_TARGET spdlog::spdlog)
+endif()
 
 # TB_WITH_CUDA follows the LibTorch that was found: ON only for a CUDA build.
 set(_tb_torch_has_cuda OFF)

@@ -6,12 +6,13 @@
 #         -DTB_WITH_FFMPEG=OFF -DTB_WITH_OPENCV=OFF \
 #         -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 # (scripts/gpu-check.sh does exactly that). DIR holds: nlohmann-json and CLI11 (headers and CMake
-# packages), the Boost headers that <boost/crc.hpp> needs, and GoogleTest's source.
+# packages), spdlog and fmt headers, the Boost headers that <boost/crc.hpp> needs, and
+# GoogleTest's source.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-gpu-deps}
 
-packages=(nlohmann-json3-dev libcli11-dev libboost-dev googletest g++)
+packages=(nlohmann-json3-dev libcli11-dev libboost-dev libspdlog-dev libfmt-dev googletest g++)
 missing=()
 for p in "${packages[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" = "install ok installed" ] || missing+=("$p")
@@ -29,6 +30,8 @@ cp -r /usr/include/nlohmann "$dir/include/"
 cp -r /usr/share/cmake/nlohmann_json "$dir/share/cmake/"
 cp -r /usr/include/CLI "$dir/include/"
 cp -r /usr/share/cmake/CLI11 "$dir/share/cmake/"
+# spdlog and fmt: headers only (used header-only there, with the LibTorch's C++ ABI).
+cp -r /usr/include/spdlog /usr/include/fmt "$dir/include/"
 cp -r /usr/src/googletest "$dir/googletest"
 # Boost: every header <boost/crc.hpp> includes on this compiler, boost/version.hpp (which CMake's
 # FindBoost reads) and all of boost/config (its compiler and library choices differ per machine).

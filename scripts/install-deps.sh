@@ -11,7 +11,7 @@ packages=(
   qt6-base-dev qt6-qpa-plugins libqcustomplot-dev
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  nlohmann-json3-dev libcli11-dev libgtest-dev libboost-dev libgloo-dev
+  nlohmann-json3-dev libcli11-dev libgtest-dev libboost-dev libspdlog-dev libgloo-dev
   # the window needs a font offscreen; GUI tests also run under Xvfb
   fonts-dejavu-core xvfb xauth
   # packaging tests: dpkg-shlibdeps fills the .deb's Depends (cpack), desktop-file-validate and

@@ -17,6 +17,7 @@
 #include "trainer/runtime_info.h"
 #include "trainer/training_device.h"
 #include "trainer/torch_compat.h"
+#include "trainer/run_log.h"
 #include "trainer/training/checkpoint_store.h"
 #include "core/atomic_file.h"
 #include "trainer/training/gan_losses.h"
@@ -130,34 +131,6 @@ class RunLock {
   int m_fd = -1;
 };
 
-// Human log: stderr and logs/rank_<r>.log.
-class HumanLog {
- public:
-  HumanLog(const fs::path& dir, int rank, bool distributed)
-      : m_prefix(distributed ? "[tokenbench-trainer rank " + std::to_string(rank) + "] " : "[tokenbench-trainer] ") {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    // "e": close-on-exec, so a process this one starts does not inherit the log.
-    m_file = std::fopen((dir / ("rank_" + std::to_string(rank) + ".log")).c_str(), "ae");
-  }
-  ~HumanLog() {
-    if (m_file != nullptr) std::fclose(m_file);
-  }
-  HumanLog(const HumanLog&) = delete;
-  HumanLog& operator=(const HumanLog&) = delete;
-  void operator()(const std::string& text) {
-    std::cerr << m_prefix << text << std::endl;
-    if (m_file != nullptr) {
-      std::fputs((text + "\n").c_str(), m_file);
-      std::fflush(m_file);
-    }
-  }
-
- private:
-  std::string m_prefix;
-  std::FILE* m_file = nullptr;
-};
-
 // Interval means of named values; names may appear part-way (the GAN terms from
 // loss.discr_start_step on), so values are matched by name, each averaged over its own count.
 class IntervalMeans {
@@ -255,7 +228,7 @@ class TrainingLoop {
   torch::Device m_device;           // where models, optimiser state, EMA and batches live
   bool m_rank0;
   CheckpointStore m_store;
-  HumanLog m_log;
+  RunLog m_log;
 
   // The models, optimisers and the pieces of a step; the members below are views of its parts.
   std::unique_ptr<TrainingStep> m_steps;
