@@ -16,8 +16,6 @@
 namespace tb::app {
 namespace {
 
-constexpr const char* kStopLine = "{\"type\":\"stop\"}\n";
-constexpr const char* kCheckpointLine = "{\"type\":\"checkpoint\"}\n";
 // Longest stderr line quoted in describe().
 constexpr int kMaxQuotedChars = 240;
 
@@ -68,7 +66,7 @@ RunController::~RunController() {
   // Nobody may hear about this run any more; end it within the grace periods.
   blockSignals(true);
   m_process->blockSignals(true);
-  m_process->write(kStopLine);
+  writeControlLine(core::ControlMessage::Stop);
   m_process->closeWriteChannel();
   if (!m_process->waitForFinished(m_stopGraceMs)) {
     m_process->terminate();
@@ -120,7 +118,7 @@ void RunController::stop() {
     case 0:
       m_stopStage = 1;
       // The stop line, and the end of stdin that means the same to the trainer.
-      writeControlLine(kStopLine);
+      writeControlLine(core::ControlMessage::Stop);
       m_process->closeWriteChannel();
       m_stopTimer.start(m_stopGraceMs);
       break;
@@ -145,12 +143,12 @@ bool RunController::requestCheckpoint() {
   if (!isActive() || m_stopStage > 0) {
     return false;
   }
-  return writeControlLine(kCheckpointLine);
+  return writeControlLine(core::ControlMessage::Checkpoint);
 }
 
-bool RunController::writeControlLine(const char* line) {
-  const qint64 length = static_cast<qint64>(std::char_traits<char>::length(line));
-  return m_process->write(line, length) == length;
+bool RunController::writeControlLine(core::ControlMessage message) {
+  const QByteArray line = QByteArray::fromStdString(core::encodeControlMessage(message)) + '\n';
+  return m_process->write(line) == line.size();
 }
 
 void RunController::setWatchdogTimeoutMs(int ms) {

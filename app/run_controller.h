@@ -3,6 +3,7 @@
 // its human log, and turns every way the process can end into one distinct state.
 
 #include "app/launch_request.h"
+#include "core/control_message.h"
 #include "core/event_protocol.h"
 
 #include <QElapsedTimer>
@@ -174,7 +175,7 @@ class RunController : public QObject {
   void finish(State state);
   void drainOutput();
   void noteStep(std::int64_t step);
-  bool writeControlLine(const char* line);
+  bool writeControlLine(core::ControlMessage message);
 
   QProcess* m_process = nullptr;
   LaunchRequest m_request;

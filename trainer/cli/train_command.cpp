@@ -1,6 +1,7 @@
 #include "trainer/cli/train_command.h"
 
 #include "core/config_io.h"
+#include "core/control_message.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/presets.h"
@@ -34,17 +35,19 @@ void onStopSignal(int) {
   if (g_control != nullptr) g_control->stop.store(true);
 }
 
-// Control lines from the front end; the end of stdin means the parent is gone.
+// Control lines from the front end (core/control_message.h); the end of stdin means the parent
+// is gone.
 void readControlLines(RunControl* control) {
   for (std::string line; std::getline(std::cin, line);) {
-    Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    const std::string type = msg.is_object() ? msg.value("type", std::string()) : std::string();
-    if (type == "stop") {
+    std::string error;
+    const auto message = core::decodeControlLine(line, &error);
+    if (message == core::ControlMessage::Stop) {
       control->stop.store(true);
-    } else if (type == "checkpoint") {
+    } else if (message == core::ControlMessage::Checkpoint) {
       control->checkpoint.store(true);
     } else {
-      std::cerr << "tokenbench-trainer: ignoring control line: " << line.substr(0, 200) << "\n";
+      std::cerr << "tokenbench-trainer: ignoring control line (" << error
+                << "): " << line.substr(0, 200) << "\n";
     }
   }
   control->stop.store(true);
