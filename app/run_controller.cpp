@@ -38,10 +38,8 @@ RunController::RunController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tb::core::MetricEvent>();
   qRegisterMetaType<tb::core::SampleEvent>();
   qRegisterMetaType<tb::core::CheckpointEvent>();
-  qRegisterMetaType<tb::core::LogEvent>();
   qRegisterMetaType<tb::core::WarningEvent>();
   qRegisterMetaType<tb::core::ErrorEvent>();
-  qRegisterMetaType<tb::core::DoneEvent>();
 
   m_process = new QProcess(this);
   // The trainer gets a process group of its own: a Ctrl-C in the terminal reaches tokenbench,
@@ -519,15 +517,13 @@ void RunController::handleEvent(core::Event&& event) {
           Q_EMIT sampleReceived(e, absolute);
         } else if constexpr (std::is_same_v<T, core::CheckpointEvent>) {
           Q_EMIT checkpointReceived(e, absolute);
-        } else if constexpr (std::is_same_v<T, core::LogEvent>) {
-          Q_EMIT logReceived(e);
         } else if constexpr (std::is_same_v<T, core::WarningEvent>) {
           Q_EMIT warningReceived(e);
         } else if constexpr (std::is_same_v<T, core::ErrorEvent>) {
           Q_EMIT errorReceived(e);
-        } else if constexpr (std::is_same_v<T, core::DoneEvent>) {
-          Q_EMIT doneReceived(e);
         }
+        // Log events are counted only (no trainer writes them yet); the done event ends the
+        // run through finished(), once the process is gone.
       },
       event);
 }
