@@ -35,9 +35,9 @@ struct ModelInfo {
   std::vector<std::int64_t> token_grid;   ///< tokens per clip along [t, h, w]
   std::int64_t tokens_per_clip = 0;
   double bits_per_token = 0.0;
-  double compression_ratio = 0.0;        ///< 8-bit input bits / token bits
-  double forward_flops_per_clip = 0.0;   ///< tokenizer forward pass, FLOP
-  int batch_size = 0;                    ///< train.batch_size the memory estimate assumes
+  double compression_ratio = 0.0;               ///< 8-bit input bits / token bits
+  double forward_flops_per_clip = 0.0;          ///< tokenizer forward pass, FLOP
+  int batch_size = 0;                           ///< train.batch_size the memory estimate assumes
   std::int64_t peak_training_memory_bytes = 0;  ///< estimate for one process, bytes
 };
 
