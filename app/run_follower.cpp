@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -45,6 +47,7 @@ struct RunFollower::Batch {
   std::size_t malformedMetricLines = 0;  // new since the previous batch
   std::size_t malformedEventLines = 0;
   std::optional<RunSettings> settings;  // set when config.json changed what it says
+  std::optional<QString> configText;    // set when config.json's text changed
   QList<qint64> codebookSteps;          // every step with a file, ascending
   QList<qint64> codebookChanged;        // files new or changed since the previous batch
   QDateTime lastWrite;
@@ -151,10 +154,21 @@ class RunFollower::Reader {
     if (stamp.size < 0) {
       return;
     }
-    const core::ConfigLoad load = core::loadRunConfig(m_run.configFile());
+    std::ifstream in(m_run.configFile(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const core::ConfigLoad load = core::parseRunConfig(std::string_view(text));
+    if (!in.good() && !in.eof()) {
+      m_configStamp = {};  // unreadable now: try again next time
+      return;
+    }
     if (!load.documentRead()) {
       m_configStamp = {};  // maybe caught mid-write by an older writer: read it again next time
       return;
+    }
+    const QString shown = QString::fromStdString(text);
+    if (shown != m_configText) {
+      m_configText = shown;
+      batch.configText = shown;
     }
     RunSettings settings;
     settings.maxSteps = load.config.train.max_steps;
@@ -198,6 +212,7 @@ class RunFollower::Reader {
   std::size_t m_malformedReported = 0;
   FileStamp m_configStamp;
   std::optional<RunSettings> m_settings;
+  QString m_configText;
   QHash<qint64, FileStamp> m_codebook;
 };
 
@@ -236,6 +251,7 @@ void RunFollower::setRunDirectory(const QString& path) {
   m_reader = path.isEmpty() ? nullptr : std::make_shared<Reader>(path, m_generation);
   clearState();
   m_settings.reset();
+  m_configText.clear();
   m_codebookSteps.clear();
   m_lastWrite = {};
   Q_EMIT reset();
@@ -363,8 +379,13 @@ void RunFollower::apply(Batch& batch) {
   if (batch.lastWrite.isValid()) {
     m_lastWrite = batch.lastWrite;
   }
+  if (batch.configText) {
+    m_configText = *batch.configText;
+  }
   if (batch.settings) {
     m_settings = batch.settings;
+  }
+  if (batch.settings || batch.configText) {
     Q_EMIT settingsChanged();
   }
   // What the events say (done, progress, error) is known before anyone hears of the rows, so

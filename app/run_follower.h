@@ -86,6 +86,8 @@ class RunFollower : public QObject {
   std::optional<core::ErrorEvent> error() const { return m_error; }
   /// Settings from config.json; nullopt while there is no readable config.json.
   std::optional<RunSettings> settings() const { return m_settings; }
+  /// config.json as last read (UTF-8 text); empty while there is no readable config.json.
+  QString configText() const { return m_configText; }
   /// Steps that have a codebook/step_N.safetensors file, ascending.
   QList<qint64> codebookSteps() const;
   /// The codebook file of `step` ("" when there is none).
@@ -130,7 +132,7 @@ class RunFollower : public QObject {
   void eventsAppended(const QVector<tb::core::Event>& events);
   /// codebook/step_`step`.safetensors appeared or changed.
   void codebookCountsChanged(qint64 step);
-  /// config.json appeared or changed what settings() returns.
+  /// config.json appeared or changed: settings() and configText() say what it says now.
   void settingsChanged();
   /// What requestCodebookCounts(`step`) read: the counts, or empty with the reason in `error`.
   void codebookCountsRead(qint64 step, const QVector<qint64>& counts, const QString& error);
@@ -166,6 +168,7 @@ class RunFollower : public QObject {
   std::optional<core::DoneEvent> m_done;
   std::optional<core::ErrorEvent> m_error;
   std::optional<RunSettings> m_settings;
+  QString m_configText;
   QList<qint64> m_codebookSteps;
   QDateTime m_lastWrite;
   int m_restarts = 0;

@@ -1041,14 +1041,16 @@ void MonitorPage::loadConfiguration() {
   if (m_runs.empty()) {
     text = tr("No run open.");
   } else {
-    QFile file(pathText(runDirectoryAt(m_runs[0]->path).configFile()));
-    text = file.open(QIODevice::ReadOnly)
-               ? QString::fromUtf8(file.readAll())
-               : tr("%1: %2").arg(QDir::toNativeSeparators(file.fileName()), file.errorString());
+    // As the follower read it, on its thread: a hung file system does not hold this page.
+    text = m_runs[0]->follower->configText();
+    if (text.isEmpty()) {
+      text = tr("%1: no readable configuration (yet)")
+                 .arg(QDir::toNativeSeparators(
+                     pathText(runDirectoryAt(m_runs[0]->path).configFile())));
+    }
   }
   if (m_configView->toPlainText() != text) m_configView->setPlainText(text);
-  m_newRunFromConfig->setEnabled(!m_runs.empty() &&
-                                 RunSummaryReader::isRunDirectory(m_runs[0]->path));
+  m_newRunFromConfig->setEnabled(!m_runs.empty() && !m_runs[0]->follower->configText().isEmpty());
 }
 
 QString MonitorPage::configurationText() const { return m_configView->toPlainText(); }

@@ -224,6 +224,7 @@ class TestRunFollower : public QObject {
     QCOMPARE(follower.settings()->maxSteps, 1000);
     QCOMPARE(follower.settings()->codebookSize, 8);
     QVERIFY(follower.settings()->ganEnabled);
+    QVERIFY(follower.configText().contains(QLatin1String("\"codebook_size\": 8")));
     QVERIFY(pollAndWait(follower));
     QCOMPARE(settings.count(), 1);  // unchanged file, no signal
 
@@ -235,6 +236,7 @@ class TestRunFollower : public QObject {
     QCOMPARE(settings.count(), 2);
     QCOMPARE(follower.settings()->maxSteps, 10000);
     QCOMPARE(follower.settings()->discrStartStep, 0);
+    QCOMPARE(follower.configText(), QStringLiteral(R"({"loss": {}})"));
 
     QVERIFY(QDir(run.path()).mkdir(QStringLiteral("codebook")));
     const QString step20 = run.filePath(QStringLiteral("codebook/step_20.safetensors"));
