@@ -2,6 +2,10 @@
 // What running `tokenbench-trainer compare` means: the Compare page builds one, CompareProcess
 // runs it, and the page shows the command line.
 
+#include "core/trainer_command.h"
+
+#include <QByteArray>
+#include <QFile>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -27,42 +31,36 @@ struct CompareRequest {
   QString lpipsLin;                             ///< LPIPS linear-layer weights; empty: no LPIPS
 };
 
-/// The trainer's arguments for `request` (program not included), in the order its usage lists
-/// them. LPIPS options are passed only when both weight files are given.
-inline QStringList compareArguments(const CompareRequest& request) {
-  QStringList args{QStringLiteral("compare")};
+/// `request` as core's description of the command (file names in the local 8-bit encoding).
+inline core::CompareCommand compareCommand(const CompareRequest& request) {
+  core::CompareCommand command;
   for (const CompareEntry& e : request.entries) {
-    args << QStringLiteral("--checkpoint") << e.name + QLatin1Char('=') + e.path;
+    command.entries.emplace_back(e.name.toStdString(), QFile::encodeName(e.path).toStdString());
   }
-  args << QStringLiteral("--out") << request.outDir;
-  if (!request.dataDir.isEmpty()) {
-    args << QStringLiteral("--data") << request.dataDir << QStringLiteral("--data-type")
-         << request.dataType;
-  }
-  args << QStringLiteral("--clips") << QString::number(request.clips);
-  if (!request.lpipsBackbone.isEmpty() && !request.lpipsLin.isEmpty()) {
-    args << QStringLiteral("--lpips-net") << request.lpipsNet << QStringLiteral("--lpips-backbone")
-         << request.lpipsBackbone << QStringLiteral("--lpips-lin") << request.lpipsLin;
+  command.out_dir = QFile::encodeName(request.outDir).toStdString();
+  command.data_dir = QFile::encodeName(request.dataDir).toStdString();
+  command.data_type = request.dataType.toStdString();
+  command.clips = request.clips;
+  command.lpips_net = request.lpipsNet.toStdString();
+  command.lpips_backbone = QFile::encodeName(request.lpipsBackbone).toStdString();
+  command.lpips_lin = QFile::encodeName(request.lpipsLin).toStdString();
+  return command;
+}
+
+/// The trainer's arguments for `request` (program not included): core::compareArguments().
+inline QStringList compareArguments(const CompareRequest& request) {
+  QStringList args;
+  for (const std::string& word : core::compareArguments(compareCommand(request))) {
+    args << QFile::decodeName(QByteArray::fromStdString(word));
   }
   return args;
 }
 
 /// `request` as a command line for a POSIX shell (program first; words quoted where needed).
 inline QString compareCommandLine(const CompareRequest& request) {
-  auto quote = [](const QString& word) {
-    static const QString kSafe = QStringLiteral("-_./=:,+@%");
-    bool safe = !word.isEmpty();
-    for (QChar c : word) {
-      if (!(c.isLetterOrNumber() && c.unicode() < 128) && !kSafe.contains(c)) safe = false;
-    }
-    if (safe) return word;
-    QString quoted = word;
-    quoted.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + quoted + QLatin1Char('\'');
-  };
-  QStringList words{quote(request.trainer)};
-  for (const QString& a : compareArguments(request)) words << quote(a);
-  return words.join(QLatin1Char(' '));
+  return QFile::decodeName(QByteArray::fromStdString(
+      core::shellCommandLine(QFile::encodeName(request.trainer).toStdString(),
+                             core::compareArguments(compareCommand(request)))));
 }
 
 /// A name the trainer accepts for a tokenizer at `path` (its folder name, with other characters

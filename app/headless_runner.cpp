@@ -3,6 +3,7 @@
 #include "app/exit_code.h"
 #include "app/launch_request.h"
 #include "app/stop_signal_notifier.h"
+#include "core/metric_names.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -23,7 +25,7 @@ namespace tb::app {
 namespace {
 
 // Metric names that stand for "the loss" on a progress line, best first.
-constexpr const char* kLossNames[] = {"train/loss", "train/recon_loss"};
+constexpr std::string_view kLossNames[] = {core::metric::kTrainLoss, core::metric::kTrainReconLoss};
 
 void say(std::ostream& err, const std::string& line) { err << line << '\n' << std::flush; }
 
@@ -139,7 +141,7 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
                  controller.runDirectory()));
   });
   QObject::connect(&controller, &RunController::metricReceived, [&](const core::MetricEvent& e) {
-    for (const char* name : kLossNames) {
+    for (const std::string_view name : kLossNames) {
       for (const auto& [key, value] : e.values) {
         if (key == name) {
           loss = value;

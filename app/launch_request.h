@@ -2,8 +2,14 @@
 // What starting a training run means, shared by the Setup page (which shows the exact command
 // line), the RunController (which starts it) and the headless runner.
 
+#include "core/trainer_command.h"
+
+#include <QByteArray>
+#include <QFile>
 #include <QString>
 #include <QStringList>
+
+#include <string>
 
 namespace tb::app {
 
@@ -17,35 +23,32 @@ struct LaunchRequest {
   QString timeBudget;         ///< e.g. "20m"; empty for none
 };
 
-/// The trainer's arguments for `request` (program not included), in the order the trainer's
-/// usage documents them.
+/// `request` as core's description of the command (file names in the local 8-bit encoding).
+inline core::TrainCommand trainCommand(const LaunchRequest& request) {
+  core::TrainCommand command;
+  command.config_file = QFile::encodeName(request.configFile).toStdString();
+  command.run_dir = QFile::encodeName(request.runDir).toStdString();
+  command.resume = request.resume;
+  command.control_stdin = request.controlStdin;
+  command.time_budget = request.timeBudget.toStdString();
+  return command;
+}
+
+/// The trainer's arguments for `request` (program not included): core::trainArguments().
 inline QStringList trainerArguments(const LaunchRequest& request) {
-  QStringList args{QStringLiteral("train")};
-  if (!request.configFile.isEmpty()) args << QStringLiteral("--config") << request.configFile;
-  args << QStringLiteral("--run-dir") << request.runDir;
-  if (request.resume) args << QStringLiteral("--resume");
-  if (!request.timeBudget.isEmpty()) args << QStringLiteral("--time-budget") << request.timeBudget;
-  if (request.controlStdin) args << QStringLiteral("--control-stdin");
+  QStringList args;
+  for (const std::string& word : core::trainArguments(trainCommand(request))) {
+    args << QFile::decodeName(QByteArray::fromStdString(word));
+  }
   return args;
 }
 
 /// The command line a user could paste into a shell: program and arguments, each quoted for a
-/// POSIX shell where needed.
+/// POSIX shell where needed (core::shellCommandLine()).
 inline QString shellCommandLine(const LaunchRequest& request) {
-  auto quote = [](const QString& word) {
-    static const QString kSafe = QStringLiteral("-_./=:,+@%");
-    bool safe = !word.isEmpty();
-    for (QChar c : word) {
-      if (!(c.isLetterOrNumber() && c.unicode() < 128) && !kSafe.contains(c)) safe = false;
-    }
-    if (safe) return word;
-    QString quoted = word;
-    quoted.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-    return QLatin1Char('\'') + quoted + QLatin1Char('\'');
-  };
-  QStringList words{quote(request.trainer)};
-  for (const QString& a : trainerArguments(request)) words << quote(a);
-  return words.join(QLatin1Char(' '));
+  return QFile::decodeName(QByteArray::fromStdString(
+      core::shellCommandLine(QFile::encodeName(request.trainer).toStdString(),
+                             core::trainArguments(trainCommand(request)))));
 }
 
 }  // namespace tb::app

@@ -9,6 +9,7 @@
 #include "app/run_summary_reader.h"
 #include "app/trainer_location.h"
 #include "app/window_settings.h"
+#include "app/wire_text.h"
 #include "core/version.h"
 #include "widgets/wheel_filter.h"
 
@@ -233,7 +234,8 @@ bool MainWindow::openRunDirectory(const QString& path) {
       return false;
     }
     m_openProblem =
-        QFileInfo::exists(QDir(absolute).filePath(QStringLiteral("model.safetensors")))
+        QFileInfo::exists(
+            pathText(runDirectoryAt(absolute).root() / core::RunDirectory::kCheckpointWeightsFile))
             ? tr("%1 is a checkpoint folder, not a run directory. Compare it on the Compare page "
                  "(Add Folder…), or open the run that wrote it.")
                   .arg(shown)

@@ -4,6 +4,7 @@
 
 #include "app/pages/monitor_page.h"
 #include "app/pages/runs_page.h"
+#include "app/pages/samples_page.h"
 #include "app/pages/setup_page.h"
 #include "app/run_control_bar.h"
 #include "app/run_controller.h"
@@ -15,6 +16,7 @@
 #include <QFileInfo>
 #include <QFrame>
 #include <QKeySequence>
+#include <QLocale>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -43,6 +45,14 @@ QWidget* MainWindow::createRunControl() {
     statusBar()->showMessage(tr("Run %1").arg(m_runController->describe()), kStatusMessageMs);
     m_monitorPage->pollNow();  // the Monitor tells at once that no trainer runs any more
   });
+  // Cues from the launched run's stream; the pages read what they show from its files.
+  connect(m_runController, &RunController::sampleReceived, m_samplesPage, &SamplesPage::rescan);
+  connect(m_runController, &RunController::checkpointReceived, this,
+          [this](const core::CheckpointEvent& event) {
+            statusBar()->showMessage(
+                tr("Checkpoint written at step %1").arg(QLocale().toString(event.step)),
+                kStatusMessageMs);
+          });
   // Opened from the browser: watch it (TensorBoard and W&B open a run on its charts).
   connect(m_runsPage, &RunsPage::openRequested, this, [this](const QString& path) {
     if (openRunDirectory(path)) setCurrentPage(PageId::Monitor);

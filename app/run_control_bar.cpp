@@ -1,5 +1,7 @@
 #include "app/run_control_bar.h"
 
+#include "app/wire_text.h"
+
 #include <QApplication>
 #include <QDir>
 #include <QEvent>
@@ -319,7 +321,7 @@ bool RunControlBar::resume() {
     return false;
   }
   const QString dir = resumeDirectory();
-  if (dir.isEmpty() || !QFileInfo(QDir(dir).filePath(QStringLiteral("config.json"))).isFile()) {
+  if (dir.isEmpty() || !QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile()) {
     showRefusal(
         tr("Cannot resume: no run to continue"),
         {dir.isEmpty() ? tr("Open a run directory first.")
@@ -527,7 +529,7 @@ void RunControlBar::refreshButtons() {
   }
   const QString dir = resumeDirectory();
   const bool resumable =
-      !dir.isEmpty() && QFileInfo(QDir(dir).filePath(QStringLiteral("config.json"))).isFile();
+      !dir.isEmpty() && QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile();
   m_openRun.reset();
   if (resumable && RunSummaryReader::isRunDirectory(dir)) m_openRun = m_openRunReader.read(dir);
   // The window's own trainer holds the lock while it runs; anyone else's lock is another

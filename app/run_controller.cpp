@@ -16,8 +16,6 @@
 namespace tb::app {
 namespace {
 
-constexpr const char* kStopLine = "{\"type\":\"stop\"}\n";
-constexpr const char* kCheckpointLine = "{\"type\":\"checkpoint\"}\n";
 // Longest stderr line quoted in describe().
 constexpr int kMaxQuotedChars = 240;
 
@@ -40,10 +38,8 @@ RunController::RunController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tb::core::MetricEvent>();
   qRegisterMetaType<tb::core::SampleEvent>();
   qRegisterMetaType<tb::core::CheckpointEvent>();
-  qRegisterMetaType<tb::core::LogEvent>();
   qRegisterMetaType<tb::core::WarningEvent>();
   qRegisterMetaType<tb::core::ErrorEvent>();
-  qRegisterMetaType<tb::core::DoneEvent>();
 
   m_process = new QProcess(this);
   // The trainer gets a process group of its own: a Ctrl-C in the terminal reaches tokenbench,
@@ -68,7 +64,7 @@ RunController::~RunController() {
   // Nobody may hear about this run any more; end it within the grace periods.
   blockSignals(true);
   m_process->blockSignals(true);
-  m_process->write(kStopLine);
+  writeControlLine(core::ControlMessage::Stop);
   m_process->closeWriteChannel();
   if (!m_process->waitForFinished(m_stopGraceMs)) {
     m_process->terminate();
@@ -120,7 +116,7 @@ void RunController::stop() {
     case 0:
       m_stopStage = 1;
       // The stop line, and the end of stdin that means the same to the trainer.
-      writeControlLine(kStopLine);
+      writeControlLine(core::ControlMessage::Stop);
       m_process->closeWriteChannel();
       m_stopTimer.start(m_stopGraceMs);
       break;
@@ -145,12 +141,12 @@ bool RunController::requestCheckpoint() {
   if (!isActive() || m_stopStage > 0) {
     return false;
   }
-  return writeControlLine(kCheckpointLine);
+  return writeControlLine(core::ControlMessage::Checkpoint);
 }
 
-bool RunController::writeControlLine(const char* line) {
-  const qint64 length = static_cast<qint64>(std::char_traits<char>::length(line));
-  return m_process->write(line, length) == length;
+bool RunController::writeControlLine(core::ControlMessage message) {
+  const QByteArray line = QByteArray::fromStdString(core::encodeControlMessage(message)) + '\n';
+  return m_process->write(line) == line.size();
 }
 
 void RunController::setWatchdogTimeoutMs(int ms) {
@@ -521,15 +517,13 @@ void RunController::handleEvent(core::Event&& event) {
           Q_EMIT sampleReceived(e, absolute);
         } else if constexpr (std::is_same_v<T, core::CheckpointEvent>) {
           Q_EMIT checkpointReceived(e, absolute);
-        } else if constexpr (std::is_same_v<T, core::LogEvent>) {
-          Q_EMIT logReceived(e);
         } else if constexpr (std::is_same_v<T, core::WarningEvent>) {
           Q_EMIT warningReceived(e);
         } else if constexpr (std::is_same_v<T, core::ErrorEvent>) {
           Q_EMIT errorReceived(e);
-        } else if constexpr (std::is_same_v<T, core::DoneEvent>) {
-          Q_EMIT doneReceived(e);
         }
+        // Log events are counted only (no trainer writes them yet); the done event ends the
+        // run through finished(), once the process is gone.
       },
       event);
 }

@@ -3,6 +3,7 @@
 // its human log, and turns every way the process can end into one distinct state.
 
 #include "app/launch_request.h"
+#include "core/control_message.h"
 #include "core/event_protocol.h"
 
 #include <QElapsedTimer>
@@ -142,14 +143,14 @@ class RunController : public QObject {
   void helloReceived(const tb::core::HelloEvent& event);
   void progressReceived(const tb::core::ProgressEvent& event);
   void metricReceived(const tb::core::MetricEvent& event);
-  /// A sample inside the run directory; `absolutePath` is resolved against it.
+  /// A sample inside the run directory; `absolutePath` is resolved against it. The window takes
+  /// it as a cue to look at samples/ now; what the Samples page shows comes from the files.
   void sampleReceived(const tb::core::SampleEvent& event, const QString& absolutePath);
-  /// A checkpoint inside the run directory; `absolutePath` is resolved against it.
+  /// A checkpoint inside the run directory (`absolutePath` is resolved against it): the reply
+  /// to requestCheckpoint(), and the ones the run writes on its own.
   void checkpointReceived(const tb::core::CheckpointEvent& event, const QString& absolutePath);
-  void logReceived(const tb::core::LogEvent& event);
   void warningReceived(const tb::core::WarningEvent& event);
   void errorReceived(const tb::core::ErrorEvent& event);
-  void doneReceived(const tb::core::DoneEvent& event);
   /// One stderr line of the trainer (without newline).
   void stderrLine(const QString& line);
   /// A line that is not an event, or a path outside the run directory (already counted).
@@ -174,7 +175,7 @@ class RunController : public QObject {
   void finish(State state);
   void drainOutput();
   void noteStep(std::int64_t step);
-  bool writeControlLine(const char* line);
+  bool writeControlLine(core::ControlMessage message);
 
   QProcess* m_process = nullptr;
   LaunchRequest m_request;
@@ -219,7 +220,5 @@ Q_DECLARE_METATYPE(tb::core::ProgressEvent)
 Q_DECLARE_METATYPE(tb::core::MetricEvent)
 Q_DECLARE_METATYPE(tb::core::SampleEvent)
 Q_DECLARE_METATYPE(tb::core::CheckpointEvent)
-Q_DECLARE_METATYPE(tb::core::LogEvent)
 Q_DECLARE_METATYPE(tb::core::WarningEvent)
 Q_DECLARE_METATYPE(tb::core::ErrorEvent)
-Q_DECLARE_METATYPE(tb::core::DoneEvent)

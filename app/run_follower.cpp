@@ -1,27 +1,26 @@
 #include "app/run_follower.h"
 
-#include "core/run_config.h"
+#include "app/wire_text.h"
+#include "core/config_io.h"
+#include "core/file_tail.h"
 #include "core/run_directory.h"
 #include "core/safetensors.h"
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QJsonValue>
 #include <QMutex>
 #include <QMutexLocker>
 #include <QPointer>
 #include <QRegularExpression>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -30,107 +29,12 @@
 namespace tb::app {
 namespace {
 
-// What the tail compares to tell "appended to" from "rewritten": the first bytes of the file.
-constexpr std::size_t kHeadBytes = 256;
-constexpr std::size_t kReadChunkBytes = 64 * 1024;
 // How core::encodeEvent starts a metric event.
 constexpr std::string_view kMetricEventPrefix = R"({"v":1,"type":"metric",)";
 
 std::filesystem::path toPath(const QString& path) {
   return std::filesystem::path(QFile::encodeName(path).toStdString());
 }
-
-ssize_t readAt(int fd, char* buffer, std::size_t size, std::uint64_t offset) {
-  ssize_t n = 0;
-  do {
-    n = ::pread(fd, buffer, size, static_cast<off_t>(offset));
-  } while (n < 0 && errno == EINTR);
-  return n;
-}
-
-bool isBlank(std::string_view line) {
-  return std::all_of(line.begin(), line.end(),
-                     [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
-}
-
-}  // namespace
-
-namespace {
-
-/// events.jsonl, tailed the way core::MetricsFollower tails metrics.jsonl.
-class EventsTail {
- public:
-  struct Result {
-    std::vector<std::string> lines;
-    bool restarted = false;  // the file started over; `lines` are from its beginning
-    std::size_t oversized = 0;
-  };
-
-  explicit EventsTail(std::filesystem::path path) : m_path(std::move(path)) {}
-
-  Result poll() {
-    Result result;
-    const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      return result;  // absent (yet) or unreadable: nothing new this time
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) == 0) {
-      const auto device = static_cast<std::uint64_t>(st.st_dev);
-      const auto inode = static_cast<std::uint64_t>(st.st_ino);
-      const auto size = static_cast<std::uint64_t>(st.st_size);
-      bool restart = false;
-      if (m_haveIdentity && (device != m_device || inode != m_inode)) {
-        restart = true;  // replaced or rotated
-      } else if (size < m_offset) {
-        restart = true;  // truncated
-      } else if (!m_head.empty()) {
-        std::string head(m_head.size(), '\0');
-        restart = readAt(fd, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()) ||
-                  head != m_head;  // rewritten in place
-      }
-      if (restart) {
-        m_splitter = core::EventLineSplitter();
-        m_offset = 0;
-        m_head.clear();
-        result.restarted = true;
-      }
-      m_haveIdentity = true;
-      m_device = device;
-      m_inode = inode;
-      std::string chunk(kReadChunkBytes, '\0');
-      for (;;) {
-        const ssize_t n = readAt(fd, chunk.data(), chunk.size(), m_offset);
-        if (n <= 0) {
-          break;  // end of file, or an error to retry at the next poll
-        }
-        const std::string_view bytes(chunk.data(), static_cast<std::size_t>(n));
-        if (m_head.size() < kHeadBytes) {
-          m_head.append(bytes.substr(0, kHeadBytes - m_head.size()));
-        }
-        m_offset += static_cast<std::uint64_t>(n);
-        for (core::EventLineSplitter::Line& line : m_splitter.feed(bytes)) {
-          if (line.oversized) {
-            ++result.oversized;
-          } else if (!isBlank(line.text)) {
-            result.lines.push_back(std::move(line.text));
-          }
-        }
-      }
-    }
-    ::close(fd);
-    return result;
-  }
-
- private:
-  std::filesystem::path m_path;
-  core::EventLineSplitter m_splitter;
-  std::uint64_t m_offset = 0;
-  bool m_haveIdentity = false;
-  std::uint64_t m_device = 0;
-  std::uint64_t m_inode = 0;
-  std::string m_head;
-};
 
 }  // namespace
 
@@ -143,6 +47,7 @@ struct RunFollower::Batch {
   std::size_t malformedMetricLines = 0;  // new since the previous batch
   std::size_t malformedEventLines = 0;
   std::optional<RunSettings> settings;  // set when config.json changed what it says
+  std::optional<QString> configText;    // set when config.json's text changed
   QList<qint64> codebookSteps;          // every step with a file, ascending
   QList<qint64> codebookChanged;        // files new or changed since the previous batch
   QDateTime lastWrite;
@@ -169,7 +74,8 @@ class RunFollower::BatchQueue {
 /// Reads one run directory; used by one thread at a time (the follower's reading thread).
 class RunFollower::Reader {
  public:
-  Reader(QString path, quint64 generation) : m_path(std::move(path)), m_generation(generation) {
+  Reader(const QString& path, quint64 generation)
+      : m_run(runDirectoryAt(path)), m_generation(generation) {
     restart();
   }
 
@@ -177,7 +83,7 @@ class RunFollower::Reader {
     Batch batch;
     batch.generation = m_generation;
     std::vector<core::MetricsRow> rows = m_metrics->poll();
-    EventsTail::Result events = m_events->poll();
+    core::FileTail::Result events = m_events->poll();
     if (m_metrics->resets() != 0 || events.restarted) {
       // One file started over: read both again from their beginnings, so that listeners never
       // hold rows of a file that no longer says so, and announce the codebook files again.
@@ -207,9 +113,8 @@ class RunFollower::Reader {
     }
     readSettings(batch);
     readCodebook(batch);
-    const QDir dir(m_path);
-    for (const char* name : {"metrics.jsonl", "events.jsonl"}) {
-      const QFileInfo info(dir.filePath(QLatin1String(name)));
+    for (const std::filesystem::path& file : {m_run.metricsFile(), m_run.eventsFile()}) {
+      const QFileInfo info(pathText(file));
       if (info.exists() && (!batch.lastWrite.isValid() || info.lastModified() > batch.lastWrite)) {
         batch.lastWrite = info.lastModified();
       }
@@ -225,9 +130,8 @@ class RunFollower::Reader {
   };
 
   void restart() {
-    const core::RunDirectory run(toPath(m_path));
-    m_metrics = std::make_unique<core::MetricsFollower>(run.metricsFile());
-    m_events = std::make_unique<EventsTail>(run.eventsFile());
+    m_metrics = std::make_unique<core::MetricsFollower>(m_run.metricsFile());
+    m_events = std::make_unique<core::FileTail>(m_run.eventsFile());
     m_malformedReported = 0;
   }
 
@@ -237,7 +141,7 @@ class RunFollower::Reader {
   }
 
   void readSettings(Batch& batch) {
-    const QFileInfo info(QDir(m_path).filePath(QStringLiteral("config.json")));
+    const QFileInfo info(pathText(m_run.configFile()));
     FileStamp stamp;
     if (info.isFile()) {
       stamp.size = info.size();
@@ -247,32 +151,30 @@ class RunFollower::Reader {
       return;
     }
     m_configStamp = stamp;
-    QFile file(info.filePath());
-    if (stamp.size < 0 || !file.open(QIODevice::ReadOnly)) {
+    if (stamp.size < 0) {
       return;
     }
-    QJsonParseError parseError;
-    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
-    if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
-      m_configStamp = {};  // maybe caught mid-write: read it again next time
+    std::ifstream in(m_run.configFile(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const core::ConfigLoad load = core::parseRunConfig(std::string_view(text));
+    if (!in.good() && !in.eof()) {
+      m_configStamp = {};  // unreadable now: try again next time
       return;
     }
-    const core::RunConfig defaults;
-    const QJsonObject root = document.object();
-    const QJsonObject loss = root.value(QStringLiteral("loss")).toObject();
-    const QJsonObject train = root.value(QStringLiteral("train")).toObject();
-    const QJsonObject quantizer = root.value(QStringLiteral("model"))
-                                      .toObject()
-                                      .value(QStringLiteral("quantizer"))
-                                      .toObject();
+    if (!load.documentRead()) {
+      m_configStamp = {};  // maybe caught mid-write by an older writer: read it again next time
+      return;
+    }
+    const QString shown = QString::fromStdString(text);
+    if (shown != m_configText) {
+      m_configText = shown;
+      batch.configText = shown;
+    }
     RunSettings settings;
-    settings.maxSteps =
-        train.value(QStringLiteral("max_steps")).toInteger(defaults.train.max_steps);
-    settings.discrStartStep =
-        loss.value(QStringLiteral("discr_start_step")).toInteger(defaults.loss.discr_start_step);
-    settings.ganEnabled = loss.value(QStringLiteral("adversarial_weight"))
-                              .toDouble(defaults.loss.adversarial_weight) > 0.0;
-    settings.codebookSize = quantizer.value(QStringLiteral("codebook_size")).toInteger(0);
+    settings.maxSteps = load.config.train.max_steps;
+    settings.discrStartStep = load.config.loss.discr_start_step;
+    settings.ganEnabled = load.config.loss.adversarial_weight > 0.0;
+    settings.codebookSize = load.config.model.quantizer.codebook_size;
     if (!m_settings || *m_settings != settings) {
       m_settings = settings;
       batch.settings = settings;
@@ -281,7 +183,7 @@ class RunFollower::Reader {
 
   void readCodebook(Batch& batch) {
     static const QRegularExpression kName(QStringLiteral("^step_(\\d+)\\.safetensors$"));
-    const QDir dir(QDir(m_path).filePath(QStringLiteral("codebook")));
+    const QDir dir(pathText(m_run.codebookDir()));
     QHash<qint64, FileStamp> seen;
     for (const QFileInfo& info :
          dir.entryInfoList({QStringLiteral("step_*.safetensors")}, QDir::Files, QDir::NoSort)) {
@@ -303,13 +205,14 @@ class RunFollower::Reader {
     std::sort(batch.codebookChanged.begin(), batch.codebookChanged.end());
   }
 
-  QString m_path;
+  core::RunDirectory m_run;
   quint64 m_generation;
   std::unique_ptr<core::MetricsFollower> m_metrics;
-  std::unique_ptr<EventsTail> m_events;
+  std::unique_ptr<core::FileTail> m_events;
   std::size_t m_malformedReported = 0;
   FileStamp m_configStamp;
   std::optional<RunSettings> m_settings;
+  QString m_configText;
   QHash<qint64, FileStamp> m_codebook;
 };
 
@@ -321,20 +224,25 @@ RunFollower::RunFollower(QObject* parent)
   qRegisterMetaType<QVector<core::MetricsRow>>();
   qRegisterMetaType<core::Event>();
   qRegisterMetaType<QVector<core::Event>>();
+  qRegisterMetaType<QVector<qint64>>();
   m_timer.setInterval(kDefaultPollIntervalMs);
-  connect(&m_timer, &QTimer::timeout, this, [this] { requestRead(false); });
-  m_thread = new QThread(this);
+  connect(&m_timer, &QTimer::timeout, this, [this] { requestRead(true); });
+  // No parent: the thread may outlive the follower while it finishes a stalled read.
+  m_thread = new QThread;
   m_thread->setObjectName(QStringLiteral("RunFollower"));
   m_worker = new QObject;
   m_worker->moveToThread(m_thread);
+  connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+  connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
   m_thread->start();
 }
 
 RunFollower::~RunFollower() {
   m_timer.stop();
+  // Not waited for: a read stalled on a dead file system would hold the window. The reads own
+  // what they use (shared pointers) and deliver only to a follower that still exists; the thread
+  // and the worker delete themselves when the last read returns.
   m_thread->quit();
-  m_thread->wait();  // a read stalled on a dead file system is waited for: it owns no way out
-  delete m_worker;
 }
 
 void RunFollower::setRunDirectory(const QString& path) {
@@ -343,6 +251,7 @@ void RunFollower::setRunDirectory(const QString& path) {
   m_reader = path.isEmpty() ? nullptr : std::make_shared<Reader>(path, m_generation);
   clearState();
   m_settings.reset();
+  m_configText.clear();
   m_codebookSteps.clear();
   m_lastWrite = {};
   Q_EMIT reset();
@@ -370,44 +279,84 @@ QString RunFollower::codebookFile(qint64 step) const {
   if (!m_codebookSteps.contains(step) || m_path.isEmpty()) {
     return {};
   }
-  return QDir(m_path).filePath(QStringLiteral("codebook/step_%1.safetensors").arg(step));
+  return pathText(runDirectoryAt(m_path).codebookFile(step));
 }
 
-void RunFollower::poll() { requestRead(true); }
+void RunFollower::poll() { requestRead(false); }
 
-void RunFollower::requestRead(bool wait) {
+void RunFollower::requestRead(bool fromTimer) {
   if (!m_reader) {
     return;
   }
-  if (!wait && m_reading->exchange(true)) {
-    return;  // the last read has not finished (a slow file system): do not pile up more
+  if (fromTimer && m_reading->exchange(true)) {
+    return;  // the last timer read has not finished (a slow file system): do not pile up more
   }
   std::shared_ptr<Reader> reader = m_reader;
   std::shared_ptr<BatchQueue> queue = m_queue;
   std::shared_ptr<std::atomic<bool>> reading = m_reading;
-  QPointer<RunFollower> self(this);
-  auto read = [reader, queue, reading, self, wait] {
+  startRead([reader, queue, reading, fromTimer] {
     queue->push(reader->read());
-    if (!wait) {
+    if (fromTimer) {
       reading->store(false);
-      // Back in the follower's thread (if it still exists): deliver what was read.
-      QMetaObject::invokeMethod(
-          self.data(),
-          [self] {
-            if (self) {
-              self->deliver();
-            }
-          },
-          Qt::QueuedConnection);
     }
-  };
-  if (wait) {
-    // Queued behind any read under way, so batches stay in file order.
-    QMetaObject::invokeMethod(m_worker, read, Qt::BlockingQueuedConnection);
-    deliver();
-  } else {
-    QMetaObject::invokeMethod(m_worker, read, Qt::QueuedConnection);
+  });
+}
+
+void RunFollower::requestCodebookCounts(qint64 step) {
+  const QString file = codebookFile(step);
+  if (file.isEmpty()) {
+    return;
   }
+  QPointer<RunFollower> self(this);
+  const quint64 generation = m_generation;
+  startRead([self, file, step, generation] {
+    QString error;
+    const std::optional<QVector<qint64>> counts = readCodebookCounts(file, &error);
+    // Through the application object, which outlives every follower: `self` is checked in the
+    // thread it lives in, not here.
+    QMetaObject::invokeMethod(
+        QCoreApplication::instance(),
+        [self, step, generation, counts, error] {
+          if (self && self->m_generation == generation) {
+            Q_EMIT self->codebookCountsRead(step, counts.value_or(QVector<qint64>()), error);
+          }
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+// Runs `read` on the reading thread (after the reads asked for before, so batches stay in file
+// order), then delivers the batches queued so far back in the follower's thread.
+void RunFollower::startRead(std::function<void()> read) {
+  ++m_pendingReads;
+  QPointer<RunFollower> self(this);
+  QMetaObject::invokeMethod(
+      m_worker,
+      [self, read = std::move(read)] {
+        read();
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self] {
+              if (self) {
+                --self->m_pendingReads;
+                self->deliver();
+              }
+            },
+            Qt::QueuedConnection);
+      },
+      Qt::QueuedConnection);
+}
+
+bool RunFollower::waitForReads(int timeoutMs) {
+  QElapsedTimer clock;
+  clock.start();
+  while (m_pendingReads > 0 && clock.elapsed() < timeoutMs) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    if (m_pendingReads > 0) {
+      QThread::msleep(1);  // the read is under way on the follower's thread
+    }
+  }
+  return m_pendingReads == 0;
 }
 
 void RunFollower::deliver() {
@@ -430,8 +379,13 @@ void RunFollower::apply(Batch& batch) {
   if (batch.lastWrite.isValid()) {
     m_lastWrite = batch.lastWrite;
   }
+  if (batch.configText) {
+    m_configText = *batch.configText;
+  }
   if (batch.settings) {
     m_settings = batch.settings;
+  }
+  if (batch.settings || batch.configText) {
     Q_EMIT settingsChanged();
   }
   // What the events say (done, progress, error) is known before anyone hears of the rows, so

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -25,7 +26,7 @@ struct RunSettings {
   std::int64_t maxSteps = 0;        ///< train.max_steps
   std::int64_t discrStartStep = 0;  ///< loss.discr_start_step
   bool ganEnabled = false;          ///< loss.adversarial_weight > 0
-  std::int64_t codebookSize = 0;    ///< model.quantizer.codebook_size (0 when unknown)
+  std::int64_t codebookSize = 0;    ///< model.quantizer.codebook_size
   bool operator==(const RunSettings& o) const {
     return maxSteps == o.maxSteps && discrStartStep == o.discrStartStep &&
            ganEnabled == o.ganEnabled && codebookSize == o.codebookSize;
@@ -40,10 +41,13 @@ struct RunSettings {
 /// the codebook/step_N.safetensors files, and config.json. No inotify: a file system that does
 /// not report changes (NFS, Lustre, sshfs) is followed the same way.
 ///
-/// Files are read and parsed on a thread of the follower's own, so a slow or stalled file
-/// system, or a long metrics.jsonl read for the first time, never freezes the window: the timer
-/// asks for a read only when the previous one has finished, and the results are delivered, in
-/// order, as signals in the follower's thread. setRunDirectory() and poll() wait for their read.
+/// Files are read and parsed on a thread of the follower's own, and the follower's thread never
+/// waits for them, so a slow or stalled file system, a FIFO where a file should be, or a long
+/// metrics.jsonl read for the first time never freezes the window: the timer asks for a read
+/// only when the previous one has finished, setRunDirectory(), poll() and
+/// requestCodebookCounts() ask for one and return, and the results are delivered, in order, as
+/// signals in the follower's thread. Destroying the follower does not wait for a stalled read
+/// either: its thread ends (and deletes itself) once the read returns.
 ///
 /// When metrics.jsonl or events.jsonl starts over (truncated, replaced, rewritten), the follower
 /// emits reset() and then delivers the run again from the beginning, so a listener that clears
@@ -82,6 +86,8 @@ class RunFollower : public QObject {
   std::optional<core::ErrorEvent> error() const { return m_error; }
   /// Settings from config.json; nullopt while there is no readable config.json.
   std::optional<RunSettings> settings() const { return m_settings; }
+  /// config.json as last read (UTF-8 text); empty while there is no readable config.json.
+  QString configText() const { return m_configText; }
   /// Steps that have a codebook/step_N.safetensors file, ascending.
   QList<qint64> codebookSteps() const;
   /// The codebook file of `step` ("" when there is none).
@@ -95,14 +101,24 @@ class RunFollower : public QObject {
   /// How many times the run started over (reset() emitted for a file that changed under us).
   int restarts() const { return m_restarts; }
 
+  /// Asks for the code use counts of `step` (codebookFile()), read on the follower's thread;
+  /// codebookCountsRead() delivers them, after the reads asked for before.
+  void requestCodebookCounts(qint64 step);
+
+  /// Reads asked for and not delivered yet.
+  int pendingReads() const { return m_pendingReads; }
+  /// Runs the event loop until every read asked for so far has been delivered or `timeoutMs`
+  /// has passed; true when none is left. For tests and scripts: the window never waits.
+  bool waitForReads(int timeoutMs = 10000);
+
   /// Reads the int64 tensor "counts" of a codebook file (I32/U32/U64/I64 are accepted too).
   /// Returns nullopt, with the reason in `error` when given, for a missing or malformed file.
   static std::optional<QVector<qint64>> readCodebookCounts(const QString& file,
                                                            QString* error = nullptr);
 
  public Q_SLOTS:
-  /// Reads whatever is new now (after any read already under way) and emits what it found
-  /// before returning.
+  /// Asks for a read of whatever is new now (after any read already under way); what it finds
+  /// is emitted when the read is done, and returns at once.
   void poll();
 
  Q_SIGNALS:
@@ -116,15 +132,18 @@ class RunFollower : public QObject {
   void eventsAppended(const QVector<tb::core::Event>& events);
   /// codebook/step_`step`.safetensors appeared or changed.
   void codebookCountsChanged(qint64 step);
-  /// config.json appeared or changed what settings() returns.
+  /// config.json appeared or changed: settings() and configText() say what it says now.
   void settingsChanged();
+  /// What requestCodebookCounts(`step`) read: the counts, or empty with the reason in `error`.
+  void codebookCountsRead(qint64 step, const QVector<qint64>& counts, const QString& error);
 
  private:
   class Reader;
   struct Batch;
   class BatchQueue;
 
-  void requestRead(bool wait);
+  void requestRead(bool fromTimer);
+  void startRead(std::function<void()> read);
   void deliver();
   void apply(Batch& batch);
   void clearState();
@@ -137,7 +156,8 @@ class RunFollower : public QObject {
   std::shared_ptr<Reader> m_reader;
   // Batches read and not yet delivered, in read order; shared with the reading thread.
   std::shared_ptr<BatchQueue> m_queue;
-  std::shared_ptr<std::atomic<bool>> m_reading;
+  std::shared_ptr<std::atomic<bool>> m_reading;  // a timer read is under way
+  int m_pendingReads = 0;
   quint64 m_generation = 0;  // bumped by setRunDirectory(): batches of older readers are dropped
   std::size_t m_malformedMetricLines = 0;
   std::size_t m_malformedEventLines = 0;
@@ -148,6 +168,7 @@ class RunFollower : public QObject {
   std::optional<core::DoneEvent> m_done;
   std::optional<core::ErrorEvent> m_error;
   std::optional<RunSettings> m_settings;
+  QString m_configText;
   QList<qint64> m_codebookSteps;
   QDateTime m_lastWrite;
   int m_restarts = 0;

@@ -1,6 +1,8 @@
 #include "app/run_summary_reader.h"
 
+#include "app/wire_text.h"
 #include "core/event_protocol.h"
+#include "core/metric_names.h"
 #include "core/metrics_log.h"
 #include "core/run_directory.h"
 
@@ -65,15 +67,15 @@ RunSummaryReader::RunSummaryReader() = default;
 RunSummaryReader::~RunSummaryReader() = default;
 
 bool RunSummaryReader::isRunDirectory(const QString& runDir) {
-  const QDir dir(runDir);
+  const core::RunDirectory run = runDirectoryAt(runDir);
   // A checkpoint folder (`tokenbench-trainer init`, or a copied checkpoint) holds a config.json
   // too, beside its weights; a run keeps its weights in checkpoints/.
-  return QFileInfo(dir.filePath(QStringLiteral("config.json"))).isFile() &&
-         !QFileInfo::exists(dir.filePath(QStringLiteral("model.safetensors")));
+  return QFileInfo(pathText(run.configFile())).isFile() &&
+         !QFileInfo::exists(pathText(run.root() / core::RunDirectory::kCheckpointWeightsFile));
 }
 
 bool RunSummaryReader::isLocked(const QString& runDir) {
-  const QByteArray lock = QFile::encodeName(QDir(runDir).filePath(QStringLiteral(".lock")));
+  const QByteArray lock = QFile::encodeName(pathText(runDirectoryAt(runDir).lockFile()));
   // Read-write where allowed: on NFS, flock is emulated with POSIX locks, and an exclusive one
   // needs a descriptor open for writing. Nothing is written.
   int fd = ::open(lock.constData(), O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -153,11 +155,11 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
   for (const core::MetricsRow& row : rows) {
     cache->step = row.step;
     for (const auto& [name, value] : row.values) {
-      if (name == "valid/psnr")
+      if (name == core::metric::kValidPsnr)
         keepBest(cache->bestPsnr, value, true);
-      else if (name == "valid/ssim")
+      else if (name == core::metric::kValidSsim)
         keepBest(cache->bestSsim, value, true);
-      else if (name == "valid/lpips")
+      else if (name == core::metric::kValidLpips)
         keepBest(cache->bestLpips, value, false);
     }
   }
@@ -166,8 +168,8 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
   summary.bestSsim = cache->bestSsim;
   summary.bestLpips = cache->bestLpips;
 
-  const QDir dir(summary.path);
-  const QString events = dir.filePath(QStringLiteral("events.jsonl"));
+  const core::RunDirectory run = runDirectoryAt(summary.path);
+  const QString events = pathText(run.eventsFile());
   if (isLocked(summary.path)) {
     summary.status = RunSummary::Status::Running;
   } else if (const std::optional<std::string>& done = lastDone(*cache, events)) {
@@ -183,9 +185,9 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
     summary.status = summary.step ? RunSummary::Status::Interrupted : RunSummary::Status::New;
   }
 
-  for (const QString& name : {QStringLiteral("config.json"), QStringLiteral("metrics.jsonl"),
-                              QStringLiteral("events.jsonl")}) {
-    const QFileInfo info(dir.filePath(name));
+  for (const std::filesystem::path& file :
+       {run.configFile(), run.metricsFile(), run.eventsFile()}) {
+    const QFileInfo info(pathText(file));
     if (info.exists() && (!summary.modified.isValid() || info.lastModified() > summary.modified)) {
       summary.modified = info.lastModified();
     }

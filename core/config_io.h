@@ -31,6 +31,10 @@ struct ConfigLoad {
   std::vector<ConfigError> errors;
 
   bool ok() const { return errors.empty(); }
+  /// The document was read and is a JSON object, so `config` holds what it says (defaults where
+  /// it says nothing) even when some values were refused; false when the file could not be read
+  /// or is not JSON (such an error is the only one, with an empty path).
+  bool documentRead() const { return errors.empty() || !errors.front().path.empty(); }
 };
 
 /// Deepest nesting of arrays and objects a configuration may have. The deepest value a valid

@@ -17,34 +17,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::size_t kHeadBytes = 256;
-constexpr std::size_t kReadChunkBytes = 64 * 1024;
-
-// Closes a POSIX descriptor on every path out of poll().
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : m_fd(fd) {}
-  ~FileDescriptor() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return m_fd; }
-
- private:
-  int m_fd;
-};
-
 // pread that retries on EINTR; -1 on error.
 ssize_t readAt(int fd, char* buffer, std::size_t size, std::uint64_t offset) {
   for (;;) {
     const ssize_t n = ::pread(fd, buffer, size, static_cast<off_t>(offset));
     if (n >= 0 || errno != EINTR) return n;
   }
-}
-
-bool isBlank(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
 }  // namespace
@@ -182,65 +160,19 @@ void MetricsWriter::throwIoError(const char* what, int error) const {
 // --- MetricsFollower -----------------------------------------------------------------------
 
 MetricsFollower::MetricsFollower(std::filesystem::path path)
-    : m_path(std::move(path)), m_splitter(kMaxMetricsLineBytes) {}
-
-void MetricsFollower::restart() {
-  m_splitter = EventLineSplitter(kMaxMetricsLineBytes);
-  m_offset = 0;
-  m_head.clear();
-  ++m_resets;
-}
+    : m_tail(std::move(path), kMaxMetricsLineBytes) {}
 
 std::vector<MetricsRow> MetricsFollower::poll() {
   std::vector<MetricsRow> rows;
-  try {
-    // Open first and fstat the descriptor: stat() on the path could describe a different file
-    // than the one read if it is replaced in between.
-    FileDescriptor fd(::open(m_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return rows;  // absent (yet) or unreadable: nothing new this time
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return rows;
-    const auto device = static_cast<std::uint64_t>(st.st_dev);
-    const auto inode = static_cast<std::uint64_t>(st.st_ino);
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-
-    if (m_haveIdentity && (device != m_device || inode != m_inode)) {
-      restart();
-    } else if (size < m_offset) {
-      restart();
-    } else if (!m_head.empty()) {
-      std::string head(m_head.size(), '\0');
-      if (readAt(fd.get(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()) ||
-          head != m_head) {
-        restart();
-      }
+  FileTail::Result read = m_tail.poll();
+  m_malformedLines += read.oversized;
+  rows.reserve(read.lines.size());
+  for (const std::string& line : read.lines) {
+    if (std::optional<MetricsRow> row = parseMetricsLine(line)) {
+      rows.push_back(std::move(*row));
+    } else {
+      ++m_malformedLines;
     }
-    m_haveIdentity = true;
-    m_device = device;
-    m_inode = inode;
-
-    std::string chunk(kReadChunkBytes, '\0');
-    for (;;) {
-      const ssize_t n = readAt(fd.get(), chunk.data(), chunk.size(), m_offset);
-      if (n <= 0) break;  // end of file, or an error we will retry at the next poll
-      const std::string_view bytes(chunk.data(), static_cast<std::size_t>(n));
-      if (m_head.size() < kHeadBytes) m_head.append(bytes.substr(0, kHeadBytes - m_head.size()));
-      m_offset += static_cast<std::uint64_t>(n);
-      for (const EventLineSplitter::Line& line : m_splitter.feed(bytes)) {
-        if (line.oversized) {
-          ++m_malformedLines;
-          continue;
-        }
-        if (isBlank(line.text)) continue;
-        if (std::optional<MetricsRow> row = parseMetricsLine(line.text)) {
-          rows.push_back(std::move(*row));
-        } else {
-          ++m_malformedLines;
-        }
-      }
-    }
-  } catch (const std::exception&) {
-    // bad_alloc is the only candidate; keep what was parsed, the offset stays consistent.
   }
   return rows;
 }

@@ -13,6 +13,7 @@
 // over a shared file system while a cluster job writes it.
 
 #include "core/event_protocol.h"
+#include "core/file_tail.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -76,11 +77,10 @@ class MetricsWriter {
   std::FILE* m_file = nullptr;
 };
 
-/// Tails a metrics file that another process may be appending to. Each poll() reads only what
-/// was appended since the last one; a partial last line waits for its '\n'. Detects truncation
-/// (file shorter than what was read), replacement or rotation (another inode), and rewrites that
-/// change bytes already read; in each case it starts again from the beginning, counts a reset,
-/// and the caller should drop the rows it had. Never throws on file content or I/O errors.
+/// Tails a metrics file that another process may be appending to, through a FileTail (see there:
+/// partial lines, truncation, replacement and rewrites, irregular files). When reading starts
+/// over it counts a reset, and the caller should drop the rows it had. Never throws on file
+/// content or I/O errors.
 class MetricsFollower {
  public:
   explicit MetricsFollower(std::filesystem::path path);
@@ -89,26 +89,15 @@ class MetricsFollower {
   std::vector<MetricsRow> poll();
 
   /// Times reading started over (truncation, replacement, rewrite).
-  std::size_t resets() const { return m_resets; }
+  std::size_t resets() const { return m_tail.resets(); }
   /// Lines skipped as malformed since construction (not cleared by resets).
   std::size_t malformedLines() const { return m_malformedLines; }
   /// Bytes consumed from the current file, partial line included.
-  std::uint64_t offset() const { return m_offset; }
-  const std::filesystem::path& path() const { return m_path; }
+  std::uint64_t offset() const { return m_tail.offset(); }
+  const std::filesystem::path& path() const { return m_tail.path(); }
 
  private:
-  void restart();
-
-  std::filesystem::path m_path;
-  EventLineSplitter m_splitter;
-  std::uint64_t m_offset = 0;
-  bool m_haveIdentity = false;
-  std::uint64_t m_device = 0;
-  std::uint64_t m_inode = 0;
-  // The first bytes of the file as read; a truncate-and-rewrite between two polls that leaves
-  // the file longer still changes these, so it is caught too.
-  std::string m_head;
-  std::size_t m_resets = 0;
+  FileTail m_tail;
   std::size_t m_malformedLines = 0;
 };
 

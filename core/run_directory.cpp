@@ -57,6 +57,11 @@ fs::path RunDirectory::checkpointDir(std::int64_t step) const {
   return checkpointsDir() / ("step_" + std::to_string(step));
 }
 
+fs::path RunDirectory::codebookFile(std::int64_t step) const {
+  requireNonNegative(step);
+  return codebookDir() / ("step_" + std::to_string(step) + ".safetensors");
+}
+
 fs::path RunDirectory::checkpointTempDir(std::int64_t step) const {
   requireNonNegative(step);
   return checkpointsDir() / (".step_" + std::to_string(step) + ".tmp");

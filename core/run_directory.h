@@ -30,6 +30,9 @@ class RunDirectory {
  public:
   /// Name of the marker file written last into a complete checkpoint folder.
   static constexpr const char* kCheckpointCompleteMarker = "COMPLETE";
+  /// Name of the tokenizer weights in a checkpoint folder; a folder holding it is a checkpoint,
+  /// not a run directory (both hold a config.json).
+  static constexpr const char* kCheckpointWeightsFile = "model.safetensors";
 
   /// `root` may be relative (to the current directory) and need not exist yet.
   explicit RunDirectory(std::filesystem::path root);
@@ -48,6 +51,8 @@ class RunDirectory {
 
   /// <root>/checkpoints/step_<step>. Throws std::invalid_argument when step < 0.
   std::filesystem::path checkpointDir(std::int64_t step) const;
+  /// <root>/codebook/step_<step>.safetensors. Throws std::invalid_argument when step < 0.
+  std::filesystem::path codebookFile(std::int64_t step) const;
   /// <root>/checkpoints/.step_<step>.tmp, where a checkpoint is written before the rename that
   /// publishes it. Throws std::invalid_argument when step < 0.
   std::filesystem::path checkpointTempDir(std::int64_t step) const;

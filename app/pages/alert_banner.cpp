@@ -1,5 +1,8 @@
 #include "app/pages/alert_banner.h"
 
+#include "app/wire_text.h"
+#include "core/metric_names.h"
+
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -57,19 +60,20 @@ AlertBanner::AlertBanner(QWidget* parent) : QFrame(parent) {
 }
 
 RunAlert::Severity AlertBanner::severityOfWarning(const QString& code) {
-  return code == QLatin1String("rollback") || code == QLatin1String("nonfinite_step")
+  return code == wireText(core::warning_code::kRollback) ||
+                 code == wireText(core::warning_code::kNonfiniteStep)
              ? RunAlert::Severity::Critical
              : RunAlert::Severity::Warning;
 }
 
 QString AlertBanner::describeCode(const QString& code, int count) {
-  if (code == QLatin1String("nonfinite_step")) {
+  if (code == wireText(core::warning_code::kNonfiniteStep)) {
     return count == 1 ? tr("non-finite step") : tr("non-finite steps");
   }
-  if (code == QLatin1String("rollback")) {
+  if (code == wireText(core::warning_code::kRollback)) {
     return count == 1 ? tr("rollback") : tr("rollbacks");
   }
-  if (code == QLatin1String("data_skipped")) {
+  if (code == wireText(core::warning_code::kDataSkipped)) {
     return tr("skipped data");
   }
   if (code == QLatin1String("error")) {

@@ -1,6 +1,8 @@
 #include "app/pages/compare_setup_form.h"
 
 #include "app/run_summary_reader.h"
+#include "app/wire_text.h"
+#include "core/config_io.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -13,8 +15,6 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -280,7 +280,8 @@ QString CompareSetupForm::folderOutsideRuns(const QString& path) {
   for (QString up = folder; !up.isEmpty() && QFileInfo(up).path() != up;
        up = QFileInfo(up).path()) {
     if (RunSummaryReader::isRunDirectory(up) ||
-        QFileInfo::exists(QDir(up).filePath(QStringLiteral("model.safetensors")))) {
+        QFileInfo::exists(
+            pathText(runDirectoryAt(up).root() / core::RunDirectory::kCheckpointWeightsFile))) {
       outside = QFileInfo(up).path();
     }
   }
@@ -396,26 +397,24 @@ void CompareSetupForm::chooseFileFor(QLineEdit* edit, const QString& title) {
 }
 
 void CompareSetupForm::fillFromRunConfig(const QString& run) {
-  QFile file(QDir(run).filePath(QStringLiteral("config.json")));
-  if (!file.open(QIODevice::ReadOnly)) return;
-  const QJsonObject config = QJsonDocument::fromJson(file.readAll()).object();
-  const QJsonObject data = config.value(QLatin1String("data")).toObject();
-  const QString type = data.value(QLatin1String("type")).toString();
-  const QString path = data.value(QLatin1String("path")).toString();
+  const core::ConfigLoad load = core::loadRunConfig(runDirectoryAt(run).configFile());
+  if (!load.documentRead()) return;
+  const core::RunConfig& config = load.config;
+  const QString type = QString::fromStdString(config.data.type);
+  const QString path = pathText(config.data.path);
   if (m_data->text().isEmpty() &&
       (type == QLatin1String("videos") || type == QLatin1String("images")) &&
       QFileInfo(path).isDir()) {
     m_data->setText(path);
     m_dataType->setCurrentIndex(m_dataType->findData(type));
   }
-  const QJsonObject loss = config.value(QLatin1String("loss")).toObject();
-  const QString backbone = loss.value(QLatin1String("lpips_backbone")).toString();
-  const QString lin = loss.value(QLatin1String("lpips_lin")).toString();
+  const QString backbone = pathText(config.loss.lpips_backbone);
+  const QString lin = pathText(config.loss.lpips_lin);
   if (m_lpipsBackbone->text().isEmpty() && m_lpipsLin->text().isEmpty() &&
       QFileInfo(backbone).isFile() && QFileInfo(lin).isFile()) {
     m_lpipsBackbone->setText(backbone);
     m_lpipsLin->setText(lin);
-    const int net = m_lpipsNet->findData(loss.value(QLatin1String("perceptual_net")).toString());
+    const int net = m_lpipsNet->findData(QString::fromStdString(config.loss.perceptual_net));
     if (net >= 0) m_lpipsNet->setCurrentIndex(net);
   }
 }

@@ -1,14 +1,13 @@
 #include "app/pages/data_info_view.h"
 
+#include "core/data_info.h"
+
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGraphicsOpacityEffect>
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QImage>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QLocale>
 #include <QPalette>
@@ -17,6 +16,9 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace tb::app {
 namespace {
@@ -142,21 +144,21 @@ void DataInfoView::setComputing() {
 }
 
 bool DataInfoView::setResult(const QByteArray& json) {
-  QJsonParseError parseError{};
-  const QJsonDocument doc = QJsonDocument::fromJson(json, &parseError);
-  const QJsonObject o = doc.object();
-  if (!doc.isObject() || !o.contains(QStringLiteral("files")) ||
-      !o.value(QStringLiteral("resolutions")).isArray()) {
-    setError(tr("data-info printed something other than the expected JSON object: %1")
-                 .arg(QString::fromUtf8(json.left(200)).trimmed()));
+  std::string problem;
+  const std::optional<core::DataInfo> info =
+      core::parseDataInfo(std::string_view(json.constData(), json.size()), &problem);
+  if (!info) {
+    setError(
+        tr("data-info printed something other than the expected JSON object (%1): %2")
+            .arg(QString::fromStdString(problem), QString::fromUtf8(json.left(200)).trimmed()));
     return false;
   }
   m_state = State::Ready;
-  const QString type = o.value(QStringLiteral("type")).toString();
-  const QString path = o.value(QStringLiteral("path")).toString();
-  const auto fileCount = static_cast<qint64>(o.value(QStringLiteral("files")).toDouble());
-  const auto trainClips = static_cast<qint64>(o.value(QStringLiteral("train_clips")).toDouble());
-  const auto skippedFiles = o.value(QStringLiteral("skipped")).toArray().size();
+  const QString type = QString::fromStdString(info->type);
+  const QString path = QString::fromStdString(info->path);
+  const qint64 fileCount = info->files;
+  const qint64 trainClips = info->train_clips;
+  const auto skippedFiles = static_cast<qint64>(info->skipped.size());
   m_problem.clear();
   if (fileCount == 0 && skippedFiles == 0) {
     m_problem = tr("no %1 found in %2")
@@ -172,42 +174,38 @@ bool DataInfoView::setResult(const QByteArray& json) {
   m_values[QStringLiteral("path")]->setText(path.isEmpty() ? tr("(none: procedural clips)") : path);
   m_values[QStringLiteral("files")]->setText(
       tr("%1  (%2 / %3)")
-          .arg(count(o.value(QStringLiteral("files")).toDouble()),
-               count(o.value(QStringLiteral("train_files")).toDouble()),
-               count(o.value(QStringLiteral("valid_files")).toDouble())));
+          .arg(count(static_cast<double>(info->files)),
+               count(static_cast<double>(info->train_files)),
+               count(static_cast<double>(info->valid_files))));
   m_values[QStringLiteral("clips")]->setText(
-      tr("%1 / %2").arg(count(o.value(QStringLiteral("train_clips")).toDouble()),
-                        count(o.value(QStringLiteral("valid_clips")).toDouble())));
-  const QJsonObject frames = o.value(QStringLiteral("frames")).toObject();
-  const double minFrames = frames.value(QStringLiteral("min")).toDouble();
-  const double maxFrames = frames.value(QStringLiteral("max")).toDouble();
+      tr("%1 / %2").arg(count(static_cast<double>(info->train_clips)),
+                        count(static_cast<double>(info->valid_clips))));
+  const auto minFrames = static_cast<double>(info->min_frames);
+  const auto maxFrames = static_cast<double>(info->max_frames);
   m_values[QStringLiteral("frames")]->setText(
       (minFrames == maxFrames ? count(minFrames)
                               : tr("%1 \u2013 %2").arg(count(minFrames), count(maxFrames))) +
-      tr("  (%1 in all)").arg(count(frames.value(QStringLiteral("total")).toDouble())));
+      tr("  (%1 in all)").arg(count(static_cast<double>(info->total_frames))));
 
-  const QJsonArray resolutions = o.value(QStringLiteral("resolutions")).toArray();
+  const auto& resolutions = info->resolutions;
   m_resolutions->setRowCount(static_cast<int>(resolutions.size()));
-  for (int row = 0; row < resolutions.size(); ++row) {
-    const QJsonObject r = resolutions.at(row).toObject();
-    m_resolutions->setItem(
-        row, 0,
-        new QTableWidgetItem(tr("%1 \u00d7 %2")
-                                 .arg(r.value(QStringLiteral("width")).toInt())
-                                 .arg(r.value(QStringLiteral("height")).toInt())));
-    auto* files = new QTableWidgetItem(count(r.value(QStringLiteral("files")).toDouble()));
+  for (int row = 0; row < static_cast<int>(resolutions.size()); ++row) {
+    const core::DataInfo::Resolution& r = resolutions[static_cast<std::size_t>(row)];
+    m_resolutions->setItem(row, 0,
+                           new QTableWidgetItem(tr("%1 \u00d7 %2").arg(r.width).arg(r.height)));
+    auto* files = new QTableWidgetItem(count(static_cast<double>(r.files)));
     m_resolutions->setItem(row, 1, files);
   }
   fitHeight(m_resolutions, 5);
 
-  const QJsonArray skipped = o.value(QStringLiteral("skipped")).toArray();
+  const auto& skipped = info->skipped;
   m_skipped->setRowCount(static_cast<int>(skipped.size()));
-  for (int row = 0; row < skipped.size(); ++row) {
-    const QJsonObject s = skipped.at(row).toObject();
-    const QString file = s.value(QStringLiteral("path")).toString();
+  for (int row = 0; row < static_cast<int>(skipped.size()); ++row) {
+    const core::DataInfo::Skipped& s = skipped[static_cast<std::size_t>(row)];
+    const QString file = QString::fromStdString(s.path);
     auto* fileItem = new QTableWidgetItem(QFileInfo(file).fileName());
     fileItem->setToolTip(file);
-    auto* reasonItem = new QTableWidgetItem(s.value(QStringLiteral("reason")).toString());
+    auto* reasonItem = new QTableWidgetItem(QString::fromStdString(s.reason));
     reasonItem->setToolTip(reasonItem->text());
     m_skipped->setItem(row, 0, fileItem);
     m_skipped->setItem(row, 1, reasonItem);
@@ -217,14 +215,13 @@ bool DataInfoView::setResult(const QByteArray& json) {
   m_skipped->resizeColumnToContents(0);
   m_skipped->setColumnWidth(0, std::clamp(m_skipped->columnWidth(0), 120, 220));
   fitHeight(m_skipped, 6);
-  m_skippedGroup->setTitle(skipped.isEmpty() ? tr("Skipped files: none")
-                                             : tr("Skipped files: %1").arg(skipped.size()));
-  m_skipped->setVisible(!skipped.isEmpty());
+  m_skippedGroup->setTitle(skipped.empty() ? tr("Skipped files: none")
+                                           : tr("Skipped files: %1").arg(skipped.size()));
+  m_skipped->setVisible(!skipped.empty());
 
   clearPreviews();
-  for (const QJsonValue& value : o.value(QStringLiteral("preview")).toArray()) {
-    const QJsonObject p = value.toObject();
-    const QImage image(p.value(QStringLiteral("png")).toString());
+  for (const core::DataInfo::Preview& p : info->preview) {
+    const QImage image(QString::fromStdString(p.png));
     if (image.isNull()) continue;
     int height = std::clamp(image.height(), kPreviewMinHeight, kPreviewMaxHeight);
     int width = image.width() * height / std::max(1, image.height());
@@ -239,7 +236,7 @@ bool DataInfoView::setResult(const QByteArray& json) {
     strip->setObjectName(QStringLiteral("previewStrip"));
     strip->setPixmap(QPixmap::fromImage(image.scaled(width, height, Qt::IgnoreAspectRatio, mode)));
     strip->setAlignment(Qt::AlignLeft);
-    const QString source = p.value(QStringLiteral("source")).toString();
+    const QString source = QString::fromStdString(p.source);
     strip->setToolTip(source);
     auto* caption =
         new QLabel(QFileInfo(source).fileName().isEmpty() ? source : QFileInfo(source).fileName(),

@@ -1,10 +1,9 @@
 #include "app/pages/model_info_view.h"
 
+#include "core/model_info.h"
+
 #include <QFormLayout>
 #include <QGraphicsOpacityEffect>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QLocale>
 #include <QPalette>
@@ -12,15 +11,20 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace tb::app {
 namespace {
 
 const QColor kErrorColor(0xc6, 0x28, 0x28);
 
-QString joinShape(const QJsonValue& value) {
+QString joinShape(const std::vector<std::int64_t>& shape) {
   QStringList parts;
-  for (const QJsonValue& v : value.toArray()) parts << QString::number(v.toDouble(), 'g', 12);
+  for (const std::int64_t v : shape) parts << QString::number(v);
   return parts.join(QStringLiteral(" \u00d7 "));
 }
 
@@ -110,43 +114,42 @@ void ModelInfoView::setComputing() {
 }
 
 bool ModelInfoView::setResult(const QByteArray& json) {
-  QJsonParseError parseError{};
-  const QJsonDocument doc = QJsonDocument::fromJson(json, &parseError);
-  const QJsonObject o = doc.object();
-  const QJsonObject params = o.value(QStringLiteral("params")).toObject();
-  if (doc.isNull() || !doc.isObject() || params.isEmpty() ||
-      !o.value(QStringLiteral("token_grid")).isArray()) {
-    setError(tr("model-info printed something other than the expected JSON object: %1")
-                 .arg(QString::fromUtf8(json.left(200)).trimmed()));
+  std::string problem;
+  const std::optional<core::ModelInfo> info =
+      core::parseModelInfo(std::string_view(json.constData(), json.size()), &problem);
+  if (!info) {
+    setError(tr("model-info printed something other than the expected JSON object (%1): %2")
+                 .arg(QString::fromStdString(problem), QString::fromUtf8(json.left(200)).trimmed()));
     return false;
   }
   m_state = State::Ready;
-  for (const char* part : {"tokenizer", "encoder", "decoder", "quantizer", "discriminator"}) {
+  const std::pair<const char*, std::int64_t> params[] = {
+      {"tokenizer", info->tokenizer_params},
+      {"encoder", info->encoder_params},
+      {"decoder", info->decoder_params},
+      {"quantizer", info->quantizer_params},
+      {"discriminator", info->discriminator_params}};
+  for (const auto& [part, count] : params) {
     const QString key = QString::fromLatin1(part);
-    const double count = params.value(key).toDouble(-1);
-    m_values[key]->setText(count < 0 ? QStringLiteral("\u2014") : formatCount(count));
-    m_values[key]->setToolTip(count < 0 ? QString() : QLocale::c().toString(qint64(count)));
+    m_values[key]->setText(formatCount(static_cast<double>(count)));
+    m_values[key]->setToolTip(QLocale::c().toString(qint64(count)));
   }
-  m_values[QStringLiteral("input_shape")]->setText(
-      joinShape(o.value(QStringLiteral("input_shape"))));
-  m_values[QStringLiteral("token_grid")]->setText(joinShape(o.value(QStringLiteral("token_grid"))));
+  m_values[QStringLiteral("input_shape")]->setText(joinShape(info->input_shape));
+  m_values[QStringLiteral("token_grid")]->setText(joinShape(info->token_grid));
   m_values[QStringLiteral("tokens_per_clip")]->setText(
-      QLocale::c().toString(qint64(o.value(QStringLiteral("tokens_per_clip")).toDouble())));
-  m_values[QStringLiteral("bits_per_token")]->setText(
-      trimmedNumber(o.value(QStringLiteral("bits_per_token")).toDouble(), 2));
+      QLocale::c().toString(qint64(info->tokens_per_clip)));
+  m_values[QStringLiteral("bits_per_token")]->setText(trimmedNumber(info->bits_per_token, 2));
   m_values[QStringLiteral("compression_ratio")]->setText(
-      tr("%1 \u00d7")
-          .arg(trimmedNumber(o.value(QStringLiteral("compression_ratio")).toDouble(), 1)));
+      tr("%1 \u00d7").arg(trimmedNumber(info->compression_ratio, 1)));
   m_values[QStringLiteral("forward_flops_per_clip")]->setText([](const QString& count) {
     return count + (count.contains(QLatin1Char(' ')) ? QString() : QStringLiteral(" ")) +
            QStringLiteral("FLOP");
-  }(formatCount(o.value(QStringLiteral("forward_flops_per_clip")).toDouble())));
-  const int batch = o.value(QStringLiteral("batch_size")).toInt();
+  }(formatCount(info->forward_flops_per_clip)));
   m_values[QStringLiteral("peak_training_memory_bytes")]->setText(
       tr("%1 (batch %2)")
-          .arg(formatBytes(o.value(QStringLiteral("peak_training_memory_bytes")).toDouble()))
-          .arg(batch));
-  const QString kind = o.value(QStringLiteral("kind")).toString();
+          .arg(formatBytes(static_cast<double>(info->peak_training_memory_bytes)))
+          .arg(info->batch_size));
+  const QString kind = QString::fromStdString(info->kind);
   m_status->setText(kind.isEmpty()
                         ? tr("From tokenbench-trainer model-info")
                         : tr("%1 tokenizer, from tokenbench-trainer model-info")

@@ -8,6 +8,9 @@
 #include "app/run_follower.h"
 #include "app/run_metrics.h"
 #include "app/run_summary_reader.h"
+#include "app/wire_text.h"
+#include "core/metric_names.h"
+#include "core/metric_panels.h"
 #include "widgets/codebook_view.h"
 #include "widgets/curve_plot.h"
 
@@ -15,6 +18,7 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QEvent>
 #include <QFile>
 #include <QFileDialog>
@@ -43,132 +47,6 @@
 namespace tb::app {
 namespace {
 
-// One small plot of the grid: the metrics it takes (patterns with '*'), first match wins.
-struct PanelSpec {
-  const char* id;
-  const char* title;
-  const char* yLabel;
-  std::vector<const char*> patterns;
-  bool smoothed;   // validation metrics are averages already: drawn as they are
-  bool wallClock;  // always over wall-clock time, whatever the x axis choice
-};
-
-const std::vector<PanelSpec>& panelSpecs() {
-  static const std::vector<PanelSpec> specs = {
-      {"loss",
-       QT_TRANSLATE_NOOP("MonitorPage", "Loss"),
-       QT_TRANSLATE_NOOP("MonitorPage", "loss"),
-       {"train/loss", "train/recon_loss", "valid/recon_loss", "train/recon_l1", "train/recon_mse",
-        "train/perceptual_loss"},
-       true,
-       false},
-      {"quantizer",
-       QT_TRANSLATE_NOOP("MonitorPage", "Quantizer losses"),
-       QT_TRANSLATE_NOOP("MonitorPage", "loss"),
-       {"train/quantizer*", "train/commitment*", "train/entropy*"},
-       true,
-       false},
-      {"gan",
-       QT_TRANSLATE_NOOP("MonitorPage", "GAN"),
-       QT_TRANSLATE_NOOP("MonitorPage", "value"),
-       {"train/gan_loss", "train/discr_loss", "train/adaptive_weight", "train/r1_penalty",
-        "train/lecam*", "train/logits_*"},
-       true,
-       false},
-      {"lr",
-       QT_TRANSLATE_NOOP("MonitorPage", "Learning rate"),
-       QT_TRANSLATE_NOOP("MonitorPage", "learning rate"),
-       {"train/lr", "train/*_lr"},
-       false,
-       false},
-      {"grad",
-       QT_TRANSLATE_NOOP("MonitorPage", "Gradient norm"),
-       QT_TRANSLATE_NOOP("MonitorPage", "norm"),
-       {"train/*grad_norm*"},
-       true,
-       false},
-      {"psnr",
-       QT_TRANSLATE_NOOP("MonitorPage", "Held-out PSNR over wall-clock time"),
-       QT_TRANSLATE_NOOP("MonitorPage", "PSNR (dB)"),
-       {"valid/psnr"},
-       false,
-       true},
-      {"quality",
-       QT_TRANSLATE_NOOP("MonitorPage", "Held-out SSIM and LPIPS"),
-       QT_TRANSLATE_NOOP("MonitorPage", "value"),
-       {"valid/ssim", "valid/lpips"},
-       false,
-       false},
-      {"usage",
-       QT_TRANSLATE_NOOP("MonitorPage", "Codebook usage"),
-       QT_TRANSLATE_NOOP("MonitorPage", "share of codes used"),
-       {"valid/codebook_usage"},
-       false,
-       false},
-      {"perplexity",
-       QT_TRANSLATE_NOOP("MonitorPage", "Codebook perplexity"),
-       QT_TRANSLATE_NOOP("MonitorPage", "perplexity"),
-       {"valid/perplexity"},
-       false,
-       false},
-      {"throughput",
-       QT_TRANSLATE_NOOP("MonitorPage", "Throughput"),
-       QT_TRANSLATE_NOOP("MonitorPage", "steps/s"),
-       {"perf/it_per_s"},
-       true,
-       false},
-      {"steptime",
-       QT_TRANSLATE_NOOP("MonitorPage", "Step time and data wait"),
-       QT_TRANSLATE_NOOP("MonitorPage", "seconds"),
-       {"perf/step_s", "perf/data_wait_s"},
-       true,
-       false},
-      {"datawait",
-       QT_TRANSLATE_NOOP("MonitorPage", "Data wait share"),
-       QT_TRANSLATE_NOOP("MonitorPage", "share of step time"),
-       {"perf/data_wait_fraction"},
-       true,
-       false},
-      {"data",
-       QT_TRANSLATE_NOOP("MonitorPage", "Skipped files"),
-       QT_TRANSLATE_NOOP("MonitorPage", "files"),
-       {"data/*"},
-       false,
-       false},
-      {"valid",
-       QT_TRANSLATE_NOOP("MonitorPage", "Other validation metrics"),
-       QT_TRANSLATE_NOOP("MonitorPage", "value"),
-       {"valid/*"},
-       false,
-       false},
-      {"other",
-       QT_TRANSLATE_NOOP("MonitorPage", "Other metrics"),
-       QT_TRANSLATE_NOOP("MonitorPage", "value"),
-       {"*"},
-       true,
-       false},
-  };
-  return specs;
-}
-
-// '*' matches any run of characters (slashes included); everything else matches itself.
-bool globMatch(QStringView pattern, QStringView text) {
-  const int star = pattern.indexOf(QLatin1Char('*'));
-  if (star < 0) {
-    return pattern == text;
-  }
-  if (!text.startsWith(pattern.left(star))) {
-    return false;
-  }
-  const QStringView rest = pattern.mid(star + 1);
-  for (qsizetype i = star; i <= text.size(); ++i) {
-    if (globMatch(rest, text.mid(i))) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Tableau 10, as CurvePlot uses. One run: metric i of a panel gets colour i. Runs overlaid:
 // run i gets colour i in every panel (TensorBoard and W&B give each run one colour), and the
 // metrics of a panel are told apart by the line (kMetricStyles).
@@ -188,8 +66,8 @@ constexpr int kMaxGridColumns = 3;
 constexpr int kClockMs = 5000;
 constexpr double kSmoothingSteps = 100.0;  // slider positions per unit of weight
 
-const QString kPerplexity = QStringLiteral("valid/perplexity");
-const QString kUsage = QStringLiteral("valid/codebook_usage");
+const QString kPerplexity = wireText(core::metric::kValidPerplexity);
+const QString kUsage = wireText(core::metric::kValidCodebookUsage);
 
 bool sameValues(const RunMetrics::Series& a, const RunMetrics::Series& b) {
   if (a.size() == 0 || a.size() != b.size() || a.steps != b.steps) return false;
@@ -215,7 +93,7 @@ struct MonitorPage::Run {
 };
 
 struct MonitorPage::Panel {
-  PanelSpec spec;
+  core::MetricPanel spec;
   widgets::CurvePlot* plot = nullptr;
   QStringList metrics;  // in order of arrival: the index picks the colour or line
   // A metric whose values are another's of the same panel (train/recon_l1 when the
@@ -310,7 +188,7 @@ MonitorPage::MonitorPage(QWidget* parent) : QWidget(parent) {
   m_grid = new QGridLayout(m_gridHost);
   m_grid->setContentsMargins(0, 0, 4, 0);
   m_grid->setSpacing(12);
-  for (const PanelSpec& spec : panelSpecs()) {
+  for (const core::MetricPanel& spec : core::metricPanels()) {
     auto panel = std::make_unique<Panel>();
     panel->spec = spec;
     panel->plot = new widgets::CurvePlot(m_gridHost);
@@ -492,6 +370,26 @@ void MonitorPage::pollNow() {
   updateProgress();  // whether the trainer still runs is not in the files
 }
 
+bool MonitorPage::waitForReads(int timeoutMs) {
+  QElapsedTimer clock;
+  clock.start();
+  // A delivery can ask for more (a new codebook file is read next), so look until all are idle.
+  for (;;) {
+    bool idle = true;
+    for (const auto& run : m_runs) {
+      if (run->follower->pendingReads() > 0) {
+        idle = false;
+        if (!run->follower->waitForReads(static_cast<int>(timeoutMs - clock.elapsed()))) {
+          return false;
+        }
+      }
+    }
+    if (idle) {
+      return true;
+    }
+  }
+}
+
 MonitorPage::Run* MonitorPage::addRun(const QString& path, int index) {
   auto run = std::make_unique<Run>();
   run->path = path;
@@ -519,6 +417,15 @@ void MonitorPage::connectRun(Run* run) {
           [this, run](const QVector<core::Event>& events) { onEvents(run, events); });
   if (runIndexOf(run) == 0) {
     connect(follower, &RunFollower::codebookCountsChanged, this, &MonitorPage::onCodebookChanged);
+    connect(follower, &RunFollower::codebookCountsRead, this,
+            [this](qint64 step, const QVector<qint64>& counts, const QString& error) {
+              if (error.isEmpty()) {
+                m_codebook->setCounts(step, counts);
+              } else {
+                m_alerts->addAlert(RunAlert{QStringLiteral("codebook_unreadable"), error, step,
+                                            RunAlert::Severity::Warning});
+              }
+            });
     connect(follower, &RunFollower::settingsChanged, this, [this] {
       updateMarkers();
       updateProgress();
@@ -617,9 +524,9 @@ void MonitorPage::onEvents(Run* run, const QVector<core::Event>& events) {
           RunAlert{code, QString::fromStdString(warning->message),
                    warning->step ? std::optional<qint64>(*warning->step) : std::nullopt,
                    AlertBanner::severityOfWarning(code)});
-      if (warning->step &&
-          (code == QLatin1String("nonfinite_step") || code == QLatin1String("rollback") ||
-           code == QLatin1String("data_skipped"))) {
+      if (warning->step && (code == wireText(core::warning_code::kNonfiniteStep) ||
+                            code == wireText(core::warning_code::kRollback) ||
+                            code == wireText(core::warning_code::kDataSkipped))) {
         mark(*warning->step, code);
       }
     } else if (const auto* error = std::get_if<core::ErrorEvent>(&event)) {
@@ -734,14 +641,7 @@ MonitorPage::Panel* MonitorPage::panelOf(const QString& metric) const {
 }
 
 QString MonitorPage::panelIdOfMetric(const QString& metric) {
-  for (const PanelSpec& spec : panelSpecs()) {
-    for (const char* pattern : spec.patterns) {
-      if (globMatch(QString::fromLatin1(pattern), metric)) {
-        return QString::fromLatin1(spec.id);
-      }
-    }
-  }
-  return QStringLiteral("other");
+  return QString::fromLatin1(core::metricPanelOf(metric.toStdString()).id);
 }
 
 std::optional<double> MonitorPage::xOf(const Run& run, const Panel& panel,
@@ -769,17 +669,7 @@ void MonitorPage::loadCodebookCounts(qint64 step) {
   if (m_runs.empty()) {
     return;
   }
-  const QString file = m_runs[0]->follower->codebookFile(step);
-  if (file.isEmpty()) {
-    return;
-  }
-  QString error;
-  if (const std::optional<QVector<qint64>> counts = RunFollower::readCodebookCounts(file, &error)) {
-    m_codebook->setCounts(step, *counts);
-  } else {
-    m_alerts->addAlert(
-        RunAlert{QStringLiteral("codebook_unreadable"), error, step, RunAlert::Severity::Warning});
-  }
+  m_runs[0]->follower->requestCodebookCounts(step);  // read off this thread
 }
 
 void MonitorPage::updateProgress() {
@@ -827,7 +717,7 @@ void MonitorPage::updateProgress() {
     m_progress->setRunning(progress->step, total, progress->it_per_s, progress->eta_s);
   } else if (run.metrics.rowCount() > 0) {
     m_progress->setRunning(lastStep, total,
-                           run.metrics.latestValue(QStringLiteral("perf/it_per_s"))
+                           run.metrics.latestValue(wireText(core::metric::kPerfItPerS))
                                .value_or(std::numeric_limits<double>::quiet_NaN()),
                            std::numeric_limits<double>::quiet_NaN());
   } else {
@@ -862,7 +752,7 @@ void MonitorPage::updateMarkers() {
                  : QString(),
         kDiscriminatorColor, Qt::DashLine);
   }
-  Panel* loss = panelOf(QStringLiteral("train/loss"));
+  Panel* loss = panelOf(wireText(core::metric::kTrainLoss));
   for (int i = 0; i < m_alertMarks.size(); ++i) {
     const auto& [step, code] = m_alertMarks[i];
     const QString id = QStringLiteral("alert:%1").arg(i);
@@ -1129,7 +1019,7 @@ QWidget* MonitorPage::buildConfigurationTab() {
   connect(m_newRunFromConfig, &QPushButton::clicked, this, [this] {
     if (!m_runs.empty()) {
       Q_EMIT newRunFromConfigurationRequested(
-          QDir(m_runs[0]->path).filePath(QStringLiteral("config.json")));
+          pathText(runDirectoryAt(m_runs[0]->path).configFile()));
     }
   });
   m_configView = new QPlainTextEdit(tab);
@@ -1151,14 +1041,16 @@ void MonitorPage::loadConfiguration() {
   if (m_runs.empty()) {
     text = tr("No run open.");
   } else {
-    QFile file(QDir(m_runs[0]->path).filePath(QStringLiteral("config.json")));
-    text = file.open(QIODevice::ReadOnly)
-               ? QString::fromUtf8(file.readAll())
-               : tr("%1: %2").arg(QDir::toNativeSeparators(file.fileName()), file.errorString());
+    // As the follower read it, on its thread: a hung file system does not hold this page.
+    text = m_runs[0]->follower->configText();
+    if (text.isEmpty()) {
+      text = tr("%1: no readable configuration (yet)")
+                 .arg(QDir::toNativeSeparators(
+                     pathText(runDirectoryAt(m_runs[0]->path).configFile())));
+    }
   }
   if (m_configView->toPlainText() != text) m_configView->setPlainText(text);
-  m_newRunFromConfig->setEnabled(!m_runs.empty() &&
-                                 RunSummaryReader::isRunDirectory(m_runs[0]->path));
+  m_newRunFromConfig->setEnabled(!m_runs.empty() && !m_runs[0]->follower->configText().isEmpty());
 }
 
 QString MonitorPage::configurationText() const { return m_configView->toPlainText(); }

@@ -83,8 +83,12 @@ class MonitorPage : public QWidget {
   void clearOverlayRuns();
   /// The follower of the open run (index 0) or of overlay index-1; nullptr when there is none.
   RunFollower* runFollower(int index = 0) const;
-  /// Polls every followed run now (the followers also poll on their own timers).
+  /// Asks every followed run for a read now and returns; what they find is shown when the
+  /// reads are done (the followers also poll on their own timers).
   void pollNow();
+  /// Runs the event loop until every follower has delivered what it was asked for, or
+  /// `timeoutMs` has passed; true when all have. For tests and scripts: the window never waits.
+  bool waitForReads(int timeoutMs = 10000);
 
   /// The "Loss" plot (train/loss, recon losses, valid/recon_loss). Owned by this page.
   widgets::CurvePlot* curvePlot() const;

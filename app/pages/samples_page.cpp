@@ -2,6 +2,7 @@
 
 #include "app/pages/empty_state.h"
 #include "app/pages/page_header.h"
+#include "app/wire_text.h"
 #include "widgets/clip_timeline.h"
 
 #include <QCheckBox>
@@ -202,7 +203,7 @@ void SamplesPage::setFollowNewSamples(bool follow) { m_follow->setChecked(follow
 void SamplesPage::rescan() {
   if (m_runDir.isEmpty()) return;
   const QMap<qint64, QString> files =
-      listSampleFiles(QDir(m_runDir).filePath(QStringLiteral("samples")));
+      listSampleFiles(pathText(runDirectoryAt(m_runDir).samplesDir()));
   const bool wasLatest = m_files.isEmpty() || m_currentStep == m_files.lastKey();
   if (files != m_files) {
     m_files = files;

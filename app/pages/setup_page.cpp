@@ -10,6 +10,7 @@
 #include "app/run_summary_reader.h"
 #include "app/trainer_location.h"
 #include "app/trainer_query.h"
+#include "app/wire_text.h"
 #include "core/config_io.h"
 #include "core/presets.h"
 #include "widgets/layer_stack_editor.h"
@@ -297,7 +298,7 @@ QStringList SetupPage::runDirectoryProblems() const {
   } else if (name.contains(QLatin1Char('/')) || name == QLatin1String(".") ||
              name == QLatin1String("..")) {
     problems << tr("the run name must be a plain folder name, got \"%1\"").arg(name);
-  } else if (QFileInfo::exists(QDir(runDirectory()).filePath(QStringLiteral("config.json")))) {
+  } else if (QFileInfo::exists(pathText(runDirectoryAt(runDirectory()).configFile()))) {
     problems << tr("%1 already holds a run (config.json): choose another name, or resume that "
                    "run from the Runs page")
                     .arg(runDirectory());
@@ -865,7 +866,7 @@ void SetupPage::setRunDirectory(const QString& path) {
   const bool launchedFromHere = info.absoluteFilePath() == runDirectory();
   m_runsFolder->setText(QDir::toNativeSeparators(info.absolutePath()));
   if (launchedFromHere ||
-      QFileInfo::exists(QDir(info.absoluteFilePath()).filePath(QStringLiteral("config.json")))) {
+      QFileInfo::exists(pathText(runDirectoryAt(info.absoluteFilePath()).configFile()))) {
     // A run (just launched from this page, or opened to watch it): the next run goes beside
     // it under a fresh name, never into it.
     if (launchedFromHere || m_runName->text().trimmed().isEmpty() ||

@@ -14,6 +14,7 @@
 //                    garbage | escape | silent | chatty (default normal)
 //   TB_FAKE_STEPS    steps of a normal run (default 20)
 //   TB_FAKE_STEP_MS  milliseconds per step (default 10)
+//   TB_FAKE_CONTROL_LOG  file that every control line read on stdin is appended to
 //   TB_FAKE_FLOOD    metric lines of the flood (default 100000)
 //   TB_FAKE_FLOOD_VALUES  values per flood metric line (default 2)
 //   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
@@ -39,6 +40,7 @@
 // escape:      sample and checkpoint paths outside the run dir (3) and one inside, done.
 // silent:      hello, TB_FAKE_SILENT_MS of silence, one progress, done "completed".
 // chatty:      200 lines on stderr, hello, done "completed".
+#include "core/control_message.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/version.h"
@@ -151,8 +153,13 @@ class Control {
     for (std::size_t nl; (nl = m_pending.find('\n')) != std::string::npos;) {
       const std::string line = m_pending.substr(0, nl);
       m_pending.erase(0, nl + 1);
-      if (line.find("\"stop\"") != std::string::npos) result = "stop";
-      if (line.find("\"checkpoint\"") != std::string::npos && result.empty()) result = "checkpoint";
+      // Every line received, byte for byte, for the test that holds it against the golden file.
+      if (const char* log = std::getenv("TB_FAKE_CONTROL_LOG")) {
+        std::ofstream(log, std::ios::app | std::ios::binary) << line << '\n';
+      }
+      const auto message = tb::core::decodeControlLine(line);
+      if (message == tb::core::ControlMessage::Stop) result = "stop";
+      if (message == tb::core::ControlMessage::Checkpoint && result.empty()) result = "checkpoint";
     }
     return result;
   }

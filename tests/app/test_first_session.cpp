@@ -593,6 +593,7 @@ class FirstSessionTest : public QObject {
     tb::app::RunControlBar* bar = window.runControlBar();
 
     QVERIFY(window.openRunDirectory(live));
+    QVERIFY(window.monitorPage()->waitForReads());
     QTRY_VERIFY2(bar->stateText().contains(QLatin1String("running in another process")),
                  qPrintable(bar->stateText()));
     QCOMPARE(window.monitorPage()->progressView()->state(), RunProgressView::State::Running);
@@ -600,10 +601,12 @@ class FirstSessionTest : public QObject {
     QVERIFY(bar->resumeButton()->toolTip().contains(QLatin1String("another process")));
 
     QVERIFY(window.openRunDirectory(completed));
+    QVERIFY(window.monitorPage()->waitForReads());
     QTRY_VERIFY(bar->stateText().contains(QLatin1String("completed")));
     QVERIFY(!bar->resumeButton()->isEnabled());
 
     QVERIFY(window.openRunDirectory(stopped));
+    QVERIFY(window.monitorPage()->waitForReads());
     QTRY_VERIFY(bar->resumeButton()->isEnabled());
     QVERIFY(bar->stateText().contains(QLatin1String("stopped")));
 

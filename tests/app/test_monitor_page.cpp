@@ -153,6 +153,7 @@ class TestMonitorPage : public QObject {
     MonitorPage page;
     page.resize(1280, 800);
     page.setRunDirectory(run.path());
+    QVERIFY(page.waitForReads());
     settle(page);
     QVERIFY(page.isShowingPlot());
     QCOMPARE(page.runDirectory(), run.path());
@@ -212,6 +213,7 @@ class TestMonitorPage : public QObject {
     const tb::test::TrainerLock live(run.path());
     MonitorPage page;
     page.setRunDirectory(run.path());
+    QVERIFY(page.waitForReads());
     tb::app::RunProgressView* progress = page.progressView();
     QCOMPARE(progress->state(), tb::app::RunProgressView::State::Running);
     QVERIFY2(progress->text().contains(QLatin1String("step 200 of 300")),
@@ -222,6 +224,7 @@ class TestMonitorPage : public QObject {
     writeFile(run.filePath(QStringLiteral("events.jsonl")),
               line(tb::core::DoneEvent{"completed", std::int64_t{300}}), true);
     page.pollNow();
+    QVERIFY(page.waitForReads());
     QCOMPARE(progress->state(), tb::app::RunProgressView::State::Completed);
     QCOMPARE(progress->value(), progress->maximum());
     QVERIFY(progress->etaText().isEmpty());
@@ -232,6 +235,7 @@ class TestMonitorPage : public QObject {
     const tb::test::TrainerLock alsoLive(quiet.path());
     writeFile(quiet.filePath(QStringLiteral("events.jsonl")), "");
     page.setRunDirectory(quiet.path());
+    QVERIFY(page.waitForReads());
     QCOMPARE(page.progressView()->state(), tb::app::RunProgressView::State::Running);
     QVERIFY(page.progressView()->text().contains(QLatin1String("step 200 of 300")));
     QCOMPARE(page.progressView()->etaText(), QStringLiteral("3 min 20 s"));  // 100 steps at 0.5/s
@@ -248,6 +252,7 @@ class TestMonitorPage : public QObject {
     page.show();
     QVERIFY(QTest::qWaitForWindowExposed(&page));
     page.setRunDirectory(run.path());
+    QVERIFY(page.waitForReads());
     tb::app::AlertBanner* banner = page.alertBanner();
     QVERIFY(banner->isVisible());
     QCOMPARE(banner->alertCount(), 2);
@@ -281,6 +286,7 @@ class TestMonitorPage : public QObject {
                   line(tb::core::DoneEvent{"failed", std::int64_t{202}}),
               true);
     page.pollNow();
+    QVERIFY(page.waitForReads());
     QVERIFY(banner->isVisible());
     QCOMPARE(banner->alertCount(), 4);
     QCOMPARE(banner->alerts().last().code, QStringLiteral("diverged"));
@@ -294,6 +300,7 @@ class TestMonitorPage : public QObject {
     writeRun(run.path());
     MonitorPage page;
     page.setRunDirectory(run.path());
+    QVERIFY(page.waitForReads());
     page.setXAxis(MonitorPage::XAxis::WallClock);
     CurvePlot* loss = page.curvePlot();
     QVERIFY(loss->isTimeAxis());
@@ -309,10 +316,12 @@ class TestMonitorPage : public QObject {
     const QString metrics = run.filePath(QStringLiteral("metrics.jsonl"));
     writeFile(metrics, trainRow(202, 0.2) + trainRow(204, 0.19), true);
     page.pollNow();
+    QVERIFY(page.waitForReads());
     QCOMPARE(loss->pointCount(QStringLiteral("train/loss")), 102);
     // The run went back to step 150 (a rollback or a resume): the points after it are dropped.
     writeFile(metrics, trainRow(152, 0.3), true);
     page.pollNow();
+    QVERIFY(page.waitForReads());
     QCOMPARE(loss->pointCount(QStringLiteral("train/loss")), 76);
     QCOMPARE(loss->graph(QStringLiteral("train/loss"))->data()->at(75)->key, 152.0);
     QCOMPARE(loss->graph(QStringLiteral("train/loss"))->data()->at(75)->value, 0.3);
@@ -320,6 +329,7 @@ class TestMonitorPage : public QObject {
     // metrics.jsonl truncated and started again: the curves start again too.
     writeFile(metrics, trainRow(2, 5.0));
     page.pollNow();
+    QVERIFY(page.waitForReads());
     QCOMPARE(loss->pointCount(QStringLiteral("train/loss")), 1);
     QCOMPARE(loss->graph(QStringLiteral("train/loss"))->data()->at(0)->value, 5.0);
     QCOMPARE(loss->markerPosition(QStringLiteral("discr")).value(), 100.0);  // still marked
@@ -341,7 +351,9 @@ class TestMonitorPage : public QObject {
     MonitorPage page;
     QVERIFY(!page.addOverlayRun(b));  // nothing open to overlay on
     page.setRunDirectory(a);
+    QVERIFY(page.waitForReads());
     QVERIFY(page.addOverlayRun(b));
+    QVERIFY(page.waitForReads());
     QVERIFY(!page.addOverlayRun(b));  // once
     QVERIFY(!page.addOverlayRun(a));  // not the open run itself
     QCOMPARE(page.overlayRuns(), QStringList{b});
@@ -369,6 +381,7 @@ class TestMonitorPage : public QObject {
     writeRun(run.path());
     MonitorPage page;
     page.setRunDirectory(run.path());
+    QVERIFY(page.waitForReads());
     tb::widgets::CodebookView* codebook = page.codebookView();
     QCOMPARE(codebook->shownStep(), 200);
     QCOMPARE(codebook->codebookSize(), 8);
@@ -384,6 +397,7 @@ class TestMonitorPage : public QObject {
         QFile::encodeName(run.filePath(QStringLiteral("codebook/step_250.safetensors")))
             .toStdString());
     page.pollNow();
+    QVERIFY(page.waitForReads());
     QCOMPARE(codebook->shownStep(), 250);
     QCOMPARE(codebook->deadCodeShare(), 1.0 / 8.0);
   }
@@ -397,6 +411,7 @@ class TestMonitorPage : public QObject {
     page.show();
     QVERIFY(QTest::qWaitForWindowExposed(&page));
     page.setRunDirectory(dir);
+    QVERIFY(page.waitForReads());
     settle(page);
     QCOMPARE(page.runFollower()->rowCount(), 82);
     for (const char* id : {"loss", "quantizer", "gan", "lr", "grad", "psnr", "quality", "usage",
@@ -451,6 +466,7 @@ class TestMonitorPage : public QObject {
     page.show();
     QVERIFY(QTest::qWaitForWindowExposed(&page));
     page.setRunDirectory(dir);
+    QVERIFY(page.waitForReads());
     settle(page);
     const QImage image = page.grab().toImage();
     QVERIFY(image.save(QStringLiteral(TB_MONITOR_SCREENSHOT_DIR "/monitor-page.png")));
@@ -476,6 +492,7 @@ class TestMonitorPage : public QObject {
     QVERIFY(QDir().mkpath(other));
     writeRun(other, 1.3);
     QVERIFY(page.addOverlayRun(other));
+    QVERIFY(page.waitForReads());
     page.setXAxis(MonitorPage::XAxis::WallClock);
     page.setCurrentTab(0);
     settle(page);

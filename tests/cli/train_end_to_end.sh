@@ -55,10 +55,16 @@ check "SIGTERM left a complete checkpoint" "ls '$work/e/checkpoints'/step_*/COMP
 code=$?
 check "closed control stdin stops with exit 0" "[ $code -eq 0 ] && tail -1 '$work/f.out' | grep -q '\"status\":\"stopped\"'"
 
-# 7. A stop line on stdin.
-{ sleep 3; echo '{"type":"stop"}'; sleep 30; } | "$trainer" train "${tiny[@]}" --set train.max_steps=100000 \
+# 7. The control lines of tests/golden/control_v1.ndjson (the bytes the window writes): a
+# checkpoint line writes a checkpoint and goes on, a stop line stops the run; an unknown one is
+# named on stderr and ignored.
+golden_control="$(dirname "$0")/../golden/control_v1.ndjson"
+{ sleep 3; sed -n 2p "$golden_control"; echo '{"v":1,"type":"pause"}'; sleep 2; sed -n 1p "$golden_control"; sleep 30; } |
+  "$trainer" train "${tiny[@]}" --set train.max_steps=100000 --set train.checkpoint_every=0 \
   --control-stdin --run-dir "$work/g" >"$work/g.out" 2>"$work/g.err"
 check "stop control line stops the run" "tail -1 '$work/g.out' | grep -q '\"status\":\"stopped\"'"
+check "checkpoint control line writes a checkpoint before the stop" "[ \$(grep -c '\"type\":\"checkpoint\"' '$work/g.out') -ge 2 ]"
+check "unknown control line is named" "grep -q 'unknown control message type \"pause\"' '$work/g.err'"
 
 # 7b. --config - and --control-stdin both want stdin: refused (the run used to stop at once).
 echo '{}' | "$trainer" train --config - --control-stdin --run-dir "$work/g2" >/dev/null 2>"$work/g2.err"

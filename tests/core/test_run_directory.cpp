@@ -51,6 +51,8 @@ TEST_F(RunDirectoryTest, LayoutPaths) {
   EXPECT_EQ(run.checkpointTempDir(1200), root / "checkpoints" / ".step_1200.tmp");
   EXPECT_THROW(run.checkpointDir(-1), std::invalid_argument);
   EXPECT_THROW(run.checkpointTempDir(-5), std::invalid_argument);
+  EXPECT_EQ(run.codebookFile(40), root / "codebook" / "step_40.safetensors");
+  EXPECT_THROW(run.codebookFile(-1), std::invalid_argument);
 }
 
 TEST_F(RunDirectoryTest, CreateMakesEveryFolderAndIsIdempotent) {

@@ -1,6 +1,6 @@
 #include "trainer/cli/control_channel.h"
 
-#include <nlohmann/json.hpp>
+#include "core/control_message.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -39,15 +39,15 @@ ControlChannel::~ControlChannel() {
 }
 
 void ControlChannel::handleLine(const std::string& line) {
-  using Json = nlohmann::ordered_json;
-  const Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  const std::string type = msg.is_object() ? msg.value("type", std::string()) : std::string();
-  if (type == "stop") {
+  std::string error;
+  const auto message = core::decodeControlLine(line, &error);
+  if (message == core::ControlMessage::Stop) {
     m_control.stop.store(true);
-  } else if (type == "checkpoint") {
+  } else if (message == core::ControlMessage::Checkpoint) {
     m_control.checkpoint.store(true);
   } else {
-    std::cerr << "tokenbench-trainer: ignoring control line: " << line.substr(0, 200) << "\n";
+    std::cerr << "tokenbench-trainer: ignoring control line (" << error << "): " << line.substr(0, 200)
+              << "\n";
   }
 }
 

@@ -1,13 +1,12 @@
 #include "trainer/cli/data_commands.h"
 
+#include "core/data_info.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/media/frame_tensors.h"
 #if TB_WITH_OPENCV
 #include "trainer/media/image_reader.h"
 #endif
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -19,28 +18,35 @@ namespace tb::trainer::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 constexpr int kPreviewFrames = 8;
 
-Json describeShards(const data::ClipShards& shards, bool verified) {
+core::ShardSetInfo describeShards(const data::ClipShards& shards, bool verified) {
   const data::ShardSettings& s = shards.settings();
-  return {{"data_type", s.data_type},     {"image_size", s.image_size},
-          {"num_frames", s.num_frames},   {"frame_stride", s.frame_stride},
-          {"count", shards.shardCount()}, {"usable", shards.usableShards()},
-          {"clips", shards.clipCount()},  {"bytes", shards.bytes()},
-          {"verified", verified}};
+  core::ShardSetInfo info;
+  info.data_type = s.data_type;
+  info.image_size = s.image_size;
+  info.num_frames = s.num_frames;
+  info.frame_stride = s.frame_stride;
+  info.count = static_cast<std::int64_t>(shards.shardCount());
+  info.usable = static_cast<std::int64_t>(shards.usableShards());
+  info.clips = static_cast<std::int64_t>(shards.clipCount());
+  info.bytes = static_cast<std::int64_t>(shards.bytes());
+  info.verified = verified;
+  return info;
 }
 
-Json describeIndex(const core::DataConfig& data, const data::ClipDataset& dataset, bool verified) {
-  Json j;
-  j["type"] = data.type;
-  j["path"] = data.path;
-  if (!data.valid_path.empty()) j["valid_path"] = data.valid_path;
+core::DataInfo describeIndex(const core::DataConfig& data, const data::ClipDataset& dataset,
+                             bool verified) {
+  core::DataInfo j;
+  j.type = data.type;
+  j.path = data.path;
+  j.valid_path = data.valid_path;
   const auto& index = dataset.index();
-  j["files"] = data.type == "synthetic" ? static_cast<std::size_t>(data.synthetic_clips) : index.files.size();
-  j["train_files"] = dataset.trainSize();
-  j["valid_files"] = dataset.validSize();
+  j.files = data.type == "synthetic" ? static_cast<std::int64_t>(data.synthetic_clips)
+                                     : static_cast<std::int64_t>(index.files.size());
+  j.train_files = static_cast<std::int64_t>(dataset.trainSize());
+  j.valid_files = static_cast<std::int64_t>(dataset.validSize());
   // Clips: the consecutive, non-overlapping clips `pack` cuts from each file (one per image or
   // procedural clip).
   const data::ShardSettings cut{data.type, data.image_size, data.num_frames, data.frame_stride};
@@ -78,22 +84,20 @@ Json describeIndex(const core::DataConfig& data, const data::ClipDataset& datase
       }
     }
   }
-  j["train_clips"] = train_clips;
-  j["valid_clips"] = valid_clips;
-  j["frames"] = {{"min", min_frames}, {"max", max_frames}, {"total", total}};
+  j.train_clips = train_clips;
+  j.valid_clips = valid_clips;
+  j.min_frames = min_frames;
+  j.max_frames = max_frames;
+  j.total_frames = total;
   std::map<std::pair<int, int>, int> sizes;
   for (const auto& f : index.files) ++sizes[{f.width, f.height}];
   if (data.type == "synthetic") sizes[{data.image_size, data.image_size}] = data.synthetic_clips;
-  Json resolutions = Json::array();
-  for (const auto& [wh, n] : sizes) resolutions.push_back({{"width", wh.first}, {"height", wh.second}, {"files", n}});
-  j["resolutions"] = resolutions;
-  Json skipped = Json::array();
-  for (const auto& s : dataset.indexSkips()) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
-  j["skipped"] = skipped;
+  for (const auto& [wh, n] : sizes) j.resolutions.push_back({wh.first, wh.second, n});
+  for (const auto& s : dataset.indexSkips()) j.skipped.push_back({s.path, s.reason});
   if (const data::ClipShards* shards = dataset.shards())
-    j["shards"] = describeShards(*shards, verified);
+    j.shards = describeShards(*shards, verified);
   if (const data::ClipShards* shards = dataset.shards(false); shards && !data.valid_path.empty()) {
-    j["valid_shards"] = describeShards(*shards, verified);
+    j.valid_shards = describeShards(*shards, verified);
   }
   return j;
 }
@@ -116,8 +120,7 @@ int dataInfo(const DataInfoArgs& args) {
     std::cerr << kPrefix << e.what() << "\n";
     return 2;
   }
-  Json out = describeIndex(config.data, *dataset, args.verify);
-  Json preview = Json::array();
+  core::DataInfo out = describeIndex(config.data, *dataset, args.verify);
   if (!args.preview.empty()) {
 #if TB_WITH_OPENCV
     try {
@@ -135,7 +138,7 @@ int dataInfo(const DataInfoArgs& args) {
         const fs::path png = fs::absolute(fs::path(args.preview) / ("preview_" + std::to_string(k) + ".png"));
         media::writePng(png.string(), image.width, image.height, image.rgb.data());
         const std::string source = held_out ? dataset->validSource(k) : dataset->trainSource(k);
-        preview.push_back({{"source", source}, {"png", png.string()}});
+        out.preview.push_back({source, png.string()});
       }
     } catch (const UserError& e) {
       std::cerr << kPrefix << e.what() << "\n";
@@ -149,8 +152,7 @@ int dataInfo(const DataInfoArgs& args) {
     return 2;
 #endif
   }
-  out["preview"] = preview;
-  std::cout << out.dump() << std::endl;
+  std::cout << core::toJson(out).dump() << std::endl;
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/atomic_file.h"
 #include "core/config_io.h"
+#include "core/model_info.h"
 #include "core/presets.h"
 #include "core/version.h"
 #include "trainer/models/discriminator.h"
@@ -59,22 +60,22 @@ nlohmann::ordered_json modelInfoJson(const core::RunConfig& config) {
   const double memory =
       16.0 * static_cast<double>(s.tokenizerParams() + discr_params) +
       static_cast<double>(config.train.batch_size) * s.activation_elements * act_bytes;
-  nlohmann::ordered_json j;
-  j["kind"] = config.model.kind;
-  j["params"] = {{"tokenizer", s.tokenizerParams()},
-                 {"encoder", s.encoder_params},
-                 {"decoder", s.decoder_params},
-                 {"quantizer", s.quantizer_params},
-                 {"discriminator", discr_params}};
-  j["input_shape"] = s.input_shape;
-  j["token_grid"] = s.token_grid;
-  j["tokens_per_clip"] = tokens;
-  j["bits_per_token"] = bits;
-  j["compression_ratio"] = input_bits / (static_cast<double>(tokens) * bits);
-  j["forward_flops_per_clip"] = s.forward_flops;
-  j["batch_size"] = config.train.batch_size;
-  j["peak_training_memory_bytes"] = std::llround(memory);
-  return j;
+  core::ModelInfo info;
+  info.kind = config.model.kind;
+  info.tokenizer_params = s.tokenizerParams();
+  info.encoder_params = s.encoder_params;
+  info.decoder_params = s.decoder_params;
+  info.quantizer_params = s.quantizer_params;
+  info.discriminator_params = discr_params;
+  info.input_shape.assign(s.input_shape.begin(), s.input_shape.end());
+  info.token_grid.assign(s.token_grid.begin(), s.token_grid.end());
+  info.tokens_per_clip = tokens;
+  info.bits_per_token = bits;
+  info.compression_ratio = input_bits / (static_cast<double>(tokens) * bits);
+  info.forward_flops_per_clip = s.forward_flops;
+  info.batch_size = config.train.batch_size;
+  info.peak_training_memory_bytes = std::llround(memory);
+  return core::toJson(info);
 }
 
 int modelInfo(const std::string& source, const std::string& preset) {
