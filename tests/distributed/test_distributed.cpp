@@ -37,64 +37,25 @@ using testing::events;
 using testing::eventsOf;
 using testing::finalWeights;
 using testing::freePort;
+using testing::kSameBatchTolerance;
 using testing::maxDifference;
+using testing::rankPid;
+using testing::reachesStep;
+using testing::tinyRunConfig;
+using testing::trainRun;
 using testing::writeConfig;
-
-/// A tiny MAGVIT-v2 on procedural clips: reconstruction and LFQ losses only (no random frame
-/// picks), no EMA, no validation, so runs differ only in how the batch is split.
-core::RunConfig tinyConfig() {
-  core::RunConfig c;
-  c.data.image_size = 16;
-  c.data.num_frames = 5;
-  c.data.synthetic_clips = 64;
-  c.data.workers = 1;
-  c.model.init_dim = 8;
-  c.model.max_dim = 16;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
-  c.model.input_conv_kernel = {3, 3, 3};
-  c.model.quantizer.codebook_size = 64;
-  c.loss.adversarial_weight = 0;
-  c.loss.perceptual_weight = 0;
-  c.train.max_steps = 4;
-  c.train.warmup_steps = 0;
-  c.train.lr = 1e-3;
-  c.train.weight_decay = 0.01;
-  c.train.ema = false;
-  c.train.valid_every = 0;
-  c.train.sample_every = 0;
-  c.train.log_every = 1;
-  c.train.checkpoint_every = 0;
-  c.train.threads = 1;
-  c.distributed.timeout_s = 20;
-  return c;
-}
-
-int train(const core::RunConfig& config, const fs::path& dir, const std::string& name) {
-  TrainerProcess p({"train", "--config", writeConfig(config, dir / (name + ".json")).string(), "--run-dir",
-                    (dir / name).string()},
-                   dir / name);
-  const auto code = p.wait(std::chrono::seconds(300));
-  EXPECT_TRUE(code.has_value()) << name << " still running after 300 s";
-  EXPECT_EQ(code.value_or(-1), 0) << name << ":\n" << p.stderrText();
-  return code.value_or(-1);
-}
-
-// Tolerance: the two runs sum the same per-sample gradients in a different order (two
-// half-batch means averaged over the wire, against one mean), so float32 rounding differs by
-// about 1e-7 relative per step; after 4 AdamW steps at lr 1e-3 parameters agree to 1e-5.
-constexpr double kSameBatchTolerance = 1e-5;
 
 TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   TempFolder dir;
-  core::RunConfig one = tinyConfig();
+  core::RunConfig one = tinyRunConfig();
   one.train.batch_size = 4;
-  core::RunConfig two = tinyConfig();
+  core::RunConfig two = tinyRunConfig();
   two.train.batch_size = 2;
   two.distributed.strategy = "ddp";
   two.distributed.nproc_per_node = 2;
   two.distributed.bucket_mb = 0.001;  // several buckets, launched during backward
-  ASSERT_EQ(train(one, dir.path(), "one"), 0);
-  ASSERT_EQ(train(two, dir.path(), "two"), 0);
+  ASSERT_EQ(trainRun(one, dir.path(), "one"), 0);
+  ASSERT_EQ(trainRun(two, dir.path(), "two"), 0);
   const auto a = finalWeights(dir.path() / "one", 4);
   const auto b = finalWeights(dir.path() / "two", 4);
   const double diff = maxDifference(a, b);
@@ -104,7 +65,7 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   core::RunConfig zero_steps = one;
   zero_steps.train.max_steps = 1;
   zero_steps.train.lr = 1e-12;
-  ASSERT_EQ(train(zero_steps, init.path(), "init"), 0);
+  ASSERT_EQ(trainRun(zero_steps, init.path(), "init"), 0);
   EXPECT_GT(maxDifference(a, finalWeights(init.path() / "init", 1)), 100 * kSameBatchTolerance);
 
   // Both ranks' logs exist, and the hello event says how the run was launched.
@@ -118,14 +79,14 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
 
 TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   TempFolder dir;
-  core::RunConfig ddp = tinyConfig();
+  core::RunConfig ddp = tinyRunConfig();
   ddp.distributed.strategy = "ddp";
   ddp.distributed.nproc_per_node = 2;
   ddp.train.checkpoint_every = 2;
   core::RunConfig zero1 = ddp;
   zero1.distributed.strategy = "zero1";
-  ASSERT_EQ(train(ddp, dir.path(), "ddp"), 0);
-  ASSERT_EQ(train(zero1, dir.path(), "zero1"), 0);
+  ASSERT_EQ(trainRun(ddp, dir.path(), "ddp"), 0);
+  ASSERT_EQ(trainRun(zero1, dir.path(), "zero1"), 0);
   EXPECT_EQ(maxDifference(finalWeights(dir.path() / "ddp", 4), finalWeights(dir.path() / "zero1", 4)), 0.0);
   // Rank 0 gathered the shards: the optimizer state on disk is the same whole state.
   const auto ddp_state = finalWeights(dir.path() / "ddp", 4, "optimizer.safetensors");
@@ -149,35 +110,9 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   EXPECT_LT(maxDifference(finalWeights(resumed, 4), finalWeights(dir.path() / "zero1", 4)), kSameBatchTolerance);
 }
 
-// Reads "pid N" from a rank's log once the rank has written it.
-std::optional<pid_t> rankPid(const fs::path& run, int rank, std::chrono::seconds limit) {
-  const auto end = Clock::now() + limit;
-  const std::regex pid_line("pid ([0-9]+)");
-  while (Clock::now() < end) {
-    std::smatch m;
-    const std::string log = TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
-    if (std::regex_search(log, m, pid_line)) return static_cast<pid_t>(std::stoi(m[1]));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return std::nullopt;
-}
-
-// Waits until metrics.jsonl has a row with step >= `step`.
-bool reachesStep(const fs::path& run, std::int64_t step, std::chrono::seconds limit) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    std::istringstream in(TrainerProcess::slurp(run / "metrics.jsonl"));
-    for (std::string line; std::getline(in, line);) {
-      if (const auto row = core::parseMetricsLine(line); row && row->step >= step) return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes) {
   TempFolder dir;
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.nproc_per_node = 2;
   config.distributed.timeout_s = 10;
@@ -253,7 +188,7 @@ std::vector<OutsideLauncher> outsideLaunchers(int port) {
 TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
   for (const auto& launcher : outsideLaunchers(freePort())) {
     TempFolder dir;
-    core::RunConfig config = tinyConfig();
+    core::RunConfig config = tinyRunConfig();
     config.distributed.strategy = "ddp";
     config.train.max_steps = 2;
     const fs::path file = writeConfig(config, dir.path() / "c.json");
@@ -276,7 +211,7 @@ TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
 TEST(Distributed, UnderTorchrunARankThatDiesIsNamedByTheOthers) {
   TempFolder dir;
   const auto launcher = outsideLaunchers(freePort()).front();
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.timeout_s = 10;
   config.train.max_steps = 100000;

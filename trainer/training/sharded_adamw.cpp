@@ -42,27 +42,31 @@ void ShardedAdamW::zeroGrad() {
   }
 }
 
-// The arithmetic of torch.optim.AdamW (LibTorch 1.13), parameter by parameter.
+void adamwUpdate(const torch::Tensor& param, const torch::Tensor& grad, const torch::Tensor& exp_avg,
+                 const torch::Tensor& exp_avg_sq,
+                 std::int64_t step, double lr, bool decay, const ShardedAdamW::Options& options) {
+  const double b1 = options.beta1, b2 = options.beta2;
+  if (decay && options.weight_decay != 0) param.mul_(1 - lr * options.weight_decay);
+  const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(step));
+  const double bias_correction2 = 1 - std::pow(b2, static_cast<double>(step));
+  exp_avg.mul_(b1).add_(grad, 1 - b1);
+  exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2);
+  const torch::Tensor denom = (exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(options.eps);
+  param.addcdiv_(exp_avg, denom, -lr / bias_correction1);
+}
+
+// Parameter by parameter.
 void ShardedAdamW::step(double lr) {
   torch::NoGradGuard no_grad;
-  const double b1 = m_options.beta1, b2 = m_options.beta2;
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     Slot& s = m_slots[i];
     if (m_owner[i] != m_rank || !s.param.grad().defined()) continue;
-    const torch::Tensor& grad = s.param.grad();
     if (!s.exp_avg.defined()) {
       s.exp_avg = torch::zeros_like(s.param, torch::MemoryFormat::Preserve);
       s.exp_avg_sq = torch::zeros_like(s.param, torch::MemoryFormat::Preserve);
       s.steps = 0;
     }
-    if (s.decay && m_options.weight_decay != 0) s.param.mul_(1 - lr * m_options.weight_decay);
-    ++s.steps;
-    const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(s.steps));
-    const double bias_correction2 = 1 - std::pow(b2, static_cast<double>(s.steps));
-    s.exp_avg.mul_(b1).add_(grad, 1 - b1);
-    s.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2);
-    const torch::Tensor denom = (s.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(m_options.eps);
-    s.param.addcdiv_(s.exp_avg, denom, -lr / bias_correction1);
+    adamwUpdate(s.param, s.param.grad(), s.exp_avg, s.exp_avg_sq, ++s.steps, lr, s.decay, m_options);
   }
 }
 
