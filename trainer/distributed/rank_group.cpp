@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -259,7 +260,25 @@ void RankGroup::wait(PendingReduce& pending) {
   if (pending.m_then) std::exchange(pending.m_then, nullptr)();
 }
 
+namespace {
+
+// Fault injection for the tests (TB_FAULT_KILL_IN_GATHER="R:N": rank R kills itself with SIGKILL
+// as it enters its N-th all-gather, leaving the other ranks inside that collective).
+void killInGatherWhenAsked(int rank) {
+  static const std::pair<long, long> fault = [] {
+    std::pair<long, long> f{-1, 0};
+    const char* text = std::getenv("TB_FAULT_KILL_IN_GATHER");
+    if (text == nullptr || std::sscanf(text, "%ld:%ld", &f.first, &f.second) != 2) f = {-1, 0};
+    return f;
+  }();
+  static long gathers = 0;
+  if (fault.first == rank && ++gathers == fault.second) ::kill(::getpid(), SIGKILL);
+}
+
+}  // namespace
+
 void RankGroup::allGather(torch::Tensor& output, const torch::Tensor& input) {
+  killInGatherWhenAsked(rank());
   TORCH_CHECK(output.dim() == 1 && input.dim() == 1 && output.numel() == input.numel() * worldSize(),
               "allGather: expected output [", worldSize(), " x ", input.numel(), "], got ", output.sizes());
   guarded("all-gather", [&] {
