@@ -629,7 +629,7 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path, const std::
     offset += byteCount(*entry);
   }
   if (::ftruncate(fd.get(), static_cast<off_t>(offset)) != 0) fail("truncate failed");
-  if (!declared.empty()) {
+  if (fill || !declared.empty()) {
     try {
       if (!fill) throw SafetensorsError("tensors were declared but nothing fills them");
       fill([&](const std::string& name, const void* data, std::size_t bytes) {

@@ -1,8 +1,6 @@
 #include "trainer/distributed/parameter_shards.h"
 
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
+#include "trainer/distributed/gradient_reducer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -50,15 +48,7 @@ ParameterShards::ParameterShards(RankGroup& group, const std::vector<std::pair<s
     }
   }
 
-  for (std::size_t k = 0; k < m_params.size(); ++k) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(m_params[k]);
-    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [this, k](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-          onGradientReady(k);
-          return outputs;
-        }));
-    m_accumulators.push_back(std::move(accumulator));
-  }
+  m_accumulators = onGradientsAccumulated(m_params, [this](std::size_t k) { onGradientReady(k); });
 }
 
 ParameterShards::~ParameterShards() {
@@ -69,24 +59,9 @@ ParameterShards::~ParameterShards() {
 
 void ParameterShards::buildUnits(const std::vector<ModelLayer>& layers) {
   if (m_options.stage == Stage::Zero2) {
-    // Buckets in reverse registration order: the last layers' gradients are final first.
-    const double cap = m_options.bucket_mb * 1024 * 1024;
-    std::vector<std::size_t> bucket;
-    double bytes = 0;
-    for (std::size_t k = m_params.size(); k-- > 0;) {
-      const torch::Tensor& p = m_params[k];
-      const double size = static_cast<double>(bytesOf(p));
-      const bool fits = !bucket.empty() && bytes + size <= cap &&
-                        p.scalar_type() == m_params[bucket.front()].scalar_type();
-      if (!bucket.empty() && !fits) {
-        addUnit("bucket " + std::to_string(m_units.size()), std::move(bucket));
-        bucket.clear();
-        bytes = 0;
-      }
-      bucket.push_back(k);
-      bytes += size;
+    for (auto& bucket : gradientBuckets(m_params, m_options.bucket_mb)) {
+      addUnit("bucket " + std::to_string(m_units.size()), std::move(bucket));
     }
-    if (!bucket.empty()) addUnit("bucket " + std::to_string(m_units.size()), std::move(bucket));
     return;
   }
 
@@ -315,11 +290,13 @@ void ParameterShards::shareUpdatedShards() {
 }
 
 void ParameterShards::gatherWhole(const std::vector<torch::Tensor>* values,
-                                  const std::function<void(std::size_t, const torch::Tensor&)>& take) {
+                                  const std::function<void(std::size_t, const torch::Tensor&)>& take,
+                                  const std::function<bool(std::size_t)>& wanted) {
   std::lock_guard<std::recursive_mutex> guard(m_mutex);
   torch::NoGradGuard no_grad;
   for (std::size_t u = 0; u < m_units.size(); ++u) {
     Unit& unit = m_units[u];
+    if (wanted && std::none_of(unit.params.begin(), unit.params.end(), wanted)) continue;
     torch::Tensor whole;
     if (values == nullptr && unit.gathered) {
       whole = unit.full;  // zero2: every rank holds it
@@ -330,7 +307,7 @@ void ParameterShards::gatherWhole(const std::vector<torch::Tensor>* values,
     if (m_group.rank() != 0) continue;
     for (std::size_t i = 0; i < unit.params.size(); ++i) {
       const std::size_t k = unit.params[i];
-      take(k, whole.narrow(0, unit.offsets[i], m_params[k].numel()).view(m_params[k].sizes()));
+      if (!wanted || wanted(k)) take(k, whole.narrow(0, unit.offsets[i], m_params[k].numel()).view(m_params[k].sizes()));
     }
   }
 }

@@ -122,9 +122,12 @@ class ParameterShards {
   /// Collective: unit by unit, gathers the whole unit of `values` (per unit, a `[share]` tensor
   /// laid out like shard(u): the parameters when null, an EMA, an optimiser moment) and calls
   /// `take(param, whole)` on rank 0 with each parameter's whole tensor (on the device, valid
-  /// only during the call). At most one unit is whole at a time.
+  /// only during the call). At most one unit is whole at a time. With `wanted`, only the
+  /// parameters it accepts are taken, and units without one are not gathered (it must answer
+  /// alike on every rank).
   void gatherWhole(const std::vector<torch::Tensor>* values,
-                   const std::function<void(std::size_t, const torch::Tensor&)>& take);
+                   const std::function<void(std::size_t, const torch::Tensor&)>& take,
+                   const std::function<bool(std::size_t)>& wanted = {});
   /// This rank's shares of whole tensors: `whole(param)` gives parameter `param`'s whole tensor
   /// (any device; undefined: zeros); returns one `[share]` tensor per unit, on the device.
   std::vector<torch::Tensor> scatterWhole(const std::function<torch::Tensor(std::size_t)>& whole) const;

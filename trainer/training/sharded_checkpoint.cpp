@@ -10,21 +10,34 @@ void writeGatheredFile(distributed::ParameterShards& shards, const std::filesyst
                        const NamedTensors& whole, const std::vector<GatheredSeries>& series,
                        const FileMetadata& metadata) {
   const auto included = [](const GatheredSeries& s, std::size_t k) { return !s.include || s.include(k); };
-  // Every rank gathers every series; rank 0 puts each parameter's tensor into the file.
+  // Every rank gathers every series; rank 0 puts each parameter's tensor into the file. Rank 0
+  // may still be busy with the file before (a whole model under zero2, an fsync): the others
+  // wait for it as long as its heartbeat goes on, not inside a collective that times out.
   auto gather = [&](const core::SafetensorsWriter::Put* put) {
+    if (put != nullptr) {
+      shards.group().arrive("gathered file");
+    } else {
+      shards.group().awaitRankZero("gathered file");
+    }
     for (const GatheredSeries& s : series) {
-      shards.gatherWhole(s.values, [&](std::size_t k, const torch::Tensor& tensor) {
-        if (put == nullptr || !included(s, k)) return;
-        const torch::Tensor cpu = tensor.to(torch::kCPU).contiguous();
-        (*put)(shards.names()[k] + s.suffix, cpu.data_ptr(), static_cast<std::size_t>(cpu.numel()) * cpu.element_size());
-      });
+      shards.gatherWhole(
+          s.values,
+          [&](std::size_t k, const torch::Tensor& tensor) {
+            if (put == nullptr) return;
+            const torch::Tensor cpu = tensor.to(torch::kCPU).contiguous();
+            (*put)(shards.names()[k] + s.suffix, cpu.data_ptr(),
+                   static_cast<std::size_t>(cpu.numel()) * cpu.element_size());
+          },
+          s.include);
     }
   };
+  if ((file != nullptr) != (shards.group().rank() == 0)) {
+    throw std::logic_error("writeGatheredFile: rank 0, and only rank 0, writes the file");
+  }
   if (file == nullptr) {
     gather(nullptr);
     return;
   }
-  if (shards.group().rank() != 0) throw std::logic_error("writeGatheredFile: only rank 0 writes the file");
   core::SafetensorsWriter writer;
   for (const auto& [key, value] : metadata) writer.setMetadata(key, value);
   for (const auto& [name, tensor] : whole) weights::addTensor(writer, name, tensor);

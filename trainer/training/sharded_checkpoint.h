@@ -32,7 +32,9 @@ struct GatheredSeries {
 
 /// Collective: rank 0 (`file` non-null there, null on the others) writes a safetensors file of
 /// `whole` (tensors it holds whole, written as they are) and of every series, whose tensors all
-/// ranks gather unit by unit. Throws what the writer throws (core::SafetensorsError), on rank 0.
+/// ranks gather unit by unit. The others first wait for rank 0 without a collective's timeout
+/// (RankGroup::awaitRankZero): it may still be writing the file before. Throws what the writer
+/// throws (core::SafetensorsError), on rank 0.
 void writeGatheredFile(distributed::ParameterShards& shards, const std::filesystem::path* file,
                        const NamedTensors& whole, const std::vector<GatheredSeries>& series,
                        const FileMetadata& metadata);
