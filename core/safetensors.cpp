@@ -574,7 +574,9 @@ std::string SafetensorsWriter::serialize() const {
   std::string out = headerBytes(order);
   std::size_t total = out.size();
   for (const Entry* entry : order) {
-    if (entry->declared) throw SafetensorsError(errorPrefix(entry->name) + "declared: only writeFile() with a fill can write it");
+    if (entry->declared)
+      throw SafetensorsError(errorPrefix(entry->name) +
+                             "declared: only writeFile() with a fill can write it");
     total += entry->bytes.size();
   }
   out.reserve(total);
@@ -582,9 +584,12 @@ std::string SafetensorsWriter::serialize() const {
   return out;
 }
 
-void SafetensorsWriter::writeFile(const std::filesystem::path& path) const { writeFile(path, nullptr); }
+void SafetensorsWriter::writeFile(const std::filesystem::path& path) const {
+  writeFile(path, nullptr);
+}
 
-void SafetensorsWriter::writeFile(const std::filesystem::path& path, const std::function<void(const Put&)>& fill) const {
+void SafetensorsWriter::writeFile(const std::filesystem::path& path,
+                                  const std::function<void(const Put&)>& fill) const {
   const std::string at = path.string() + ": ";
   const auto order = layout();
   const std::string header = headerBytes(order);
@@ -622,7 +627,8 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path, const std::
     if (entry->declared) {
       declared[entry->name] = {offset, byteCount(*entry), false};
       // The bytes come later, at their offset: the file needs its full length now.
-      if (::lseek(fd.get(), static_cast<off_t>(byteCount(*entry)), SEEK_CUR) < 0) fail("seek failed");
+      if (::lseek(fd.get(), static_cast<off_t>(byteCount(*entry)), SEEK_CUR) < 0)
+        fail("seek failed");
     } else if (!writeAll(fd.get(), entry->bytes.data(), entry->bytes.size())) {
       fail("write failed");
     }
@@ -642,7 +648,8 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path, const std::
         }
         const char* p = static_cast<const char*>(data);
         for (std::uint64_t done = 0; done < bytes;) {
-          const ssize_t n = ::pwrite(fd.get(), p + done, bytes - done, static_cast<off_t>(it->second.offset + done));
+          const ssize_t n = ::pwrite(fd.get(), p + done, bytes - done,
+                                     static_cast<off_t>(it->second.offset + done));
           if (n < 0 && errno == EINTR) continue;
           if (n <= 0) throw SafetensorsError(errorPrefix(name) + "write failed: " + systemError());
           done += static_cast<std::uint64_t>(n);
@@ -650,7 +657,8 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path, const std::
         it->second.written = true;
       });
       for (const auto& [name, place] : declared) {
-        if (!place.written) throw SafetensorsError(errorPrefix(name) + "declared but never written");
+        if (!place.written)
+          throw SafetensorsError(errorPrefix(name) + "declared but never written");
       }
     } catch (...) {
       fd.close();

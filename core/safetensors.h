@@ -178,9 +178,11 @@ class SafetensorsWriter {
   using Put = std::function<void(const std::string& name, const void* data, std::size_t bytes)>;
   /// writeFile() for a writer with declared tensors: after the header and the added tensors are
   /// written, `fill(put)` is called once (also when nothing was declared) and puts every declared
-  /// tensor once, in any order, each written at its place. A name not declared, put twice, of the wrong size or never put throws
-  /// SafetensorsError (as do exceptions of `fill`, passed on), and `path` stays untouched.
-  void writeFile(const std::filesystem::path& path, const std::function<void(const Put&)>& fill) const;
+  /// tensor once, in any order, each written at its place. A name not declared, put twice, of the
+  /// wrong size or never put throws SafetensorsError (as do exceptions of `fill`, passed on), and
+  /// `path` stays untouched.
+  void writeFile(const std::filesystem::path& path,
+                 const std::function<void(const Put&)>& fill) const;
 
  private:
   struct Entry {

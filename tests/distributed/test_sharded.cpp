@@ -22,8 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using testing::TempFolder;
-using testing::TrainerProcess;
 using testing::events;
 using testing::eventsOf;
 using testing::finalWeights;
@@ -31,7 +29,9 @@ using testing::freePort;
 using testing::kSameBatchTolerance;
 using testing::maxDifference;
 using testing::reachesStep;
+using testing::TempFolder;
 using testing::tinyRunConfig;
+using testing::TrainerProcess;
 using testing::trainRun;
 using testing::writeConfig;
 
@@ -48,9 +48,11 @@ struct Held {
 };
 
 Held heldBy(const fs::path& run, int rank) {
-  const std::string log = TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
+  const std::string log =
+      TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
   const std::regex line(
-      "held on this rank after the first step: parameters ([0-9]+) bytes, gradients ([0-9]+) bytes, "
+      "held on this rank after the first step: parameters ([0-9]+) bytes, gradients ([0-9]+) "
+      "bytes, "
       "optimizer state ([0-9]+) bytes");
   std::smatch m;
   Held held;
@@ -97,7 +99,8 @@ TEST(Sharded, Zero2AndZero3OnTwoAndFourRanksMatchOneRankAndHoldTheirShare) {
   // moment's) would be off by the moments' own size.
   double largest_moment = 0;
   for (const auto& [name, t] : one_state) {
-    if (t.is_floating_point()) largest_moment = std::max(largest_moment, t.abs().max().item<double>());
+    if (t.is_floating_point())
+      largest_moment = std::max(largest_moment, t.abs().max().item<double>());
   }
   EXPECT_GT(largest_moment, 0);
   for (const auto& [name, config] : sharded) {
@@ -107,8 +110,9 @@ TEST(Sharded, Zero2AndZero3OnTwoAndFourRanksMatchOneRankAndHoldTheirShare) {
   }
   // Training moved the weights by far more than the tolerance (the comparison is not vacuous).
   TempFolder init;
-  EXPECT_GT(maxDifference(one, finalWeights(initialRun(onRanks(base, "none", 1, 4), init.path()), 1)),
-            100 * kSameBatchTolerance);
+  EXPECT_GT(
+      maxDifference(one, finalWeights(initialRun(onRanks(base, "none", 1, 4), init.path()), 1)),
+      100 * kSameBatchTolerance);
 
   // What each rank holds after a step: zero2 whole parameters and about 1/N of the gradients and
   // of the AdamW state; zero3 about 1/N of all three (shares are padded to N equal parts).
@@ -124,12 +128,16 @@ TEST(Sharded, Zero2AndZero3OnTwoAndFourRanksMatchOneRankAndHoldTheirShare) {
     for (int r = 0; r < ranks; ++r) {
       const Held z2 = heldBy(dir.path() / ("zero2x" + std::to_string(ranks)), r);
       EXPECT_NEAR(share(z2.parameters, whole.parameters, 1), 1.0, 0.05) << "zero2 rank " << r;
-      EXPECT_NEAR(share(z2.gradients, whole.gradients, ranks), 1.0, 0.05) << "zero2 rank " << r << " of " << ranks;
-      EXPECT_NEAR(share(z2.optimizer_state, whole.optimizer_state, ranks), 1.0, 0.05) << "zero2 rank " << r;
+      EXPECT_NEAR(share(z2.gradients, whole.gradients, ranks), 1.0, 0.05)
+          << "zero2 rank " << r << " of " << ranks;
+      EXPECT_NEAR(share(z2.optimizer_state, whole.optimizer_state, ranks), 1.0, 0.05)
+          << "zero2 rank " << r;
       const Held z3 = heldBy(dir.path() / ("zero3x" + std::to_string(ranks)), r);
-      EXPECT_NEAR(share(z3.parameters, whole.parameters, ranks), 1.0, 0.05) << "zero3 rank " << r << " of " << ranks;
+      EXPECT_NEAR(share(z3.parameters, whole.parameters, ranks), 1.0, 0.05)
+          << "zero3 rank " << r << " of " << ranks;
       EXPECT_NEAR(share(z3.gradients, whole.gradients, ranks), 1.0, 0.05) << "zero3 rank " << r;
-      EXPECT_NEAR(share(z3.optimizer_state, whole.optimizer_state, ranks), 1.0, 0.05) << "zero3 rank " << r;
+      EXPECT_NEAR(share(z3.optimizer_state, whole.optimizer_state, ranks), 1.0, 0.05)
+          << "zero3 rank " << r;
       zero3_sum += z3.parameters;
     }
     EXPECT_GE(zero3_sum, whole.parameters);  // every parameter is held somewhere
@@ -164,15 +172,17 @@ TEST(Sharded, Zero3ComposesWithTheGanCheckpointingAccumulationClippingEmaBf16And
   ASSERT_EQ(trainRun(onRanks(config, "zero3", 2, 2), dir.path(), "zero3"), 0);
   for (const char* file : {"model.safetensors", "ema.safetensors", "discriminator.safetensors",
                            "optimizer.safetensors", "discr_optimizer.safetensors"}) {
-    EXPECT_LT(maxDifference(finalWeights(dir.path() / "ddp", 4, file), finalWeights(dir.path() / "zero3", 4, file)),
+    EXPECT_LT(maxDifference(finalWeights(dir.path() / "ddp", 4, file),
+                            finalWeights(dir.path() / "zero3", 4, file)),
               kSameBatchTolerance)
         << file;
   }
   TempFolder init;
   const fs::path start = initialRun(config, init.path());
   for (const char* file : {"model.safetensors", "discriminator.safetensors"}) {
-    EXPECT_GT(maxDifference(finalWeights(dir.path() / "zero3", 4, file), finalWeights(start, 1, file)),
-              100 * kSameBatchTolerance)
+    EXPECT_GT(
+        maxDifference(finalWeights(dir.path() / "zero3", 4, file), finalWeights(start, 1, file)),
+        100 * kSameBatchTolerance)
         << file;
   }
 
@@ -207,18 +217,22 @@ TEST(Sharded, CheckpointsResumeUnderOtherStrategiesAndWorldSizes) {
   for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
     const auto ddp = finalWeights(dir.path() / "ddp", 2, file);
     EXPECT_GT(ddp.size(), 10u) << file;
-    EXPECT_LT(maxDifference(ddp, finalWeights(dir.path() / "zero3", 2, file)), kSameBatchTolerance) << file;
+    EXPECT_LT(maxDifference(ddp, finalWeights(dir.path() / "zero3", 2, file)), kSameBatchTolerance)
+        << file;
   }
 
   // resume(from, step 2, as): the checkpoint alone in a new run directory, trained on to step 4.
   auto resume = [&](const std::string& from, const core::RunConfig& as, const std::string& name) {
     const fs::path run = dir.path() / name;
     fs::create_directories(run / "checkpoints");
-    fs::copy(dir.path() / from / "checkpoints" / "step_2", run / "checkpoints" / "step_2", fs::copy_options::recursive);
+    fs::copy(dir.path() / from / "checkpoints" / "step_2", run / "checkpoints" / "step_2",
+             fs::copy_options::recursive);
     fs::copy_file(writeConfig(as, dir.path() / (name + ".json")), run / "config.json");
-    TrainerProcess p({"train", "--run-dir", run.string(), "--resume"}, dir.path() / (name + "_log"));
+    TrainerProcess p({"train", "--run-dir", run.string(), "--resume"},
+                     dir.path() / (name + "_log"));
     EXPECT_EQ(p.wait(std::chrono::seconds(300)).value_or(-1), 0) << p.stderrText();
-    EXPECT_NE(p.stderrText().find("resumed from checkpoints/step_2"), std::string::npos) << p.stderrText();
+    EXPECT_NE(p.stderrText().find("resumed from checkpoints/step_2"), std::string::npos)
+        << p.stderrText();
     return finalWeights(run, 4);
   };
   EXPECT_LT(maxDifference(resume("zero3", onRanks(config, "none", 1, 4), "zero3_on_one"),
@@ -240,16 +254,15 @@ TEST(Sharded, ARankKilledMidGatherEndsTheOtherWithinTheTimeout) {
   config.train.max_steps = 100;
   const int port = freePort();
   auto rankEnv = [&](int rank) {
-    return std::map<std::string, std::string>{{"RANK", std::to_string(rank)},
-                                              {"WORLD_SIZE", "2"},
-                                              {"LOCAL_RANK", std::to_string(rank)},
-                                              {"LOCAL_WORLD_SIZE", "2"},
-                                              {"MASTER_ADDR", "127.0.0.1"},
-                                              {"MASTER_PORT", std::to_string(port)},
-                                              {"TB_FAULT_KILL_IN_GATHER", "1:40"}};
+    return std::map<std::string, std::string>{
+        {"RANK", std::to_string(rank)},       {"WORLD_SIZE", "2"},
+        {"LOCAL_RANK", std::to_string(rank)}, {"LOCAL_WORLD_SIZE", "2"},
+        {"MASTER_ADDR", "127.0.0.1"},         {"MASTER_PORT", std::to_string(port)},
+        {"TB_FAULT_KILL_IN_GATHER", "1:40"}};
   };
   const fs::path run = dir.path() / "run";
-  const std::vector<std::string> args = {"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
+  const std::vector<std::string> args = {"train", "--config",
+                                         writeConfig(config, dir.path() / "c.json").string(),
                                          "--run-dir", run.string()};
   TrainerProcess r0(args, dir.path() / "r0", rankEnv(0));
   TrainerProcess r1(args, dir.path() / "r1", rankEnv(1));
@@ -257,13 +270,16 @@ TEST(Sharded, ARankKilledMidGatherEndsTheOtherWithinTheTimeout) {
   const auto killed_at = Clock::now();
   const auto code = r0.wait(std::chrono::seconds(config.distributed.timeout_s + 10));
   ASSERT_TRUE(code) << "rank 0 still running";
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - killed_at).count(), config.distributed.timeout_s);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - killed_at).count(),
+            config.distributed.timeout_s);
   EXPECT_EQ(*code, 1);
-  EXPECT_TRUE(reachesStep(run, 2, std::chrono::seconds(1))) << "rank 1 was killed before training began";
+  EXPECT_TRUE(reachesStep(run, 2, std::chrono::seconds(1)))
+      << "rank 1 was killed before training began";
   const auto errors = eventsOf<core::ErrorEvent>(events(r0.stdoutText()));
   ASSERT_EQ(errors.size(), 1u) << r0.stdoutText();
   EXPECT_EQ(errors[0].code, "rank_failed");
-  EXPECT_NE(errors[0].message.find("rank 0: all-gather failed: rank 1 stopped responding"), std::string::npos)
+  EXPECT_NE(errors[0].message.find("rank 0: all-gather failed: rank 1 stopped responding"),
+            std::string::npos)
       << errors[0].message;
 }
 

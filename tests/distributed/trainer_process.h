@@ -179,17 +179,17 @@ inline core::RunConfig tinyRunConfig() {
   return c;
 }
 
-/// Trains `config` in `dir`/`name` to its end; the exit code (0 expected, a failure added otherwise).
+/// Trains `config` in `dir`/`name` to its end; the exit code (0 expected, a failure added
+/// otherwise).
 inline int trainRun(const core::RunConfig& config, const fs::path& dir, const std::string& name) {
-  TrainerProcess p({"train", "--config", writeConfig(config, dir / (name + ".json")).string(), "--run-dir",
-                    (dir / name).string()},
+  TrainerProcess p({"train", "--config", writeConfig(config, dir / (name + ".json")).string(),
+                    "--run-dir", (dir / name).string()},
                    dir / name);
   const auto code = p.wait(std::chrono::seconds(300));
   EXPECT_TRUE(code.has_value()) << name << " still running after 300 s";
   EXPECT_EQ(code.value_or(-1), 0) << name << ":\n" << p.stderrText();
   return code.value_or(-1);
 }
-
 
 // Tolerance: the two runs sum the same per-sample gradients in a different order (two
 // half-batch means averaged over the wire, against one mean), so float32 rounding differs by
@@ -202,7 +202,8 @@ inline std::optional<pid_t> rankPid(const fs::path& run, int rank, std::chrono::
   const std::regex pid_line("pid ([0-9]+)");
   while (Clock::now() < end) {
     std::smatch m;
-    const std::string log = TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
+    const std::string log =
+        TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
     if (std::regex_search(log, m, pid_line)) return static_cast<pid_t>(std::stoi(m[1]));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

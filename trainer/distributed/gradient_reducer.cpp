@@ -21,7 +21,8 @@ std::vector<std::shared_ptr<torch::autograd::Node>> onGradientsAccumulated(
   for (std::size_t k = 0; k < params.size(); ++k) {
     auto accumulator = torch::autograd::impl::grad_accumulator(params[k]);
     accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [ready, k](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+        [ready, k](const torch::autograd::variable_list& outputs,
+                   const torch::autograd::variable_list&) {
           ready(k);
           return outputs;
         }));
@@ -30,13 +31,15 @@ std::vector<std::shared_ptr<torch::autograd::Node>> onGradientsAccumulated(
   return accumulators;
 }
 
-std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor>& params, double bucket_mb) {
+std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor>& params,
+                                                      double bucket_mb) {
   std::vector<std::vector<std::size_t>> buckets;
   const double cap = bucket_mb * 1024 * 1024;
   double bytes = 0;
   // Reverse order: the last layers' gradients are ready first.
   for (std::size_t k = params.size(); k-- > 0;) {
-    const double size = static_cast<double>(params[k].numel()) * static_cast<double>(params[k].element_size());
+    const double size =
+        static_cast<double>(params[k].numel()) * static_cast<double>(params[k].element_size());
     const bool fits = !buckets.empty() && bytes + size <= cap &&
                       params[k].scalar_type() == params[buckets.back().front()].scalar_type();
     if (!fits) {
@@ -58,13 +61,16 @@ GradientReducer::GradientReducer(RankGroup& group, const std::vector<torch::Tens
   for (const auto& members : gradientBuckets(m_params, bucket_mb)) {
     Bucket& b = m_buckets.emplace_back();
     for (const std::size_t k : members) {
-      b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + m_params[b.params.back()].numel());
+      b.offsets.push_back(b.params.empty() ? 0
+                                           : b.offsets.back() + m_params[b.params.back()].numel());
       b.params.push_back(k);
       m_bucket_of[k] = m_buckets.size() - 1;
     }
     // Buckets live where the backend reads them (the CPU for Gloo, the GPU for NCCL).
     const std::int64_t numel = b.offsets.back() + m_params[b.params.back()].numel();
-    b.flat = torch::empty({numel}, m_params[members.front()].options().device(group.commDevice()).requires_grad(false));
+    b.flat = torch::empty(
+        {numel},
+        m_params[members.front()].options().device(group.commDevice()).requires_grad(false));
   }
   m_accumulators = onGradientsAccumulated(m_params, [this](std::size_t k) { onGradientReady(k); });
 }

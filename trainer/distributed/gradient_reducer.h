@@ -30,7 +30,8 @@ std::vector<std::shared_ptr<torch::autograd::Node>> onGradientsAccumulated(
 /// Gradient buckets: indices into `params` in reverse order (the order backward produces their
 /// gradients), cut where a bucket would exceed `bucket_mb` MiB or change dtype. A bucket_mb
 /// below the smallest parameter's size puts every parameter in a bucket of its own.
-std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor>& params, double bucket_mb);
+std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor>& params,
+                                                      double bucket_mb);
 
 class GradientReducer {
  public:

@@ -12,7 +12,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Gives the storage under `t` (and under every view of it) `bytes` of fresh memory from its own
 // allocator, or none: what FSDP does with storage().resize_(). Contents are undefined.
@@ -22,11 +24,14 @@ void resizeStorage(const torch::Tensor& t, std::size_t bytes) {
   storage->set_nbytes(bytes);
 }
 
-std::size_t bytesOf(const torch::Tensor& t) { return static_cast<std::size_t>(t.numel()) * t.element_size(); }
+std::size_t bytesOf(const torch::Tensor& t) {
+  return static_cast<std::size_t>(t.numel()) * t.element_size();
+}
 
 }  // namespace
 
-ParameterShards::ParameterShards(RankGroup& group, const std::vector<std::pair<std::string, torch::Tensor>>& params,
+ParameterShards::ParameterShards(RankGroup& group,
+                                 const std::vector<std::pair<std::string, torch::Tensor>>& params,
                                  const std::vector<ModelLayer>& layers, Options options)
     : m_group(group), m_options(std::move(options)) {
   for (const auto& [name, p] : params) {
@@ -44,7 +49,8 @@ ParameterShards::ParameterShards(RankGroup& group, const std::vector<std::pair<s
     for (std::size_t i = 0; i < unit.params.size(); ++i) {
       const std::int64_t begin = std::max(lo, unit.offsets[i]);
       const std::int64_t end = std::min(hi, unit.offsets[i] + m_params[unit.params[i]].numel());
-      if (begin < end) m_pieces.push_back({unit.params[i], u, begin - unit.offsets[i], begin - lo, end - begin});
+      if (begin < end)
+        m_pieces.push_back({unit.params[i], u, begin - unit.offsets[i], begin - lo, end - begin});
     }
   }
 
@@ -102,8 +108,9 @@ void ParameterShards::addUnit(std::string name, std::vector<std::size_t> params)
   for (const std::size_t k : unit.params) {
     const torch::Tensor& p = m_params[k];
     if (p.scalar_type() != first.scalar_type() || p.device() != first.device()) {
-      throw std::invalid_argument("sharded unit \"" + unit.name + "\" mixes " + c10::toString(first.scalar_type()) +
-                                  " and " + c10::toString(p.scalar_type()) + " parameters (" + m_names[k] + ")");
+      throw std::invalid_argument(
+          "sharded unit \"" + unit.name + "\" mixes " + c10::toString(first.scalar_type()) +
+          " and " + c10::toString(p.scalar_type()) + " parameters (" + m_names[k] + ")");
     }
     m_unit_of[k] = m_units.size();
     unit.offsets.push_back(unit.numel);
@@ -150,7 +157,8 @@ void ParameterShards::free(Unit& unit) {
 }
 
 LayerRunner ParameterShards::runner() {
-  return [this](const std::string& name, const std::function<torch::Tensor()>& forward) -> torch::Tensor {
+  return [this](const std::string& name,
+                const std::function<torch::Tensor()>& forward) -> torch::Tensor {
     if (m_options.stage != Stage::Zero3 || m_local) return forward();
     const auto it = std::find_if(m_layer_units.begin(), m_layer_units.end(),
                                  [&](const auto& entry) { return entry.first == name; });
@@ -289,9 +297,10 @@ void ParameterShards::shareUpdatedShards() {
   for (Unit& unit : m_units) m_group.allGather(unit.full, unit.shard);
 }
 
-void ParameterShards::gatherWhole(const std::vector<torch::Tensor>* values,
-                                  const std::function<void(std::size_t, const torch::Tensor&)>& take,
-                                  const std::function<bool(std::size_t)>& wanted) {
+void ParameterShards::gatherWhole(
+    const std::vector<torch::Tensor>* values,
+    const std::function<void(std::size_t, const torch::Tensor&)>& take,
+    const std::function<bool(std::size_t)>& wanted) {
   std::lock_guard<std::recursive_mutex> guard(m_mutex);
   torch::NoGradGuard no_grad;
   for (std::size_t u = 0; u < m_units.size(); ++u) {
@@ -307,19 +316,23 @@ void ParameterShards::gatherWhole(const std::vector<torch::Tensor>* values,
     if (m_group.rank() != 0) continue;
     for (std::size_t i = 0; i < unit.params.size(); ++i) {
       const std::size_t k = unit.params[i];
-      if (!wanted || wanted(k)) take(k, whole.narrow(0, unit.offsets[i], m_params[k].numel()).view(m_params[k].sizes()));
+      if (!wanted || wanted(k))
+        take(k, whole.narrow(0, unit.offsets[i], m_params[k].numel()).view(m_params[k].sizes()));
     }
   }
 }
 
-std::vector<torch::Tensor> ParameterShards::scatterWhole(const std::function<torch::Tensor(std::size_t)>& whole) const {
+std::vector<torch::Tensor> ParameterShards::scatterWhole(
+    const std::function<torch::Tensor(std::size_t)>& whole) const {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> out;
   for (const Unit& unit : m_units) out.push_back(torch::zeros({unit.share}, unit.shard.options()));
   for (const Piece& piece : m_pieces) {
     const torch::Tensor w = whole(piece.param);
     if (!w.defined()) continue;
-    out[piece.unit].narrow(0, piece.offset, piece.numel).copy_(w.reshape({-1}).narrow(0, piece.begin, piece.numel));
+    out[piece.unit]
+        .narrow(0, piece.offset, piece.numel)
+        .copy_(w.reshape({-1}).narrow(0, piece.begin, piece.numel));
   }
   return out;
 }
@@ -340,7 +353,8 @@ void ParameterShards::updateFromWhole(const std::function<void()>& write) {
     throw;
   }
   if (m_options.stage == Stage::Zero3) {
-    for (Unit& unit : m_units) unit.shard.copy_(unit.full.narrow(0, m_group.rank() * unit.share, unit.share));
+    for (Unit& unit : m_units)
+      unit.shard.copy_(unit.full.narrow(0, m_group.rank() * unit.share, unit.share));
   }
   release();
 }

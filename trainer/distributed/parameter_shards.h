@@ -44,13 +44,14 @@ class ParameterShards {
   enum class Stage { Zero2, Zero3 };
   struct Options {
     Stage stage = Stage::Zero2;
-    double bucket_mb = 25;                          ///< zero2: size of a unit
-    std::vector<std::string> unit_types = {"all"};  ///< zero3: layer types that are units of their own
+    double bucket_mb = 25;  ///< zero2: size of a unit
+    std::vector<std::string> unit_types = {
+        "all"};  ///< zero3: layer types that are units of their own
   };
 
   /// The part of one parameter that lies in this rank's share of its unit.
   struct Piece {
-    std::size_t param;    ///< index into names()
+    std::size_t param;  ///< index into names()
     std::size_t unit;
     std::int64_t begin;   ///< its first element within the parameter (flattened)
     std::int64_t offset;  ///< where it lies in the unit's share
@@ -61,7 +62,8 @@ class ParameterShards {
   /// and alone) from their current values, which must be the same on every rank. `layers`: the
   /// module's layers (zero3 units). Collective only in what it later does; building is local.
   /// Under zero3 the caller installs runner() in the model.
-  ParameterShards(RankGroup& group, const std::vector<std::pair<std::string, torch::Tensor>>& params,
+  ParameterShards(RankGroup& group,
+                  const std::vector<std::pair<std::string, torch::Tensor>>& params,
                   const std::vector<ModelLayer>& layers, Options options);
   ~ParameterShards();
   ParameterShards(const ParameterShards&) = delete;
@@ -130,7 +132,8 @@ class ParameterShards {
                    const std::function<bool(std::size_t)>& wanted = {});
   /// This rank's shares of whole tensors: `whole(param)` gives parameter `param`'s whole tensor
   /// (any device; undefined: zeros); returns one `[share]` tensor per unit, on the device.
-  std::vector<torch::Tensor> scatterWhole(const std::function<torch::Tensor(std::size_t)>& whole) const;
+  std::vector<torch::Tensor> scatterWhole(
+      const std::function<torch::Tensor(std::size_t)>& whole) const;
   /// Sets this rank's shares from the module's parameters after something wrote them whole
   /// (loading weights): runs `write` with every unit whole and local (no collective), then keeps
   /// its shares and frees the units again (zero3).
@@ -146,8 +149,8 @@ class ParameterShards {
     torch::Tensor full;      ///< `[N x share]` on the device: the parameters are views of it
     torch::Tensor shard;     ///< `[share]`: this rank's values (a view of full under zero2)
     bool gathered = true;
-    bool kept = false;       ///< stays gathered until release() (other parameters, gatherOnRank)
-    std::size_t ready = 0;   ///< parameters whose gradient is final in this backward
+    bool kept = false;      ///< stays gathered until release() (other parameters, gatherOnRank)
+    std::size_t ready = 0;  ///< parameters whose gradient is final in this backward
     bool launched = false;
     torch::Tensor sum_in, sum_out;  ///< the reduce-scatter's buffers while it runs
     PendingReduce pending;
@@ -170,11 +173,12 @@ class ParameterShards {
   std::vector<std::pair<std::string, std::size_t>> m_layer_units;  ///< layer name -> unit
   std::size_t m_rest = SIZE_MAX;  ///< zero3: the unit of the parameters outside the layers
   std::vector<Piece> m_pieces;
-  std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;  ///< kept alive: they hold the hooks
+  std::vector<std::shared_ptr<torch::autograd::Node>>
+      m_accumulators;  ///< kept alive: they hold the hooks
   std::recursive_mutex m_mutex;
   bool m_armed = false;
   bool m_local = false;  ///< gatherOnRank() made everything whole here: no collectives
-  double m_comm_s = 0;  ///< since the last finish()
+  double m_comm_s = 0;   ///< since the last finish()
   double m_last_comm_s = 0;
 };
 

@@ -220,10 +220,13 @@ void RankGroup::onCommDevice(std::vector<torch::Tensor>& tensors, bool copy_back
   for (auto& t : tensors) {
     // Gloo (LibTorch 1.13) has no bfloat16: such tensors (statistics computed under bf16
     // autocast) travel as float32, which holds every bfloat16 value exactly.
-    const auto dtype = m_backend == "gloo" && t.scalar_type() == torch::kBFloat16 ? torch::kFloat : t.scalar_type();
-    const bool in_place = t.device() == m_comm_device && t.is_contiguous() && dtype == t.scalar_type();
-    std::vector<at::Tensor> one{in_place ? t : t.to(m_comm_device, dtype, /*non_blocking=*/false, /*copy=*/true)
-                                                   .contiguous()};
+    const auto dtype = m_backend == "gloo" && t.scalar_type() == torch::kBFloat16 ? torch::kFloat
+                                                                                  : t.scalar_type();
+    const bool in_place =
+        t.device() == m_comm_device && t.is_contiguous() && dtype == t.scalar_type();
+    std::vector<at::Tensor> one{
+        in_place ? t
+                 : t.to(m_comm_device, dtype, /*non_blocking=*/false, /*copy=*/true).contiguous()};
     op(one);
     if (copy_back && !in_place) t.copy_(one[0]);
   }
@@ -279,18 +282,21 @@ void killInGatherWhenAsked(int rank) {
 
 void RankGroup::allGather(torch::Tensor& output, const torch::Tensor& input) {
   killInGatherWhenAsked(rank());
-  TORCH_CHECK(output.dim() == 1 && input.dim() == 1 && output.numel() == input.numel() * worldSize(),
-              "allGather: expected output [", worldSize(), " x ", input.numel(), "], got ", output.sizes());
+  TORCH_CHECK(
+      output.dim() == 1 && input.dim() == 1 && output.numel() == input.numel() * worldSize(),
+      "allGather: expected output [", worldSize(), " x ", input.numel(), "], got ", output.sizes());
   guarded("all-gather", [&] {
     // Staged on the backend's device when the tensors live elsewhere (CUDA tensors over Gloo).
     const bool staged = output.device() != m_comm_device || !output.is_contiguous();
-    at::Tensor out = staged ? torch::empty(output.sizes(), output.options().device(m_comm_device)) : output;
+    at::Tensor out =
+        staged ? torch::empty(output.sizes(), output.options().device(m_comm_device)) : output;
     at::Tensor in = input.to(m_comm_device).contiguous();
     if (m_backend == "nccl") {
       m_group->_allgather_base(out, in)->wait();
     } else {
       std::vector<std::vector<at::Tensor>> outs(1);
-      for (int r = 0; r < worldSize(); ++r) outs[0].push_back(out.narrow(0, r * in.numel(), in.numel()));
+      for (int r = 0; r < worldSize(); ++r)
+        outs[0].push_back(out.narrow(0, r * in.numel(), in.numel()));
       std::vector<at::Tensor> ins{in};
       m_group->allgather(outs, ins)->wait();
     }
@@ -300,10 +306,11 @@ void RankGroup::allGather(torch::Tensor& output, const torch::Tensor& input) {
 
 PendingReduce RankGroup::reduceScatterSumAsync(torch::Tensor& input, torch::Tensor& output) {
   const std::int64_t share = output.numel();
-  TORCH_CHECK(input.device() == m_comm_device && output.device() == m_comm_device && input.is_contiguous() &&
-                  output.is_contiguous() && input.numel() == share * worldSize(),
-              "reduceScatterSumAsync: expected contiguous input [", worldSize(), " x ", share, "] and output [", share,
-              "] on ", m_comm_device.str());
+  TORCH_CHECK(input.device() == m_comm_device && output.device() == m_comm_device &&
+                  input.is_contiguous() && output.is_contiguous() &&
+                  input.numel() == share * worldSize(),
+              "reduceScatterSumAsync: expected contiguous input [", worldSize(), " x ", share,
+              "] and output [", share, "] on ", m_comm_device.str());
   PendingReduce pending;
   pending.m_what = "reduce-scatter";
   guarded("reduce-scatter", [&] {

@@ -107,7 +107,8 @@ std::vector<ModelLayer> FrameDiscriminatorImpl::layers() const {
   for (std::size_t i = 0; i < blocks->size(); ++i) {
     out.push_back({"blocks." + std::to_string(i), "discr_block", {blocks->ptr(i).get()}});
     if (attn_blocks[i])
-      out.push_back({"attn_blocks_" + std::to_string(i), "discr_attention", {attn_blocks[i].get()}});
+      out.push_back(
+          {"attn_blocks_" + std::to_string(i), "discr_attention", {attn_blocks[i].get()}});
   }
   return out;
 }
@@ -190,7 +191,9 @@ torch::Tensor VideoDiscriminatorImpl::forward(const torch::Tensor& input) {
 std::vector<ModelLayer> VideoDiscriminatorImpl::layers() const {
   std::vector<ModelLayer> out;
   for (std::size_t i = 0; i + 1 < blocks->size(); i += 2)
-    out.push_back({"blocks." + std::to_string(i), "discr_block", {blocks->ptr(i).get(), blocks->ptr(i + 1).get()}});
+    out.push_back({"blocks." + std::to_string(i),
+                   "discr_block",
+                   {blocks->ptr(i).get(), blocks->ptr(i + 1).get()}});
   return out;
 }
 

@@ -16,12 +16,13 @@ namespace tb::trainer {
 struct ModelLayer {
   std::string name;  ///< the layer's name, its parameters' prefix ("encoder_layers.3")
   std::string type;  ///< MAGVIT-v2 layer type ("residual"), "discr_block" or "discr_attention"
-  std::vector<const torch::nn::Module*> modules;  ///< whose parameters it holds (owned by the model)
+  std::vector<const torch::nn::Module*>
+      modules;  ///< whose parameters it holds (owned by the model)
 };
 
 /// Runs `forward`, the forward of the layer called `name` (a ModelLayer's name), and returns its
 /// result.
-using LayerRunner =
-    std::function<torch::Tensor(const std::string& name, const std::function<torch::Tensor()>& forward)>;
+using LayerRunner = std::function<torch::Tensor(const std::string& name,
+                                                const std::function<torch::Tensor()>& forward)>;
 
 }  // namespace tb::trainer

@@ -353,7 +353,8 @@ torch::Tensor MagvitSequenceImpl::forward(const torch::Tensor& x, const torch::T
   for (std::size_t i = 0; i < m_layers.size(); ++i) {
     const torch::Tensor in = y;
     auto forward = [&] {
-      return m_checkpointed[i] ? checkpointedForward(*m_layers[i], in, cond) : m_layers[i]->forward(in, cond);
+      return m_checkpointed[i] ? checkpointedForward(*m_layers[i], in, cond)
+                               : m_layers[i]->forward(in, cond);
     };
     y = m_runner ? m_runner(m_prefix + "." + std::to_string(i), forward) : forward();
   }

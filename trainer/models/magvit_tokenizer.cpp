@@ -296,9 +296,11 @@ std::vector<ModelLayer> MagvitTokenizerImpl::layers() const {
   std::vector<ModelLayer> out;
   const std::size_t n = m_stages.size();
   for (std::size_t i = 0; i < n; ++i)
-    out.push_back({"encoder_layers." + std::to_string(i), m_stages[i].type, {encoder_layers->at(i).get()}});
+    out.push_back(
+        {"encoder_layers." + std::to_string(i), m_stages[i].type, {encoder_layers->at(i).get()}});
   for (std::size_t i = 0; i < n; ++i) {
-    out.push_back({"decoder_layers." + std::to_string(i), m_stages[n - 1 - i].type,
+    out.push_back({"decoder_layers." + std::to_string(i),
+                   m_stages[n - 1 - i].type,
                    {decoder_layers->at(i).get()}});
   }
   return out;

@@ -48,13 +48,15 @@ void FlatShardAdamW::step(double lr) {
     if (!stepped[piece.unit]) continue;
     const torch::Tensor& share = m_shards.shard(piece.unit);
     auto part = [&](const torch::Tensor& t) { return t.narrow(0, piece.offset, piece.numel); };
-    adamwUpdate(part(share), part(share.grad()), part(m_exp_avg[piece.unit]), part(m_exp_avg_sq[piece.unit]),
-                m_steps[piece.param], lr, m_decay[piece.param], m_options);
+    adamwUpdate(part(share), part(share.grad()), part(m_exp_avg[piece.unit]),
+                part(m_exp_avg_sq[piece.unit]), m_steps[piece.param], lr, m_decay[piece.param],
+                m_options);
   }
   m_shards.shareUpdatedShards();
 }
 
-void FlatShardAdamW::writeState(const std::filesystem::path* file, const std::map<std::string, std::string>& metadata) {
+void FlatShardAdamW::writeState(const std::filesystem::path* file,
+                                const std::map<std::string, std::string>& metadata) {
   // Moments exist once a unit has stepped; a parameter that never stepped has only its count.
   std::vector<torch::Tensor> avg = m_exp_avg, avg_sq = m_exp_avg_sq;
   for (std::size_t u = 0; u < avg.size(); ++u) {
@@ -68,9 +70,10 @@ void FlatShardAdamW::writeState(const std::filesystem::path* file, const std::ma
     steps.emplace_back(m_shards.names()[k] + ".step", torch::tensor({m_steps[k]}, torch::kInt64));
   }
   const auto stepped = [this](std::size_t k) { return m_steps[k] > 0; };
-  writeGatheredFile(m_shards, file, steps,
-                    {GatheredSeries{&avg, ".exp_avg", stepped}, GatheredSeries{&avg_sq, ".exp_avg_sq", stepped}},
-                    metadata);
+  writeGatheredFile(
+      m_shards, file, steps,
+      {GatheredSeries{&avg, ".exp_avg", stepped}, GatheredSeries{&avg_sq, ".exp_avg_sq", stepped}},
+      metadata);
 }
 
 void FlatShardAdamW::loadState(const NamedTensors& state) {
@@ -81,11 +84,14 @@ void FlatShardAdamW::loadState(const NamedTensors& state) {
     const auto dot = key.rfind('.');
     const std::string suffix = dot == std::string::npos ? std::string() : key.substr(dot + 1);
     const auto param = params.find(dot == std::string::npos ? key : key.substr(0, dot));
-    if (param == params.end() || (suffix != "exp_avg" && suffix != "exp_avg_sq" && suffix != "step")) {
-      throw std::runtime_error("unexpected tensor '" + key + "' (not the state of a parameter of this model)");
+    if (param == params.end() ||
+        (suffix != "exp_avg" && suffix != "exp_avg_sq" && suffix != "step")) {
+      throw std::runtime_error("unexpected tensor '" + key +
+                               "' (not the state of a parameter of this model)");
     }
     if (suffix != "step" && c10::IntArrayRef(m_shards.shape(param->second)) != tensor.sizes()) {
-      throw std::runtime_error("tensor '" + key + "' has shape " + c10::str(tensor.sizes()) + ", the parameter " +
+      throw std::runtime_error("tensor '" + key + "' has shape " + c10::str(tensor.sizes()) +
+                               ", the parameter " +
                                c10::str(c10::IntArrayRef(m_shards.shape(param->second))));
     }
   }
@@ -95,7 +101,8 @@ void FlatShardAdamW::loadState(const NamedTensors& state) {
     const std::string& name = m_shards.names()[k];
     const auto step = entries.find(name + ".step");
     if (step != entries.end()) steps[k] = step->second.item<std::int64_t>();
-    const bool moments = entries.count(name + ".exp_avg") != 0 && entries.count(name + ".exp_avg_sq") != 0;
+    const bool moments =
+        entries.count(name + ".exp_avg") != 0 && entries.count(name + ".exp_avg_sq") != 0;
     if (steps[k] > 0 && !moments) {
       throw std::runtime_error("tensor '" + name + ".step' is " + std::to_string(steps[k]) +
                                " but the moments of that parameter are missing");

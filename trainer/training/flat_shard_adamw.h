@@ -34,7 +34,8 @@ class FlatShardAdamW {
   /// Collective: writes the whole state, as ShardedAdamW::state() names it ("<parameter>.exp_avg",
   /// ".exp_avg_sq" for parameters updated at least once, ".step" int64 [1] for every one), to
   /// `file` on rank 0 (null on the other ranks), gathered unit by unit.
-  void writeState(const std::filesystem::path* file, const std::map<std::string, std::string>& metadata);
+  void writeState(const std::filesystem::path* file,
+                  const std::map<std::string, std::string>& metadata);
   /// Takes this rank's shares of a whole state (any strategy's, any world size). Entries missing
   /// for a parameter mean it was never updated. Throws std::runtime_error naming a tensor that
   /// belongs to no parameter or has the wrong shape, or a parameter updated without moments;
@@ -47,9 +48,10 @@ class FlatShardAdamW {
  private:
   distributed::ParameterShards& m_shards;
   ShardedAdamW::Options m_options;
-  std::vector<torch::Tensor> m_exp_avg, m_exp_avg_sq;  ///< per unit `[share]`; undefined before the first step
-  std::vector<std::int64_t> m_steps;                   ///< per parameter, the same on every rank
-  std::vector<bool> m_decay;                           ///< per parameter: >= 2 dimensions
+  std::vector<torch::Tensor> m_exp_avg,
+      m_exp_avg_sq;                   ///< per unit `[share]`; undefined before the first step
+  std::vector<std::int64_t> m_steps;  ///< per parameter, the same on every rank
+  std::vector<bool> m_decay;          ///< per parameter: >= 2 dimensions
 };
 
 }  // namespace tb::trainer

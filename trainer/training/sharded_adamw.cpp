@@ -42,9 +42,9 @@ void ShardedAdamW::zeroGrad() {
   }
 }
 
-void adamwUpdate(const torch::Tensor& param, const torch::Tensor& grad, const torch::Tensor& exp_avg,
-                 const torch::Tensor& exp_avg_sq,
-                 std::int64_t step, double lr, bool decay, const ShardedAdamW::Options& options) {
+void adamwUpdate(const torch::Tensor& param, const torch::Tensor& grad,
+                 const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq, std::int64_t step,
+                 double lr, bool decay, const ShardedAdamW::Options& options) {
   const double b1 = options.beta1, b2 = options.beta2;
   if (decay && options.weight_decay != 0) param.mul_(1 - lr * options.weight_decay);
   const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(step));
@@ -66,7 +66,8 @@ void ShardedAdamW::step(double lr) {
       s.exp_avg_sq = torch::zeros_like(s.param, torch::MemoryFormat::Preserve);
       s.steps = 0;
     }
-    adamwUpdate(s.param, s.param.grad(), s.exp_avg, s.exp_avg_sq, ++s.steps, lr, s.decay, m_options);
+    adamwUpdate(s.param, s.param.grad(), s.exp_avg, s.exp_avg_sq, ++s.steps, lr, s.decay,
+                m_options);
   }
 }
 

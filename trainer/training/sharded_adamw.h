@@ -75,8 +75,8 @@ class ShardedAdamW {
 /// One AdamW update, in place, of `param` with gradient `grad` and moments `exp_avg`,
 /// `exp_avg_sq` (all of one shape) at step `step` (counted from 1), at rate `lr`, with weight
 /// decay when `decay`: the arithmetic of torch.optim.AdamW (LibTorch 1.13).
-void adamwUpdate(const torch::Tensor& param, const torch::Tensor& grad, const torch::Tensor& exp_avg,
-                 const torch::Tensor& exp_avg_sq,
-                 std::int64_t step, double lr, bool decay, const ShardedAdamW::Options& options);
+void adamwUpdate(const torch::Tensor& param, const torch::Tensor& grad,
+                 const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq, std::int64_t step,
+                 double lr, bool decay, const ShardedAdamW::Options& options);
 
 }  // namespace tb::trainer

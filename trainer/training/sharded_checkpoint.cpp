@@ -9,7 +9,9 @@ namespace tb::trainer {
 void writeGatheredFile(distributed::ParameterShards& shards, const std::filesystem::path* file,
                        const NamedTensors& whole, const std::vector<GatheredSeries>& series,
                        const FileMetadata& metadata) {
-  const auto included = [](const GatheredSeries& s, std::size_t k) { return !s.include || s.include(k); };
+  const auto included = [](const GatheredSeries& s, std::size_t k) {
+    return !s.include || s.include(k);
+  };
   // Every rank gathers every series; rank 0 puts each parameter's tensor into the file. Rank 0
   // may still be busy with the file before (a whole model under zero2, an fsync): the others
   // wait for it as long as its heartbeat goes on, not inside a collective that times out.
@@ -44,7 +46,8 @@ void writeGatheredFile(distributed::ParameterShards& shards, const std::filesyst
   for (const GatheredSeries& s : series) {
     for (std::size_t k = 0; k < shards.names().size(); ++k) {
       if (included(s, k)) {
-        writer.declare(shards.names()[k] + s.suffix, weights::toSafetensorsDType(shards.dtype(k)), shards.shape(k));
+        writer.declare(shards.names()[k] + s.suffix, weights::toSafetensorsDType(shards.dtype(k)),
+                       shards.shape(k));
       }
     }
   }
@@ -76,7 +79,8 @@ void loadModelWeights(torch::nn::Module& module, distributed::ParameterShards* s
   shards->updateFromWhole([&] { weights::loadStateDict(module, file, true); });
 }
 
-std::vector<torch::Tensor> sharesOf(const distributed::ParameterShards& shards, const NamedTensors& whole) {
+std::vector<torch::Tensor> sharesOf(const distributed::ParameterShards& shards,
+                                    const NamedTensors& whole) {
   const std::map<std::string, torch::Tensor> byName(whole.begin(), whole.end());
   return shards.scatterWhole([&](std::size_t k) {
     const std::string& name = shards.names()[k];

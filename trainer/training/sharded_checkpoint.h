@@ -53,6 +53,7 @@ void loadModelWeights(torch::nn::Module& module, distributed::ParameterShards* s
 
 /// This rank's shares of `whole`, tensors named after the sharded parameters (an EMA file).
 /// Throws std::runtime_error naming a parameter that is missing or of another shape.
-std::vector<torch::Tensor> sharesOf(const distributed::ParameterShards& shards, const NamedTensors& whole);
+std::vector<torch::Tensor> sharesOf(const distributed::ParameterShards& shards,
+                                    const NamedTensors& whole);
 
 }  // namespace tb::trainer

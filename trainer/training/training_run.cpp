@@ -16,7 +16,6 @@
 #include "trainer/models/tokenizer.h"
 #include "trainer/outputs/tensorboard_writer.h"
 #include "trainer/runtime_info.h"
-#include "trainer/training_device.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/flat_shard_adamw.h"
@@ -25,6 +24,7 @@
 #include "trainer/training/sharded_adamw.h"
 #include "trainer/training/sharded_checkpoint.h"
 #include "trainer/training/training_step.h"
+#include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 
 #include <nlohmann/json.hpp>
@@ -211,7 +211,7 @@ class TrainingLoop {
   // The models, optimisers and the pieces of a step; the members below are views of its parts.
   std::unique_ptr<TrainingStep> m_steps;
   std::shared_ptr<Tokenizer> m_tokenizer;
-  ShardedAdamW* m_optimizer = nullptr;  // null under zero2 and zero3 (m_steps->flatOptimizer())
+  ShardedAdamW* m_optimizer = nullptr;     // null under zero2 and zero3 (m_steps->flatOptimizer())
   std::shared_ptr<Discriminator> m_discr;  // null when loss.adversarial_weight is 0
   ShardedAdamW* m_discr_optimizer = nullptr;
   metrics::Lpips m_lpips{nullptr};  // null when the perceptual loss is off
@@ -231,8 +231,9 @@ class TrainingLoop {
 void TrainingLoop::checkUnsupported() {
   if (m_group && m_config.distributed.strategy == "none") {
     throw TrainingError("config_invalid",
-                        "distributed.strategy is \"none\" but " + std::to_string(m_group->worldSize()) +
-                            " processes were started (" + m_group->launch().launcher + ")",
+                        "distributed.strategy is \"none\" but " +
+                            std::to_string(m_group->worldSize()) + " processes were started (" +
+                            m_group->launch().launcher + ")",
                         "set distributed.strategy to \"ddp\", \"zero1\", \"zero2\" or \"zero3\"");
   }
 }
@@ -402,8 +403,9 @@ void TrainingLoop::saveCheckpoint() {
 }
 
 void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
-  const fs::path folder = m_store.write(
-      m_step, [&](const fs::path& dir) { writeCheckpointFiles(&dir, optimizer_state, discr_optimizer_state); });
+  const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
+    writeCheckpointFiles(&dir, optimizer_state, discr_optimizer_state);
+  });
   const std::string rel = fs::relative(folder, m_run.root()).string();
   m_events.emit(core::CheckpointEvent{m_step, rel});
   m_log("checkpoint " + rel);
@@ -428,9 +430,11 @@ void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors&
   distributed::ParameterShards* shards = m_steps->shards();
   std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
 
-  writeModelWeights(*m_tokenizer, shards, path("model.safetensors"), {{"step", step}, {"format", "tokenbench-tokenizer"}});
+  writeModelWeights(*m_tokenizer, shards, path("model.safetensors"),
+                    {{"step", step}, {"format", "tokenbench-tokenizer"}});
   if (!ema_shares.empty()) {
-    writeGatheredFile(*shards, path("ema.safetensors"), {}, {GatheredSeries{&ema_shares, "", nullptr}}, {{"step", step}});
+    writeGatheredFile(*shards, path("ema.safetensors"), {},
+                      {GatheredSeries{&ema_shares, "", nullptr}}, {{"step", step}});
   } else if (dir && !m_ema.empty()) {
     weights::saveTensors(m_ema, *dir / "ema.safetensors", {{"step", step}});
   }
@@ -450,7 +454,8 @@ void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors&
   }
   if (dir == nullptr) return;
   NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
-  if (m_device.is_cuda()) rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
+  if (m_device.is_cuda())
+    rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
   weights::saveTensors(rng, *dir / "rng.safetensors");
   Json state = {{"step", m_step},
                 {"lr_scale", m_lr_scale},
@@ -462,10 +467,13 @@ void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors&
                   {"fake", m_steps->lecam().fake},
                   {"initialised", m_steps->lecam().initialised}}}};
   auto scalerState = [](const LossScaler& scaler) {
-    return Json{{"scale", scaler.scale()}, {"clean_steps", scaler.cleanSteps()}, {"skipped", scaler.skippedSteps()}};
+    return Json{{"scale", scaler.scale()},
+                {"clean_steps", scaler.cleanSteps()},
+                {"skipped", scaler.skippedSteps()}};
   };
   if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
-  if (const LossScaler* scaler = m_steps->discriminatorLossScaler()) state["discr_loss_scale"] = scalerState(*scaler);
+  if (const LossScaler* scaler = m_steps->discriminatorLossScaler())
+    state["discr_loss_scale"] = scalerState(*scaler);
   writeFileSynced(*dir / "state.json", state.dump(2) + "\n");
   writeFileSynced(*dir / "config.json", core::toJsonText(m_config));
 }
@@ -480,10 +488,12 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     if (m_discr) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
-        loadModelWeights(*m_discr, m_steps->discriminatorShards(), dir / "discriminator.safetensors");
+        loadModelWeights(*m_discr, m_steps->discriminatorShards(),
+                         dir / "discriminator.safetensors");
         const NamedTensors discr_state = weights::loadTensors(dir / "discr_optimizer.safetensors");
         if (m_discr_optimizer) m_discr_optimizer->loadState(discr_state);
-        if (FlatShardAdamW* flat = m_steps->discriminatorFlatOptimizer()) flat->loadState(discr_state);
+        if (FlatShardAdamW* flat = m_steps->discriminatorFlatOptimizer())
+          flat->loadState(discr_state);
       } else {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
@@ -749,8 +759,9 @@ int TrainingLoop::run() {
       // The state exists after the first update; under zero1 each rank holds about 1/N of it,
       // under zero2 of it and the gradients, under zero3 of everything.
       const TrainingStep::HeldBytes held = m_steps->heldBytes();
-      m_log("held on this rank after the first step: parameters " + std::to_string(held.parameters) +
-            " bytes, gradients " + std::to_string(held.gradients) + " bytes, optimizer state " +
+      m_log("held on this rank after the first step: parameters " +
+            std::to_string(held.parameters) + " bytes, gradients " +
+            std::to_string(held.gradients) + " bytes, optimizer state " +
             std::to_string(held.optimizer_state) + " bytes");
       state_logged = true;
     }
@@ -785,7 +796,8 @@ int TrainingLoop::run() {
     if (m_train.valid_every > 0 && m_step % m_train.valid_every == 0) {
       // zero3: rank 0 validates alone, so it gathers the whole tokenizer first (with the EMA's
       // values when there is one) and frees it after.
-      distributed::ParameterShards* shards = m_steps->parametersSharded() ? m_steps->shards() : nullptr;
+      distributed::ParameterShards* shards =
+          m_steps->parametersSharded() ? m_steps->shards() : nullptr;
       std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
       if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
       onRankZero("valid", [&] { validate(); });

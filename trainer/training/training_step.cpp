@@ -47,7 +47,8 @@ torch::Tensor clipNorm(const std::vector<torch::Tensor>& params, double max_norm
     if (p.grad().defined()) norms.push_back(p.grad().norm(2).to(torch::kFloat));
   }
   const auto device = params.empty() ? torch::Device(torch::kCPU) : params[0].device();
-  torch::Tensor total = norms.empty() ? torch::zeros({}, torch::TensorOptions().device(device)) : torch::stack(norms).norm(2);
+  torch::Tensor total = norms.empty() ? torch::zeros({}, torch::TensorOptions().device(device))
+                                      : torch::stack(norms).norm(2);
   if (shares_of != nullptr) {
     std::vector<torch::Tensor> squares{total.pow(2).reshape({1})};
     shares_of->allReduceSum(squares);
@@ -73,7 +74,8 @@ torch::Tensor randomFrames(const torch::Tensor& clips) {
 // out of a step.
 class ReleaseUnits {
  public:
-  explicit ReleaseUnits(std::initializer_list<distributed::ParameterShards*> shards) : m_shards(shards) {}
+  explicit ReleaseUnits(std::initializer_list<distributed::ParameterShards*> shards)
+      : m_shards(shards) {}
   ~ReleaseUnits() {
     for (auto* s : m_shards) {
       if (s) s->release();
@@ -225,8 +227,8 @@ TrainingStep::~TrainingStep() {
 // distributed run: ddp and zero1 average gradients with a GradientReducer (zero1 shards the
 // AdamW state by parameter); zero2 and zero3 shard gradients and state in flat shares
 // (ParameterShards, FlatShardAdamW), zero3 the parameters too.
-TrainingStep::Optimisation TrainingStep::makeOptimisation(torch::nn::Module& model,
-                                                          const std::vector<ModelLayer>& layers) const {
+TrainingStep::Optimisation TrainingStep::makeOptimisation(
+    torch::nn::Module& model, const std::vector<ModelLayer>& layers) const {
   const auto& dist = m_config.distributed;
   const auto& train = m_config.train;
   const ShardedAdamW::Options adamw{train.adam_beta1, train.adam_beta2, 1e-8, train.weight_decay};
@@ -237,11 +239,14 @@ TrainingStep::Optimisation TrainingStep::makeOptimisation(torch::nn::Module& mod
                                              : distributed::ParameterShards::Stage::Zero2;
     options.bucket_mb = dist.bucket_mb;
     options.unit_types = dist.zero3_units;
-    out.shards = std::make_unique<distributed::ParameterShards>(*m_group, namedParameters(model), layers, options);
+    out.shards = std::make_unique<distributed::ParameterShards>(*m_group, namedParameters(model),
+                                                                layers, options);
     out.flat_adamw = std::make_unique<FlatShardAdamW>(*out.shards, adamw);
     return out;
   }
-  if (m_group) out.reducer = std::make_unique<distributed::GradientReducer>(*m_group, model.parameters(), dist.bucket_mb);
+  if (m_group)
+    out.reducer = std::make_unique<distributed::GradientReducer>(*m_group, model.parameters(),
+                                                                 dist.bucket_mb);
   out.adamw = std::make_unique<ShardedAdamW>(namedParameters(model), adamw);
   if (m_group && dist.strategy == "zero1") out.adamw->shard(m_group->rank(), m_group->worldSize());
   return out;
@@ -460,7 +465,8 @@ bool TrainingStep::unscaleGradients(bool gan) {
   if (discr) discr_overflow = m_discr_scaler->unscale(m_dis.gradientHolders());
   if (m_gen.shards && (m_scaler || discr)) {
     // Each rank unscaled its own shares: an overflow in any of them skips the step on every rank.
-    std::vector<torch::Tensor> flags{torch::tensor({overflow ? 1.0 : 0.0, discr_overflow ? 1.0 : 0.0})};
+    std::vector<torch::Tensor> flags{
+        torch::tensor({overflow ? 1.0 : 0.0, discr_overflow ? 1.0 : 0.0})};
     m_group->allReduceSum(flags);
     overflow = flags[0][0].item<double>() > 0;
     discr_overflow = flags[0][1].item<double>() > 0;

@@ -188,7 +188,7 @@ class TrainingStep {
   /// FlatShardAdamW.
   struct Optimisation {
     std::unique_ptr<distributed::GradientReducer> reducer;  // ddp, zero1
-    std::unique_ptr<ShardedAdamW> adamw;                     // one process, ddp, zero1
+    std::unique_ptr<ShardedAdamW> adamw;                    // one process, ddp, zero1
     std::unique_ptr<distributed::ParameterShards> shards;   // zero2, zero3
     std::unique_ptr<FlatShardAdamW> flat_adamw;             // zero2, zero3
     /// What loss scaling and clipping work on: the parameters, or the shares.
@@ -196,7 +196,8 @@ class TrainingStep {
     void zeroGrad();
     void step(double rate, distributed::RankGroup* group);
   };
-  Optimisation makeOptimisation(torch::nn::Module& model, const std::vector<ModelLayer>& layers) const;
+  Optimisation makeOptimisation(torch::nn::Module& model,
+                                const std::vector<ModelLayer>& layers) const;
 
   const core::RunConfig& m_config;
   distributed::RankGroup* m_group;
