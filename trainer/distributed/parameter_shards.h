@@ -45,8 +45,8 @@ class ParameterShards {
   struct Options {
     Stage stage = Stage::Zero2;
     double bucket_mb = 25;  ///< zero2: size of a unit
-    std::vector<std::string> unit_types = {
-        "all"};  ///< zero3: layer types that are units of their own
+    /// zero3: the layer types that are units of their own (distributed.zero3_units).
+    std::vector<std::string> unit_types = {"all"};
   };
 
   /// The part of one parameter that lies in this rank's share of its unit.
