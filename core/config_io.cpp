@@ -1,6 +1,7 @@
 #include "core/config_io.h"
 
 #include "core/detail/config_values.h"
+#include "core/event_protocol.h"
 #include "core/version.h"
 
 #include <algorithm>
@@ -163,16 +164,28 @@ ConfigLoad parseRunConfig(const Json& doc) {
   return result;
 }
 
-ConfigLoad parseRunConfig(std::string_view json_text) {
-  Json doc;
+std::optional<ConfigError> readConfigDocument(std::string_view json_text, Json& doc) {
+  if (jsonNestingDepth(json_text, kMaxConfigNestingDepth) > kMaxConfigNestingDepth) {
+    return ConfigError{
+        "", "JSON nested deeper than " + std::to_string(kMaxConfigNestingDepth) + " levels"};
+  }
   try {
     doc = Json::parse(json_text.begin(), json_text.end());
   } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
-    ConfigLoad result;
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line..."
     std::string what = e.what();
     const auto pos = what.find("] ");
-    result.errors.push_back({"", "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2))});
+    return ConfigError{"",
+                       "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2))};
+  }
+  return std::nullopt;
+}
+
+ConfigLoad parseRunConfig(std::string_view json_text) {
+  Json doc;
+  if (auto error = readConfigDocument(json_text, doc)) {
+    ConfigLoad result;
+    result.errors.push_back(std::move(*error));
     return result;
   }
   return parseRunConfig(doc);

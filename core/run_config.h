@@ -47,15 +47,18 @@ struct DataConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("type", type, FieldSpec("Dataset kind: folders of video files, folders of images, or "
-                                    "built-in procedural clips of moving shapes and textures")
-                              .choices({"synthetic", "videos", "images"}));
-    v.field("path", path, FieldSpec("Folder scanned recursively for videos or images "
-                                    "(required unless type is synthetic)"));
+    v.field("type", type,
+            FieldSpec("Dataset kind: folders of video files, folders of images, "
+                      "built-in procedural clips of moving shapes and textures, or clip "
+                      "shards written by tokenbench-trainer pack (read without decoding)")
+                .choices({"synthetic", "videos", "images", "shards"}));
+    v.field("path", path,
+            FieldSpec("Folder scanned recursively for videos or images, or the shard "
+                      "folder (required unless type is synthetic)"));
     v.field("valid_path", valid_path,
-            FieldSpec("Folder of validation videos or images, e.g. other sources than data.path's, so "
-                      "validation measures held-out footage; empty: a data.valid_fraction share of "
-                      "data.path's files"));
+            FieldSpec("Folder of validation videos, images or shards, e.g. other sources than "
+                      "data.path's, so validation measures held-out footage; empty: a "
+                      "data.valid_fraction share of data.path's files"));
     v.field("image_size", image_size,
             FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
     v.field("num_frames", num_frames,
@@ -348,6 +351,7 @@ struct TrainConfig {
   std::vector<int> checkpoint_keep;
   int nan_max_consecutive = 5;
   double nan_lr_scale = 0.5;
+  int nan_max_rollbacks = 3;
   std::vector<std::string> activation_checkpointing;
   double time_budget_s = 0;
   std::string init_checkpoint;
@@ -408,6 +412,9 @@ struct TrainConfig {
             FieldSpec("Steps whose checkpoints are never deleted").unit("steps").min(1));
     v.field("nan_max_consecutive", nan_max_consecutive,
             FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint").min(1));
+    v.field("nan_max_rollbacks", nan_max_rollbacks,
+            FieldSpec("Rollbacks in a row without a new checkpoint before the run ends as diverged")
+                .min(0));
     v.field("nan_lr_scale", nan_lr_scale,
             FieldSpec("Learning-rate factor applied after a rollback").above(0).max(1));
     v.field("activation_checkpointing", activation_checkpointing,

@@ -478,9 +478,14 @@ void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int6
                             const void* data, std::size_t bytes) {
   checkNewTensor(name, dtype, shape, bytes);
   if (data == nullptr && bytes > 0) throw SafetensorsError(errorPrefix(name) + "data is null");
-  Entry entry{std::move(name), dtype, std::move(shape), {}};
   const auto* first = static_cast<const char*>(data);
-  entry.bytes.assign(first, first + bytes);
+  add(std::move(name), dtype, std::move(shape), std::vector<char>(first, first + bytes));
+}
+
+void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int64_t> shape,
+                            std::vector<char>&& bytes) {
+  checkNewTensor(name, dtype, shape, bytes.size());
+  Entry entry{std::move(name), dtype, std::move(shape), std::move(bytes)};
   m_names.insert(entry.name);
   m_tensors.push_back(std::move(entry));
 }

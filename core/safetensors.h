@@ -158,6 +158,10 @@ class SafetensorsWriter {
   /// tensorByteSize(dtype, shape).
   void add(std::string name, DType dtype, std::vector<std::int64_t> shape, const void* data,
            std::size_t bytes);
+  /// The same, taking over `bytes` instead of copying them: a large tensor (a clip shard of
+  /// hundreds of MB) is held once, not twice.
+  void add(std::string name, DType dtype, std::vector<std::int64_t> shape,
+           std::vector<char>&& bytes);
   /// Declares a tensor whose bytes are not held here but put by writeFile's `fill` (tensors too
   /// large to hold at once: a sharded checkpoint gathers them one layer at a time). Checked as
   /// add() checks. The file is the one add() of the same bytes would give.

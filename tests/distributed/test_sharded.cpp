@@ -3,6 +3,8 @@
 // with the GAN, activation checkpointing, accumulation, clipping, EMA, bf16 and validation,
 // checkpoints resumed under other strategies and world sizes, and a rank killed mid-run.
 #include "core/run_config.h"
+#include "core/safetensors.h"
+#include "tests/distributed/run_weights.h"
 #include "tests/distributed/trainer_process.h"
 #include "tests/trainer/test_support.h"
 
@@ -199,7 +201,8 @@ TEST(Sharded, Zero3ComposesWithTheGanCheckpointingAccumulationClippingEmaBf16And
 
 // Checkpoints stay world-size free: a zero3 checkpoint holds ddp's files (the same tensors,
 // gathered), resumes in one process, and a ddp checkpoint resumes under zero3 on 4 ranks. The
-// discriminator exists but starts later (its optimiser never stepped: nothing of it to gather).
+// discriminator exists but starts later (its optimiser never stepped: nothing of it to gather);
+// the EMA is on from the start.
 TEST(Sharded, CheckpointsResumeUnderOtherStrategiesAndWorldSizes) {
   TempFolder dir;
   core::RunConfig config = onRanks(tinyRunConfig(), "ddp", 2, 2);
@@ -209,12 +212,15 @@ TEST(Sharded, CheckpointsResumeUnderOtherStrategiesAndWorldSizes) {
   config.model.discriminator.type = "video";
   config.model.discriminator.dim = 8;
   config.model.discriminator.max_dim = 16;
+  config.train.ema = true;  // its file too, gathered and resumed into zero3's shares
+  config.train.ema_start_step = 0;
+  config.train.ema_update_every = 1;
   ASSERT_EQ(trainRun(config, dir.path(), "ddp"), 0);
   ASSERT_EQ(trainRun(onRanks(config, "zero3", 2, 2), dir.path(), "zero3"), 0);
   EXPECT_EQ(maxDifference(finalWeights(dir.path() / "ddp", 2, "discriminator.safetensors"),
                           finalWeights(dir.path() / "zero3", 2, "discriminator.safetensors")),
             0.0);
-  for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
+  for (const char* file : {"model.safetensors", "optimizer.safetensors", "ema.safetensors"}) {
     const auto ddp = finalWeights(dir.path() / "ddp", 2, file);
     EXPECT_GT(ddp.size(), 10u) << file;
     EXPECT_LT(maxDifference(ddp, finalWeights(dir.path() / "zero3", 2, file)), kSameBatchTolerance)
@@ -241,6 +247,36 @@ TEST(Sharded, CheckpointsResumeUnderOtherStrategiesAndWorldSizes) {
   EXPECT_LT(maxDifference(resume("ddp", onRanks(config, "zero3", 4, 1), "ddp_on_zero3x4"),
                           finalWeights(dir.path() / "ddp", 4)),
             kSameBatchTolerance);
+  EXPECT_LT(maxDifference(finalWeights(dir.path() / "ddp_on_zero3x4", 4, "ema.safetensors"),
+                          finalWeights(dir.path() / "ddp", 4, "ema.safetensors")),
+            kSameBatchTolerance);
+
+  // The optimizer files are state_version 2 (every parameter has its ".step", 0 for the
+  // discriminator that has not started), and a zero3 resume refuses one that lost an entry,
+  // naming the file and the tensor, as ShardedAdamW's resume does.
+  const fs::path written = dir.path() / "zero3" / "checkpoints" / "step_2";
+  for (const char* file : {"optimizer.safetensors", "discr_optimizer.safetensors"}) {
+    const auto meta = core::SafetensorsFile::read(written / file).metadata();
+    EXPECT_EQ(meta.count("state_version") ? meta.at("state_version") : "", "2") << file;
+  }
+  const fs::path run = dir.path() / "damaged";
+  fs::create_directories(run / "checkpoints");
+  fs::copy(written, run / "checkpoints" / "step_2", fs::copy_options::recursive);
+  const fs::path damaged = run / "checkpoints" / "step_2" / "discr_optimizer.safetensors";
+  weights::NamedTensors state = weights::loadTensors(damaged);
+  ASSERT_FALSE(state.empty());
+  const std::string lost = state.back().first;
+  EXPECT_EQ(state.back().second.item<std::int64_t>(), 0) << lost;
+  state.pop_back();
+  weights::saveTensors(state, damaged, {{"format", "tokenbench-adamw"}, {"state_version", "2"}});
+  fs::copy_file(writeConfig(onRanks(config, "zero3", 2, 2), dir.path() / "damaged.json"),
+                run / "config.json");
+  TrainerProcess p({"train", "--run-dir", run.string(), "--resume"}, dir.path() / "damaged_log");
+  EXPECT_EQ(p.wait(std::chrono::seconds(300)).value_or(-1), 1) << p.stderrText();
+  EXPECT_NE((p.stdoutText() + p.stderrText())
+                .find("step_2/discr_optimizer.safetensors: missing tensor '" + lost + "'"),
+            std::string::npos)
+      << p.stdoutText() << p.stderrText();
 }
 
 // Ranks started as torchrun would (no supervising launcher), under zero3: rank 1 is killed as it

@@ -1,23 +1,22 @@
 #pragma once
-// Helpers for tests that run real tokenbench-trainer processes (multi-process distributed runs,
-// CUDA checks): a process with its own environment and captured output, configuration files,
-// a tiny training configuration, final weights of a run and their differences, events of an
-// output, what can be read of a run while it goes on, a free loopback port.
+// Real tokenbench-trainer processes for the multi-process tests (distributed, sharded,
+// reliability): a process with its stdout and stderr in files, a run trained to its end, and
+// what can be read of a run while it goes on. Torch-free.
 
 #include "core/config_io.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/run_config.h"
-#include "trainer/weights/state_dict_io.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -25,9 +24,6 @@
 #include <thread>
 #include <vector>
 
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,7 +50,9 @@ class TrainerProcess {
     argv.push_back(nullptr);
     for (auto& v : vars) envp.push_back(v.data());
     envp.push_back(nullptr);
-    const std::string stdout_file = out.string() + ".stdout", stderr_file = out.string() + ".stderr";
+    const std::string stdout_file = out.string() + ".stdout",
+                      stderr_file = out.string() + ".stderr";
+    std::fflush(nullptr);  // or the child flushes this process's buffered output a second time
     m_pid = ::fork();
     if (m_pid == 0) {
       std::freopen(stdout_file.c_str(), "w", stdout);
@@ -102,54 +100,6 @@ class TrainerProcess {
   std::optional<int> m_status;
 };
 
-inline fs::path writeConfig(const core::RunConfig& config, const fs::path& file) {
-  std::ofstream(file) << core::toJsonText(config);
-  return file;
-}
-
-inline std::map<std::string, torch::Tensor> finalWeights(const fs::path& run, std::int64_t step,
-                                                  const std::string& file = "model.safetensors") {
-  std::map<std::string, torch::Tensor> out;
-  for (auto& [name, t] : weights::loadTensors(run / "checkpoints" / ("step_" + std::to_string(step)) / file)) {
-    out[name] = t;
-  }
-  return out;
-}
-
-inline double maxDifference(const std::map<std::string, torch::Tensor>& a, const std::map<std::string, torch::Tensor>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (const auto& [name, t] : a) {
-    const auto it = b.find(name);
-    if (it == b.end()) {
-      ADD_FAILURE() << name << " missing";
-      continue;
-    }
-    if (t.is_floating_point()) worst = std::max(worst, (t - it->second).abs().max().item<double>());
-  }
-  return worst;
-}
-
-inline std::vector<core::Event> events(const std::string& text) {
-  std::vector<core::Event> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto decoded = core::decodeEventLine(line);
-    EXPECT_TRUE(decoded.ok()) << line;
-    if (decoded.ok()) out.push_back(*decoded.event());
-  }
-  return out;
-}
-
-template <class T>
-std::vector<T> eventsOf(const std::vector<core::Event>& all) {
-  std::vector<T> out;
-  for (const auto& e : all) {
-    if (const auto* t = std::get_if<T>(&e)) out.push_back(*t);
-  }
-  return out;
-}
-
 /// A tiny MAGVIT-v2 on procedural clips: reconstruction and LFQ losses only (no random frame
 /// picks), no EMA, no validation, so runs differ only in how the batch is split.
 inline core::RunConfig tinyRunConfig() {
@@ -179,6 +129,31 @@ inline core::RunConfig tinyRunConfig() {
   return c;
 }
 
+inline fs::path writeConfig(const core::RunConfig& config, const fs::path& file) {
+  std::ofstream(file) << core::toJsonText(config);
+  return file;
+}
+
+inline std::vector<core::Event> events(const std::string& text) {
+  std::vector<core::Event> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto decoded = core::decodeEventLine(line);
+    EXPECT_TRUE(decoded.ok()) << line;
+    if (decoded.ok()) out.push_back(*decoded.event());
+  }
+  return out;
+}
+
+template <class T>
+inline std::vector<T> eventsOf(const std::vector<core::Event>& all) {
+  std::vector<T> out;
+  for (const auto& e : all) {
+    if (const auto* t = std::get_if<T>(&e)) out.push_back(*t);
+  }
+  return out;
+}
+
 /// Trains `config` in `dir`/`name` to its end; the exit code (0 expected, a failure added
 /// otherwise).
 inline int trainRun(const core::RunConfig& config, const fs::path& dir, const std::string& name) {
@@ -190,11 +165,6 @@ inline int trainRun(const core::RunConfig& config, const fs::path& dir, const st
   EXPECT_EQ(code.value_or(-1), 0) << name << ":\n" << p.stderrText();
   return code.value_or(-1);
 }
-
-// Tolerance: the two runs sum the same per-sample gradients in a different order (two
-// half-batch means averaged over the wire, against one mean), so float32 rounding differs by
-// about 1e-7 relative per step; after 4 AdamW steps at lr 1e-3 parameters agree to 1e-5.
-inline constexpr double kSameBatchTolerance = 1e-5;
 
 // Reads "pid N" from a rank's log once the rank has written it.
 inline std::optional<pid_t> rankPid(const fs::path& run, int rank, std::chrono::seconds limit) {
@@ -223,16 +193,45 @@ inline bool reachesStep(const fs::path& run, std::int64_t step, std::chrono::sec
   return false;
 }
 
-inline int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+// Waits for "started rank R of N (pid P)" on the launcher's stderr.
+inline std::optional<pid_t> startedRankPid(const TrainerProcess& launcher, int rank,
+                                           std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  const std::regex started("started rank " + std::to_string(rank) +
+                           " of [0-9]+ \\(pid ([0-9]+)\\)");
+  while (Clock::now() < end) {
+    std::smatch m;
+    const std::string text = launcher.stderrText();
+    if (std::regex_search(text, m, started)) return static_cast<pid_t>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return std::nullopt;
+}
+
+/// A two-rank ddp run of `config` under the trainer's own launcher, training for as long as it
+/// is let (max_steps 100000), in `dir`/run: the launcher, and the pid of rank `rank` once the
+/// metrics reached step 3 (nullopt, the failure added, when that did not happen).
+struct TwoRankJob {
+  std::unique_ptr<TrainerProcess> launcher;
+  std::optional<pid_t> rank_pid;
+};
+
+inline TwoRankJob startTwoRankJob(core::RunConfig config, const fs::path& dir, int rank) {
+  config.distributed.strategy = "ddp";
+  config.distributed.nproc_per_node = 2;
+  config.train.max_steps = 100000;
+  const fs::path run = dir / "run";
+  TwoRankJob job;
+  job.launcher = std::make_unique<TrainerProcess>(
+      std::vector<std::string>{"train", "--config", writeConfig(config, dir / "c.json").string(),
+                               "--run-dir", run.string()},
+      dir / "launcher");
+  job.rank_pid = rankPid(run, rank, std::chrono::seconds(120));
+  if (job.rank_pid && !reachesStep(run, 3, std::chrono::seconds(120))) {
+    ADD_FAILURE() << "the job did not reach step 3:\n" << job.launcher->stderrText();
+    job.rank_pid.reset();
+  }
+  return job;
 }
 
 }  // namespace tb::trainer::testing

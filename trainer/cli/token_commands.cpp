@@ -5,6 +5,7 @@
 #include "core/safetensors.h"
 #include "core/version.h"
 #include "trainer/data/clip_loader.h"
+#include "trainer/data/clip_shards.h"
 #include "trainer/media/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
@@ -74,19 +75,21 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const co
 #if TB_WITH_FFMPEG
   media::VideoDecoder decoder(file.string());
   const auto& info = decoder.info();
-  const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
-  const int step = d.num_frames * d.frame_stride;            // consecutive clips do not overlap
-  if (info.frameCount < span) {
+  // The clips `pack` cuts: consecutive, not overlapping.
+  const std::vector<int> starts =
+      data::clipStarts(info.frameCount, {"videos", d.image_size, d.num_frames, d.frame_stride});
+  if (starts.empty()) {
+    const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
     throw media::MediaError(file.string(), "too short: " + std::to_string(info.frameCount) +
                                                " frames, a clip of data.num_frames " +
                                                std::to_string(d.num_frames) + " x data.frame_stride " +
                                                std::to_string(d.frame_stride) + " needs " +
                                                std::to_string(span));
   }
-  for (int start = 0, k = 0; start + span <= info.frameCount; start += step, ++k) {
+  for (int k = 0; k < static_cast<int>(starts.size()); ++k) {
     if (max_clips > 0 && k >= max_clips) break;
     media::ClipRequest request;
-    request.start = start;
+    request.start = starts[k];
     request.count = d.num_frames;
     request.stride = d.frame_stride;
     request.resizeShortSide = d.image_size;
@@ -94,7 +97,7 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const co
     const media::VideoFrames frames = decoder.decode(request);
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "_clip%04d", k);
-    clips.push_back({base + suffix, start, d.num_frames, info.fps, media::framesToTensor(frames)});
+    clips.push_back({base + suffix, starts[k], d.num_frames, info.fps, media::framesToTensor(frames)});
   }
   return clips;
 #else

@@ -9,6 +9,7 @@
 #include "trainer/cli/magvit2_commands.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
+#include "trainer/cli/pack_command.h"
 #include "trainer/cli/token_commands.h"
 #include "trainer/cli/train_command.h"
 #include "trainer/runtime_info.h"
@@ -132,6 +133,22 @@ int runTrainerCli(int argc, char** argv) {
   data_info->add_option("--preview", data_info_args.preview, "Folder for preview_<k>.png frame strips (created)");
   data_info->add_option("--preview-clips", data_info_args.preview_clips, "Preview strips to write (default 4)")
       ->check(CLI::Range(1, 64));
+  data_info->add_flag(
+      "--verify", data_info_args.verify,
+      "Shards: check every shard against its manifest content hash (reads every byte)");
+
+  cli::PackArgs pack_args;
+  auto* pack = app.add_subcommand(
+      "pack",
+      "Decode a configuration's dataset once into clip shards (uint8 safetensors) "
+      "for data.type shards; one JSON summary on stdout");
+  pack->add_option("--config", pack_args.config, "Configuration file, or - for standard input");
+  pack->add_option("--preset", pack_args.preset, "Use this preset instead of a file");
+  pack->add_option("--out", pack_args.out, "Shard folder to create (missing or empty)")->required();
+  pack->add_option("--shard-mb", pack_args.shard_mb, "Pixels per shard in MiB (default 256)")
+      ->check(CLI::PositiveNumber);
+  pack->add_option("--threads", pack_args.threads, "Decoding threads (default: data.workers)")
+      ->check(CLI::PositiveNumber);
 
   cli::BenchArgs bench_args;
   auto* bench = app.add_subcommand("bench", "Time one piece of a training step with the training code; one JSON "
@@ -229,6 +246,7 @@ int runTrainerCli(int argc, char** argv) {
   if (*bench) return cli::bench(bench_args);
   if (*model_info) return cli::modelInfo(model_config, model_preset);
   if (*data_info) return cli::dataInfo(data_info_args);
+  if (*pack) return cli::pack(pack_args);
   if (*tokenize) return cli::tokenize(tok);
   if (*detokenize) return cli::detokenize(detok);
   if (*metrics) return cli::computeMetrics(met);

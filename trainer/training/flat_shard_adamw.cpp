@@ -76,39 +76,14 @@ void FlatShardAdamW::writeState(const std::filesystem::path* file,
       metadata);
 }
 
-void FlatShardAdamW::loadState(const NamedTensors& state) {
-  std::map<std::string, torch::Tensor> entries(state.begin(), state.end());
-  std::map<std::string, std::size_t> params;
-  for (std::size_t k = 0; k < m_shards.names().size(); ++k) params[m_shards.names()[k]] = k;
-  for (const auto& [key, tensor] : entries) {
-    const auto dot = key.rfind('.');
-    const std::string suffix = dot == std::string::npos ? std::string() : key.substr(dot + 1);
-    const auto param = params.find(dot == std::string::npos ? key : key.substr(0, dot));
-    if (param == params.end() ||
-        (suffix != "exp_avg" && suffix != "exp_avg_sq" && suffix != "step")) {
-      throw std::runtime_error("unexpected tensor '" + key +
-                               "' (not the state of a parameter of this model)");
-    }
-    if (suffix != "step" && c10::IntArrayRef(m_shards.shape(param->second)) != tensor.sizes()) {
-      throw std::runtime_error("tensor '" + key + "' has shape " + c10::str(tensor.sizes()) +
-                               ", the parameter " +
-                               c10::str(c10::IntArrayRef(m_shards.shape(param->second))));
-    }
-  }
+void FlatShardAdamW::loadState(const NamedTensors& state, bool every_parameter_listed) {
+  const std::map<std::string, torch::Tensor> entries(state.begin(), state.end());
+  std::vector<AdamWParameter> params;
+  for (std::size_t k = 0; k < m_shards.names().size(); ++k)
+    params.push_back({m_shards.names()[k], m_shards.shape(k), m_shards.dtype(k)});
   // Checked whole before anything changes.
-  std::vector<std::int64_t> steps(m_steps.size(), 0);
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    const std::string& name = m_shards.names()[k];
-    const auto step = entries.find(name + ".step");
-    if (step != entries.end()) steps[k] = step->second.item<std::int64_t>();
-    const bool moments =
-        entries.count(name + ".exp_avg") != 0 && entries.count(name + ".exp_avg_sq") != 0;
-    if (steps[k] > 0 && !moments) {
-      throw std::runtime_error("tensor '" + name + ".step' is " + std::to_string(steps[k]) +
-                               " but the moments of that parameter are missing");
-    }
-    if (steps[k] <= 0) steps[k] = 0;
-  }
+  const std::vector<std::int64_t> steps =
+      checkedAdamWSteps(entries, params, every_parameter_listed);
   auto shares = [&](const char* suffix) {
     return m_shards.scatterWhole([&](std::size_t k) {
       const auto it = entries.find(m_shards.names()[k] + suffix);

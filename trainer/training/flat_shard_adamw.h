@@ -36,11 +36,11 @@ class FlatShardAdamW {
   /// `file` on rank 0 (null on the other ranks), gathered unit by unit.
   void writeState(const std::filesystem::path* file,
                   const std::map<std::string, std::string>& metadata);
-  /// Takes this rank's shares of a whole state (any strategy's, any world size). Entries missing
-  /// for a parameter mean it was never updated. Throws std::runtime_error naming a tensor that
-  /// belongs to no parameter or has the wrong shape, or a parameter updated without moments;
-  /// then nothing changes.
-  void loadState(const NamedTensors& state);
+  /// Takes this rank's shares of a whole state (any strategy's, any world size), checked as
+  /// checkedAdamWSteps() checks it (throws std::runtime_error naming the tensor; then nothing
+  /// changes). With `every_parameter_listed` false (files before state_version 2), entries missing
+  /// for a parameter mean it was never updated.
+  void loadState(const NamedTensors& state, bool every_parameter_listed = true);
 
   /// The state tensors this rank holds (moments of its shares).
   std::vector<torch::Tensor> stateTensors() const;

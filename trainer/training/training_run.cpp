@@ -30,13 +30,20 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fcntl.h>
@@ -56,6 +63,42 @@ double secondsSince(Clock::time_point t) {
 
 double unixTime() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A write refused because its file system is full (or the user's quota is spent). Every writer
+// puts the errno text (strerror) in its message; std::filesystem's errors carry the code.
+bool isDiskFull(const std::exception& e) {
+  if (const auto* s = dynamic_cast<const std::system_error*>(&e)) {
+    if (s->code() == std::errc::no_space_on_device || s->code().value() == EDQUOT) return true;
+  }
+  const std::string what = e.what();
+  return what.find(std::strerror(ENOSPC)) != std::string::npos ||
+         what.find(std::strerror(EDQUOT)) != std::string::npos;
+}
+
+std::uintmax_t folderBytes(const fs::path& folder) {
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
+    if (entry.is_regular_file(ec)) bytes += entry.file_size(ec);
+  }
+  return bytes;
+}
+
+std::int64_t tensorBytes(const NamedTensors& tensors, bool trainable_only) {
+  std::int64_t bytes = 0;
+  for (const auto& [name, t] : tensors) {
+    if (!trainable_only || t.requires_grad())
+      bytes += t.numel() * static_cast<std::int64_t>(t.element_size());
+  }
+  return bytes;
+}
+
+std::string megabytes(std::uintmax_t bytes) {
+  std::ostringstream s;
+  s.precision(1);
+  s << std::fixed << static_cast<double>(bytes) / 1e6 << " MB";
+  return s.str();
 }
 
 // Exclusive lock on the run directory for the life of the trainer. flock is released by the
@@ -156,9 +199,12 @@ class TrainingLoop {
         m_log(run.logsDir(), group ? group->rank() : 0, group != nullptr) {}
   ~TrainingLoop() { setBatchMeanReducer(nullptr); }
 
+  /// Trains to the end; a write refused by a full disk becomes a `disk_full` error.
   int run();
 
  private:
+  int runSteps();
+  TrainingError diskFullError(const std::string& what) const;
   void setUp();
   void checkUnsupported();
   void reportDataSkips(const std::vector<data::SkippedFile>& skips);
@@ -221,6 +267,18 @@ class TrainingLoop {
   std::unique_ptr<data::ClipLoader> m_loader;
   std::unique_ptr<core::MetricsWriter> m_metrics;
 
+  // Fault injection for the tests of the non-finite guard (TB_FAULT_NONFINITE="S:N": the loss of
+  // the first N step attempts from step S on reads as NaN, on every rank).
+  struct Fault {
+    std::int64_t nonfinite_from = 0;
+    std::int64_t nonfinite_left = 0;
+  } m_fault = faultFromEnvironment();
+  static Fault faultFromEnvironment() {
+    Fault f;
+    const char* text = std::getenv("TB_FAULT_NONFINITE");
+    if (text != nullptr && std::sscanf(text, "%ld:%ld", &f.nonfinite_from, &f.nonfinite_left) != 2) f = Fault{};
+    return f;
+  }
   std::int64_t m_step = 0;  // optimizer steps done
   std::int64_t m_batches = 0;  // batches this rank's loader has handed out (skipped steps included)
   double m_lr_scale = 1.0;  // lowered by rollbacks
@@ -402,7 +460,8 @@ void TrainingLoop::saveCheckpoint() {
   m_last_checkpoint = m_step;
 }
 
-void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
+void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state,
+                                   const NamedTensors& discr_optimizer_state) {
   const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
     writeCheckpointFiles(&dir, optimizer_state, discr_optimizer_state);
   });
@@ -419,7 +478,9 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const Na
 void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors& optimizer_state,
                                         const NamedTensors& discr_optimizer_state) {
   const std::string step = std::to_string(m_step);
-  const FileMetadata adamw_meta = {{"step", step}, {"format", "tokenbench-adamw"}};
+  // state_version 2: every parameter has a ".step" entry (0: never updated).
+  const FileMetadata adamw_meta = {
+      {"step", step}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
   std::map<std::string, fs::path> files;
   auto path = [&](const std::string& name) -> const fs::path* {
     if (dir == nullptr) return nullptr;
@@ -481,33 +542,64 @@ void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors&
 void TrainingLoop::loadCheckpoint(std::int64_t step) {
   const fs::path dir = m_store.folder(step);
   try {
+    // Every tensor a resume restores must be there with its dtype and shape: a resume that
+    // quietly starts an optimizer or the RNG afresh is not the run it continues. `load` takes the
+    // checked file's state into the optimizer the strategy has (ShardedAdamW, or FlatShardAdamW
+    // under zero2 and zero3).
+    using LoadState = std::function<void(const NamedTensors&, bool every_parameter_listed)>;
+    auto loadOptimizer = [&](const fs::path& file, bool updated_since_start,
+                             const LoadState& load) {
+      try {
+        const core::SafetensorsFile f = core::SafetensorsFile::read(file);
+        const auto& meta = f.metadata();
+        const auto format = meta.find("format");
+        if (format == meta.end() || format->second != "tokenbench-adamw")
+          throw std::runtime_error("not a Tokenbench optimizer state (metadata format is not \"tokenbench-adamw\")");
+        NamedTensors state;
+        for (const auto& info : f.tensors())
+          state.emplace_back(info.name, weights::readTensor(f, info));
+        // Checkpoints written before state_version 2 list only the parameters that were updated
+        // (they stay resumable); an empty one after steps that updated every parameter is not.
+        const bool listed = meta.count("state_version") > 0;
+        if (!listed && state.empty() && updated_since_start)
+          throw std::runtime_error("no optimizer state, but the checkpoint is past step 0");
+        load(state, listed);
+      } catch (const weights::WeightsError&) {
+        throw;  // names the file already
+      } catch (const std::exception& e) {
+        throw std::runtime_error(file.string() + ": " + e.what());
+      }
+    };
+    auto into = [](ShardedAdamW* optimizer, FlatShardAdamW* flat) -> LoadState {
+      return [=](const NamedTensors& state, bool listed) {
+        if (optimizer) optimizer->loadState(state, listed);
+        if (flat) flat->loadState(state, listed);
+      };
+    };
     loadModelWeights(*m_tokenizer, m_steps->shards(), dir / "model.safetensors");
-    const NamedTensors optimizer_state = weights::loadTensors(dir / "optimizer.safetensors");
-    if (m_optimizer) m_optimizer->loadState(optimizer_state);
-    if (FlatShardAdamW* flat = m_steps->flatOptimizer()) flat->loadState(optimizer_state);
+    loadOptimizer(dir / "optimizer.safetensors", step > 0,
+                  into(m_optimizer, m_steps->flatOptimizer()));
     if (m_discr) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
         loadModelWeights(*m_discr, m_steps->discriminatorShards(),
                          dir / "discriminator.safetensors");
-        const NamedTensors discr_state = weights::loadTensors(dir / "discr_optimizer.safetensors");
-        if (m_discr_optimizer) m_discr_optimizer->loadState(discr_state);
-        if (FlatShardAdamW* flat = m_steps->discriminatorFlatOptimizer())
-          flat->loadState(discr_state);
+        loadOptimizer(dir / "discr_optimizer.safetensors", false,
+                      into(m_discr_optimizer, m_steps->discriminatorFlatOptimizer()));
       } else {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
     }
-    for (const auto& [name, state] : weights::loadTensors(dir / "rng.safetensors")) {
-      if (name == "cpu_generator") {
-        at::Generator generator = at::detail::getDefaultCPUGenerator();
-        std::lock_guard<std::mutex> guard(generator.mutex());
-        generator.set_state(state);
-      } else if (name == "cuda_generator" && m_device.is_cuda()) {
-        // A checkpoint moves between devices: the CUDA stream of random numbers continues only
-        // on CUDA (the training loop draws from the CPU generator, whatever the device).
-        compat::setCudaRngState(m_device.index(), state);
-      }
+    {
+      // Exactly the generator states a checkpoint holds: the CPU's, and the CUDA device's when it
+      // was written on one (applied only when training on CUDA: the loop draws from the CPU
+      // generator whatever the device, so a checkpoint moves between devices).
+      at::Generator generator = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> guard(generator.mutex());
+      const auto rng = weights::loadExpectedTensors(dir / "rng.safetensors", {{"cpu_generator", generator.get_state()}},
+                                                    {"cuda_generator"});
+      generator.set_state(rng.front().second);
+      if (rng.size() > 1 && m_device.is_cuda()) compat::setCudaRngState(m_device.index(), rng[1].second);
     }
     std::ifstream in(dir / "state.json");
     const Json state = Json::parse(in);
@@ -535,7 +627,21 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     m_ema.clear();
     m_steps->emaShares().clear();
     if (state.value("ema_active", false)) {
-      NamedTensors ema = weights::loadTensors(dir / "ema.safetensors");
+      // The EMA holds every parameter of the tokenizer; under zero3 their names, shapes and dtypes
+      // come from the shards (the module's own are freed between forwards).
+      NamedTensors expected;
+      if (m_steps->parametersSharded()) {
+        const distributed::ParameterShards& shards = *m_steps->shards();
+        for (std::size_t k = 0; k < shards.names().size(); ++k) {
+          expected.emplace_back(
+              shards.names()[k],
+              torch::empty({}, torch::dtype(shards.dtype(k))).expand(shards.shape(k)));
+        }
+      } else {
+        for (const auto& p : m_tokenizer->named_parameters())
+          expected.emplace_back(p.key(), p.value());
+      }
+      NamedTensors ema = weights::loadExpectedTensors(dir / "ema.safetensors", expected);
       if (m_steps->parametersSharded()) {
         m_steps->emaShares() = sharesOf(*m_steps->shards(), ema);
       } else {
@@ -588,6 +694,49 @@ void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
 }
 
 int TrainingLoop::run() {
+  try {
+    return runSteps();
+  } catch (const TrainingError&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (isDiskFull(e)) throw diskFullError(e.what());
+    throw;
+  }
+}
+
+// The message names the file the disk refused; the hint says how much room the next checkpoint
+// needs: the newest checkpoint's size, else the tensors a checkpoint holds (weights, EMA, both
+// AdamW moments, the discriminator's likewise).
+TrainingError TrainingLoop::diskFullError(const std::string& what) const {
+  std::uintmax_t needed = 0;
+  std::string basis;
+  if (const auto latest = m_store.latest()) {
+    needed = folderBytes(m_store.folder(*latest));
+    basis = "the size of checkpoints/step_" + std::to_string(*latest);
+  } else {
+    const NamedTensors model = weights::stateDict(*m_tokenizer);
+    std::int64_t bytes = tensorBytes(model, false) +
+                         (m_train.ema ? 1 : 0) * tensorBytes(model, true) +
+                         2 * tensorBytes(model, true);
+    if (m_discr) {
+      const NamedTensors discr = weights::stateDict(*m_discr);
+      bytes += tensorBytes(discr, false) + 2 * tensorBytes(discr, true);
+    }
+    needed = static_cast<std::uintmax_t>(bytes);
+    basis = "estimated from the model";
+  }
+  std::error_code ec;
+  const fs::space_info space = fs::space(m_run.root(), ec);
+  const std::string free_text = ec ? std::string("too little") : megabytes(space.available);
+  return TrainingError(
+      "disk_full", what,
+      "the file system of " + m_run.root().string() + " is full (" + free_text +
+          " free); the next checkpoint needs about " + megabytes(needed) + " (" + basis +
+          "). Free space there, then resume with --resume: the run continues from its newest "
+          "complete checkpoint");
+}
+
+int TrainingLoop::runSteps() {
   const auto session_start = Clock::now();
   m_run.create();
   // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
@@ -634,6 +783,7 @@ int TrainingLoop::run() {
   int summed = 0;
   double data_wait = 0, comm = 0;
   int consecutive_bad = 0;
+  int rollbacks_without_checkpoint = 0;
   bool state_logged = false;
   auto interval_start = Clock::now();
   std::string status = "completed";
@@ -671,7 +821,13 @@ int TrainingLoop::run() {
       }
     };
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-      const data::LoadedBatch batch = m_loader->next();  // a DataError is a TrainingError
+      data::LoadedBatch batch;
+      try {
+        batch = m_loader->next();
+      } catch (const TrainingError&) {  // a DataError: the files that failed are named first
+        reportDataSkips(m_dataset->takeNewSkips());
+        throw;
+      }
       ++m_batches;
       data_wait += batch.wait_s;
       // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
@@ -712,6 +868,10 @@ int TrainingLoop::run() {
     } else {
       checkpoint_now = m_control.checkpoint.exchange(false);
     }
+    if (m_fault.nonfinite_left > 0 && next >= m_fault.nonfinite_from) {
+      --m_fault.nonfinite_left;
+      values[1].second = std::numeric_limits<double>::quiet_NaN();
+    }
     const double loss_value = values[1].second;
     const LossScaler* scaler = m_steps->lossScaler();
     if (overflow && scaler != nullptr && scaler->scale() >= 1.0) {
@@ -736,6 +896,17 @@ int TrainingLoop::run() {
                                               " non-finite steps in a row and no checkpoint to roll back to",
                               "lower train.lr or raise train.warmup_steps");
         }
+        // A cause that the learning rate does not fix (broken weights or data) would roll back for
+        // ever: after nan_max_rollbacks without a new checkpoint the run ends.
+        if (rollbacks_without_checkpoint >= m_train.nan_max_rollbacks) {
+          throw TrainingError("diverged",
+                              std::to_string(rollbacks_without_checkpoint) +
+                                  " rollbacks to checkpoints/step_" + std::to_string(*latest) +
+                                  " in a row and the steps after it are still non-finite",
+                              "lower train.lr, raise train.warmup_steps, or look for NaN in the data and "
+                              "weight files (see docs/troubleshooting.md)");
+        }
+        ++rollbacks_without_checkpoint;
         const double scale = m_lr_scale * m_train.nan_lr_scale;
         loadCheckpoint(*latest);
         m_loader->restart(m_batches);
@@ -807,6 +978,7 @@ int TrainingLoop::run() {
     if (periodic || checkpoint_now) {
       m_elapsed_before += secondsSince(session_start);
       saveCheckpoint();
+      rollbacks_without_checkpoint = 0;
       m_elapsed_before -= secondsSince(session_start);
     }
   }
