@@ -11,10 +11,11 @@
 #     memory (its log's "done" line).
 # Part 2, the README configuration's models (magvit2-readme: the 117.8M-parameter tokenizer and
 # its 33.4M-parameter discriminator, the GAN on from the first step, activation checkpointing
-# "all", batch 1 per rank, README_STEPS steps): bytes held and peak resident memory per rank for
-# ddp, zero1, zero2, zero3 on README_RANKS ranks and zero3 on 4. Clips are README_SIZE pixels and
-# README_FRAMES frames (the preset's 128 and 17 when set so; by default 64 and 9, which keeps 4
-# ranks of it in this machine's memory: the model state, what the strategies shard, is the same).
+# "all", batch 1 per rank, README_STEPS steps): step time (against ddp at the same world size),
+# bytes held and peak resident memory per rank for one process and for ddp, zero1, zero2, zero3
+# on each of README_RANKS ranks (default "2 4"). Clips are README_SIZE pixels and README_FRAMES
+# frames (the preset's 128 and 17 when set so; by default 64 and 9, which keeps 4 ranks of it in
+# this machine's memory: the model state, what the strategies shard, is the same).
 #
 # Per-step figures are medians over the steps after the first two. Set PART=1 or PART=2 for one.
 # Usage: bench/run_distributed_bench.sh [BUILD_DIR] [STEPS] (defaults: build, 12).
@@ -22,8 +23,8 @@ set -euo pipefail
 build=${1:-build}
 steps=${2:-12}
 part=${PART:-all}
-readme_steps=${README_STEPS:-2}
-readme_ranks=${README_RANKS:-2}
+readme_steps=${README_STEPS:-4}
+readme_ranks=${README_RANKS:-2 4}
 readme_size=${README_SIZE:-64}
 readme_frames=${README_FRAMES:-9}
 trainer=$build/bin/tokenbench-trainer
@@ -110,18 +111,33 @@ fi
 if [ "$part" = all ] || [ "$part" = 2 ]; then
   readme=(--set data.image_size="$readme_size" --set data.num_frames="$readme_frames" --set train.batch_size=1
     --set train.grad_accum=1 --set loss.discr_start_step=0 --set 'train.activation_checkpointing=["all"]')
-  for strategy in ddp zero1 zero2 zero3; do
-    train "readme_${strategy}_$readme_ranks" magvit2-readme "$readme_steps" "${readme[@]}" \
-      --set distributed.nproc_per_node="$readme_ranks" --set distributed.strategy="$strategy"
+  train readme_1 magvit2-readme "$readme_steps" "${readme[@]}" --set train.threads="$threads"
+  for ranks in $readme_ranks; do
+    for strategy in ddp zero1 zero2 zero3; do
+      train "readme_${strategy}_$ranks" magvit2-readme "$readme_steps" "${readme[@]}" \
+        --set distributed.nproc_per_node="$ranks" --set distributed.strategy="$strategy"
+    done
   done
-  train readme_zero3_4 magvit2-readme "$readme_steps" "${readme[@]}" --set distributed.nproc_per_node=4 \
-    --set distributed.strategy=zero3
-  echo "magvit2-readme models (tokenizer and discriminator), clips of $readme_frames x ${readme_size}x$readme_size, batch 1 per rank, $readme_steps steps, $(date -u +%Y-%m-%d)"
+  echo "magvit2-readme models (tokenizer and discriminator), clips of $readme_frames x ${readme_size}x$readme_size, batch 1 per rank, $readme_steps steps, $threads cores, $(date -u +%Y-%m-%d)"
+  echo
+  echo "| run | step time | vs ddp |"
+  echo "|---|---|---|"
+  echo "| 1 process ($threads threads) | $(ms "$(median readme_1 perf/step_s)") ms | |"
+  for ranks in $readme_ranks; do
+    base=$(median "readme_ddp_$ranks" perf/step_s)
+    for strategy in ddp zero1 zero2 zero3; do
+      echo "| $strategy, $ranks ranks | $(ms "$(median "readme_${strategy}_$ranks" perf/step_s)") ms | $(ratio "$(median "readme_${strategy}_$ranks" perf/step_s)" "$base")x |"
+    done
+  done
+  echo
+  echo "Held per rank after the first step (MiB, rank 0 / rank 1 / ...), peak resident memory per rank (GiB):"
   echo
   echo "| run | parameters | gradients | optimizer state | peak RSS |"
   echo "|---|---|---|---|---|"
-  for strategy in ddp zero1 zero2 zero3; do
-    row_held "readme_${strategy}_$readme_ranks" "$readme_ranks" "$strategy, $readme_ranks ranks"
+  row_held readme_1 1 "1 process"
+  for ranks in $readme_ranks; do
+    for strategy in ddp zero1 zero2 zero3; do
+      row_held "readme_${strategy}_$ranks" "$ranks" "$strategy, $ranks ranks"
+    done
   done
-  row_held readme_zero3_4 4 "zero3, 4 ranks"
 fi
