@@ -111,7 +111,7 @@ std::optional<MetricsRow> parseMetricsLine(std::string_view line) {
 // --- MetricsWriter -------------------------------------------------------------------------
 
 MetricsWriter::MetricsWriter(std::filesystem::path path) : m_path(std::move(path)) {
-  m_file = std::fopen(m_path.c_str(), "ab+");
+  m_file = std::fopen(m_path.c_str(), "ab+e");  // e: O_CLOEXEC
   if (m_file == nullptr) throwIoError("cannot open", errno);
 
   // Only a regular, non-empty file can end in a torn line (not /dev/full, a FIFO, ...).

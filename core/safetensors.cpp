@@ -1,5 +1,7 @@
 #include "core/safetensors.h"
 
+#include "core/atomic_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -12,8 +14,8 @@
 #include <unordered_set>
 #include <utility>
 
-// POSIX: the atomic write needs fsync of the file and of its folder, which std::filesystem and
-// iostreams cannot do. Tokenbench builds for Linux only.
+// POSIX: files are read through mmap and written through descriptors (fsync, O_EXCL), which
+// std::filesystem and iostreams cannot do. Tokenbench builds for Linux only.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -599,26 +601,15 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path,
   const auto order = layout();
   const std::string header = headerBytes(order);
 
-  const std::filesystem::path folder =
-      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  // Same folder, so rename() is atomic; a unique name per process and call, so concurrent
-  // writers never share a temporary; O_EXCL so we never write through someone else's file.
-  static std::atomic<unsigned> counter{0};
-  const std::filesystem::path temporary =
-      folder / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                std::to_string(counter.fetch_add(1)));
-
+  // Same folder, so the rename is atomic; O_EXCL so we never write through someone else's file.
+  AtomicFile file(path);
+  const std::filesystem::path& temporary = file.tempPath();
   FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   if (!fd.valid()) {
     throw SafetensorsError(at + "cannot create temporary file " + jsonQuoted(temporary.string()) +
                            ": " + systemError());
   }
-  const auto fail = [&](const std::string& what) {
-    const std::string reason = systemError();  // before unlink() can change errno
-    if (fd.valid()) fd.close();
-    ::unlink(temporary.c_str());
-    throw SafetensorsError(at + what + ": " + reason);
-  };
+  const auto fail = [&](const std::string& what) { throw SafetensorsError(at + what + ": " + systemError()); };
   // Where each declared tensor goes, and whether fill has put it yet.
   struct Place {
     std::uint64_t offset;
@@ -667,20 +658,14 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path,
       }
     } catch (...) {
       fd.close();
-      ::unlink(temporary.c_str());
-      throw;
+      throw;  // the AtomicFile removes the temporary
     }
   }
-  if (::fsync(fd.get()) != 0) fail("fsync failed");
   if (!fd.close()) fail("close failed");
-  if (::rename(temporary.c_str(), path.c_str()) != 0) fail("rename failed");
-
-  // Without this the rename itself may not survive a crash.
-  FileDescriptor dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir.valid()) throw SafetensorsError(at + "cannot open folder to fsync: " + systemError());
-  // EINVAL: the file system cannot sync folders (some network file systems); nothing to do.
-  if (::fsync(dir.get()) != 0 && errno != EINVAL) {
-    throw SafetensorsError(at + "fsync of folder failed: " + systemError());
+  try {
+    file.commit();  // fsync, rename, fsync of the folder
+  } catch (const FileWriteError& e) {
+    throw SafetensorsError(at + e.reason());
   }
 }
 

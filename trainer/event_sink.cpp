@@ -83,7 +83,8 @@ bool EventSink::alsoAppendTo(const std::string& file) {
 
 EventSink EventSink::claimStdout(bool enabled) {
   std::fflush(stdout);
-  const int events = ::dup(STDOUT_FILENO);
+  // Close-on-exec like every descriptor the trainer opens: a launched rank must not inherit it.
+  const int events = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
   if (events < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     throw std::runtime_error("cannot set up the event stream on stdout");
   }

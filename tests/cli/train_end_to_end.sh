@@ -60,6 +60,11 @@ check "closed control stdin stops with exit 0" "[ $code -eq 0 ] && tail -1 '$wor
   --control-stdin --run-dir "$work/g" >"$work/g.out" 2>"$work/g.err"
 check "stop control line stops the run" "tail -1 '$work/g.out' | grep -q '\"status\":\"stopped\"'"
 
+# 7b. --config - and --control-stdin both want stdin: refused (the run used to stop at once).
+echo '{}' | "$trainer" train --config - --control-stdin --run-dir "$work/g2" >/dev/null 2>"$work/g2.err"
+code=$?
+check "--config - with --control-stdin exits 2 naming both" "[ $code -eq 2 ] && grep -q 'config - and --control-stdin' '$work/g2.err'"
+
 # 8. --time-budget ends the run cleanly well before max_steps.
 "$trainer" train "${tiny[@]}" --set train.max_steps=100000 --time-budget 3s --run-dir "$work/h" >"$work/h.out" 2>"$work/h.err"
 code=$?

@@ -408,5 +408,56 @@ TEST(Reliability, DamagedCheckpointFilesAreRefusedNamingTheFile) {
             << "0 crashes, " << secondsSince(started) << " s" << std::endl;
 }
 
+// Every descriptor a training process opens is close-on-exec, so no process it starts (a rank, a
+// shell a user's hook runs) inherits its event stream, logs or checkpoint files. Descriptors the
+// trainer inherited from this test are left out: they are this test's, not the trainer's.
+TEST(Reliability, EveryDescriptorTheTrainerOpensIsCloseOnExec) {
+  TempFolder dir;
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 100000;
+  config.train.log_every = 1;
+  const fs::path run = dir.path() / "run";
+  TrainerProcess trainer({"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
+                          "--run-dir", run.string()},
+                         dir.path() / "trainer");
+  ASSERT_TRUE(waitForStart(trainer, std::chrono::seconds(120))) << trainer.stderrText();
+  const auto end = Clock::now() + std::chrono::seconds(60);
+  while (newestCheckpoint(run).value_or(0) < 2 && Clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_GE(newestCheckpoint(run).value_or(0), 2) << trainer.stderrText();
+
+  // The flags line of /proc/PID/fdinfo/FD, octal; O_CLOEXEC is 02000000.
+  const auto flags = [](const fs::path& fdinfo) -> std::optional<long> {
+    std::ifstream in(fdinfo);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("flags:", 0) == 0) return std::stol(line.substr(6), nullptr, 8);
+    }
+    return std::nullopt;
+  };
+  const auto target = [](const fs::path& link) {
+    std::error_code ec;
+    return fs::read_symlink(link, ec).string();
+  };
+  const fs::path proc = "/proc/" + std::to_string(trainer.pid());
+  int checked = 0;
+  std::vector<std::string> leaks;
+  for (const auto& entry : fs::directory_iterator(proc / "fd")) {
+    const std::string fd = entry.path().filename().string();
+    if (std::stoi(fd) <= 2) continue;  // stdin, stdout, stderr: inherited on purpose
+    const auto theirs = flags(proc / "fdinfo" / fd);
+    if (!theirs) continue;  // closed since the listing
+    const fs::path ours = fs::path("/proc/self/fd") / fd;
+    const auto mine = flags(fs::path("/proc/self/fdinfo") / fd);
+    if (mine && !(*mine & 02000000) && target(ours) == target(entry.path())) continue;  // inherited
+    ++checked;
+    if (!(*theirs & 02000000)) leaks.push_back(fd + " -> " + target(entry.path()));
+  }
+  ::kill(trainer.pid(), SIGKILL);
+  EXPECT_GE(checked, 3) << "events.jsonl, metrics.jsonl and the log should be open";
+  EXPECT_TRUE(leaks.empty()) << "descriptors without close-on-exec: " << ::testing::PrintToString(leaks);
+  std::cout << "reliability: descriptors: " << checked << " opened by the trainer, " << leaks.size()
+            << " without close-on-exec" << std::endl;
+}
+
 }  // namespace
 }  // namespace tb::trainer

@@ -71,6 +71,30 @@ TEST(LookupFreeQuantizer, EntropyTermsEqualTheDirectFormulaForSmallK) {
   EXPECT_NEAR(codebook.item<double>(), clamped_cb.item<double>(), 1e-5);
 }
 
+// A data-parallel run gives the quantizer the all-reduce over its ranks: with it, one half of a
+// batch computes the codebook entropy of the whole batch. The reducer belongs to that quantizer
+// only; another one in the same process keeps its local statistics.
+TEST(LookupFreeQuantizer, ABatchMeanReducerMakesTheCodebookEntropyCoverTheGlobalBatch) {
+  torch::manual_seed(0);
+  const auto options = LookupFreeQuantizerOptions(6, 64).entropy_estimate(EntropyEstimate::Exact);
+  LookupFreeQuantizer q(options);
+  LookupFreeQuantizer other(options);
+  const auto a = torch::randn({256, 1, 6}) * 0.01;
+  const auto b = torch::randn({256, 1, 6}) * 0.01 + 0.005;  // another rank's half, other codes
+  const auto whole = q->entropyTerms(torch::cat({a, b})).second.item<double>();
+  const auto alone = q->entropyTerms(a).second.item<double>();
+  ASSERT_GT(std::abs(whole - alone), 1e-3) << "the halves' statistics should differ";
+
+  torch::Tensor mean_b;  // what "rank 1" contributes: its mean code probabilities
+  q->setBatchMeanReducer([&](const torch::Tensor& m) { return mean_b = m.detach(); });
+  (void)q->entropyTerms(b);
+  q->setBatchMeanReducer([&](const torch::Tensor& m) { return (m + mean_b) / 2; });
+  EXPECT_NEAR(q->entropyTerms(a).second.item<double>(), whole, 1e-5);
+  EXPECT_NEAR(other->entropyTerms(a).second.item<double>(), alone, 1e-9);
+  q->eval();  // validation statistics stay local
+  EXPECT_NEAR(q->entropyTerms(a).second.item<double>(), alone, 1e-9);
+}
+
 TEST(LookupFreeQuantizer, FactorizedCodebookEntropyBoundsAndApproachesExact) {
   torch::manual_seed(0);
   LookupFreeQuantizer q(LookupFreeQuantizerOptions(8, 256).max_group_bits(4));

@@ -1,3 +1,4 @@
+#include "core/atomic_file.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/run_directory.h"
@@ -494,10 +495,10 @@ TEST(CheckpointStore, FailedWriteLeavesEarlierCheckpointsIntact) {
   core::RunDirectory run(dir);
   run.create();
   CheckpointStore store(run);
-  store.write(5, [](const fs::path& d) { writeFileSynced(d / "a.txt", "five"); });
+  store.write(5, [](const fs::path& d) { core::writeFileSynced(d / "a.txt", "five"); });
   EXPECT_THROW(store.write(6,
                            [](const fs::path& d) {
-                             writeFileSynced(d / "a.txt", "half");
+                             core::writeFileSynced(d / "a.txt", "half");
                              throw std::runtime_error("disk full");
                            }),
                std::runtime_error);

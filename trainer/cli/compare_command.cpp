@@ -2,7 +2,7 @@
 
 #include "trainer/cli/token_commands.h"
 #include "trainer/data/clip_loader.h"
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/metrics/image_metrics.h"
 #include "trainer/metrics/lpips.h"
@@ -249,8 +249,8 @@ int compare(const CompareArgs& args) {
                             {"model_kind", e.checkpoint.config.model.kind}});
     }
     const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}, {"per_frame", per_frame}};
-    media::writeFileAtomically(out / "metrics.json", report.dump(2) + "\n");
-    media::writeFileAtomically(out / "metrics.csv", csv);
+    core::writeFileAtomically(out / "metrics.json", report.dump(2) + "\n");
+    core::writeFileAtomically(out / "metrics.csv", csv);
 
 #if TB_WITH_FFMPEG
     // clip_<k>.gif: original | each tokenizer, side by side.

@@ -3,7 +3,7 @@
 #include "core/version.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/weights/magvit2_kwargs.h"
 #include "trainer/weights/magvit2_names.h"
 #include "trainer/weights/pickle_reader.h"
@@ -322,7 +322,7 @@ int exportMagvit2(const ExportMagvit2Args& args) {
   try {
     weights::saveTensors(out, args.out, metadata);
     if (!args.config_out.empty())
-      media::writeFileAtomically(args.config_out, exported.kwargs.dump(2) + "\n");
+      core::writeFileAtomically(args.config_out, exported.kwargs.dump(2) + "\n");
   } catch (const std::exception& e) {
     return fail(kExport, e.what(), 1);
   }

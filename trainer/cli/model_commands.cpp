@@ -1,5 +1,6 @@
 #include "trainer/cli/model_commands.h"
 
+#include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/presets.h"
 #include "core/version.h"
@@ -106,11 +107,7 @@ void writeCheckpointFolder(const std::filesystem::path& out, const core::RunConf
       metadata["module"] = "discriminator";
       weights::saveTensors(discriminator, tmp / "discriminator.safetensors", metadata);
     }
-    {
-      std::ofstream f(tmp / "config.json", std::ios::binary);
-      f << core::toJsonText(config);
-      if (!f.flush()) throw std::runtime_error("cannot write " + (tmp / "config.json").string());
-    }
+    core::writeFileSynced(tmp / "config.json", core::toJsonText(config));
     fs::rename(tmp, out);
   } catch (...) {
     fs::remove_all(tmp, ec);

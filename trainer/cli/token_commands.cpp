@@ -6,7 +6,7 @@
 #include "core/version.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/data/clip_shards.h"
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
@@ -226,7 +226,7 @@ int tokenize(const TokenizeArgs& args) {
                 << skipped << (skipped == 1 ? " file" : " files") << " skipped)\n";
       return 2;
     }
-    media::writeFileAtomically(out / "manifest.json", manifest.dump(2) + "\n");
+    core::writeFileAtomically(out / "manifest.json", manifest.dump(2) + "\n");
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer tokenize: " << e.what() << "\n";
     return 1;

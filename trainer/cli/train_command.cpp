@@ -1,5 +1,8 @@
 #include "trainer/cli/train_command.h"
 
+#include "trainer/cli/control_channel.h"
+
+#include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
@@ -14,41 +17,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
-#include <thread>
 
 namespace tb::trainer::cli {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-
-RunControl* g_control = nullptr;
-
-void onStopSignal(int) {
-  if (g_control != nullptr) g_control->stop.store(true);
-}
-
-// Control lines from the front end; the end of stdin means the parent is gone.
-void readControlLines(RunControl* control) {
-  for (std::string line; std::getline(std::cin, line);) {
-    Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    const std::string type = msg.is_object() ? msg.value("type", std::string()) : std::string();
-    if (type == "stop") {
-      control->stop.store(true);
-    } else if (type == "checkpoint") {
-      control->checkpoint.store(true);
-    } else {
-      std::cerr << "tokenbench-trainer: ignoring control line: " << line.substr(0, 200) << "\n";
-    }
-  }
-  control->stop.store(true);
-}
 
 int usageError(const std::string& message) {
   std::cerr << "tokenbench-trainer train: " << message << "\n";
@@ -99,6 +78,11 @@ std::optional<double> parseDuration(const std::string& text) {
 int train(const TrainArgs& args) {
   if (args.run_dir.empty()) return usageError("--run-dir is required");
   if (!args.config.empty() && !args.preset.empty()) return usageError("give --config or --preset, not both");
+  if (args.config == "-" && args.control_stdin) {
+    // Both read stdin: the configuration to its end, which the control reader takes for the
+    // front end going away (the run stopped at once).
+    return usageError("--config - and --control-stdin both read stdin; give the configuration as a file");
+  }
   const core::RunDirectory run(args.run_dir);
   const bool has_run = fs::exists(run.configFile());
 
@@ -173,7 +157,7 @@ int train(const TrainArgs& args) {
     const fs::path resolved = run.logsDir() / "launch_config.json";
     try {
       fs::create_directories(resolved.parent_path());
-      writeFileSynced(resolved, core::toJsonText(load.config));
+      core::writeFileAtomically(resolved, core::toJsonText(load.config));
     } catch (const std::exception& e) {
       return usageError(std::string("cannot write the ranks' configuration: ") + e.what());
     }
@@ -190,15 +174,9 @@ int train(const TrainArgs& args) {
   // Events own the real stdout from here; anything else printed there goes to stderr.
   EventSink events = EventSink::claimStdout(launch.rank == 0);
   RunControl control;
-  g_control = &control;
-  std::signal(SIGPIPE, SIG_IGN);
-  std::signal(SIGINT, onStopSignal);
-  std::signal(SIGTERM, onStopSignal);
-  if (args.control_stdin) std::thread(readControlLines, &control).detach();
+  const ControlChannel channel(control, args.control_stdin);
   options.launch = launch;
-  const int code = runTraining(load.config, run, options, events, control);
-  g_control = nullptr;
-  return code;
+  return runTraining(load.config, run, options, events, control);
 }
 
 int summarizeRun(const std::string& run_dir) {

@@ -2,7 +2,7 @@
 
 #include "core/safetensors.h"
 #include "core/version.h"
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/media/media_error.h"
 
 #include <nlohmann/json.hpp>
@@ -126,7 +126,7 @@ PackTotals ClipShardWriter::finish(const std::string& packed_from) {
                          {"shards", shards},
                          {"sources", sources},
                          {"skipped", skipped}};
-  media::writeFileAtomically(m_folder / ShardFormat::kManifest, manifest.dump(1) + "\n");
+  core::writeFileAtomically(m_folder / ShardFormat::kManifest, manifest.dump(1) + "\n");
   return m_totals;
 }
 

@@ -1,6 +1,6 @@
 #include "trainer/data/dataset_index.h"
 
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/media/media_error.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_decoder.h"
@@ -142,7 +142,7 @@ void writeCache(const fs::path& file, const fs::path& root, media::MediaKind kin
   // costs the next run a re-probe.
   try {
     fs::create_directories(file.parent_path());
-    media::writeFileAtomically(file, j.dump(1) + "\n");
+    core::writeFileAtomically(file, j.dump(1) + "\n");
   } catch (const std::exception&) {
   }
 }

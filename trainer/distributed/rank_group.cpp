@@ -1,5 +1,7 @@
 #include "trainer/distributed/rank_group.h"
 
+#include "core/atomic_file.h"
+
 #include "trainer/training_device.h"
 #include "trainer/user_error.h"
 
@@ -165,9 +167,7 @@ void RankGroup::beat() {
     return;
   }
   const std::filesystem::path file = heartbeatFile(rank());
-  const std::filesystem::path written = file.string() + ".new";
-  std::ofstream(written) << now;
-  std::filesystem::rename(written, file);
+  core::writeFileAtomically(file, now, core::Durability::Visible);  // read by the other ranks
 }
 
 void RankGroup::heartbeatLoop() {

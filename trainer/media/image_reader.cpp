@@ -1,6 +1,6 @@
 #include "trainer/media/image_reader.h"
 
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/media/media_error.h"
 
 #include <opencv2/core.hpp>
@@ -101,7 +101,7 @@ void writePng(const std::string& path, int width, int height, const uint8_t* rgb
   } catch (const cv::Exception& e) {
     throw MediaError(path, std::string("cannot encode PNG: ") + e.what());
   }
-  AtomicFile file(path);
+  core::AtomicFile file(path);
   {
     std::ofstream out(file.tempPath(), std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(bytes.data()),
@@ -109,7 +109,7 @@ void writePng(const std::string& path, int width, int height, const uint8_t* rgb
     out.close();
     if (!out) throw MediaError(path, "cannot write file");
   }
-  file.commit();
+  file.commit(core::Durability::Visible);  // a picture: atomic for readers, no fsync
 }
 
 }  // namespace tb::trainer::media

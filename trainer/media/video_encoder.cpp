@@ -1,6 +1,6 @@
 #include "trainer/media/video_encoder.h"
 
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/media/av_handles.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/palette_quantizer.h"
@@ -86,7 +86,7 @@ class VideoEncoder::Impl {
     if (!(m_format->oformat->flags & AVFMT_NOFILE))
       check(avio_closep(&m_format->pb), "cannot close file");
     release();
-    m_file.commit();
+    m_file.commit(core::Durability::Visible);  // samples and comparisons: made again at will
     m_finished = true;
   }
 
@@ -277,7 +277,7 @@ class VideoEncoder::Impl {
     }
   }
 
-  AtomicFile m_file;  // first member: destroyed last, after the file handle is closed
+  core::AtomicFile m_file;  // first member: destroyed last, after the file handle is closed
   std::string m_path;
   int m_width;
   int m_height;

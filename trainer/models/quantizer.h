@@ -32,6 +32,11 @@ struct QuantizerOutput {
   torch::Tensor loss;
 };
 
+/// Maps a rank-local batch mean to the mean over every rank of a data-parallel run, keeping it
+/// differentiable. Quantizers apply it, in training only, to statistics that must cover the global
+/// batch (LFQ's mean code probabilities for the codebook entropy).
+using BatchMeanReducer = std::function<torch::Tensor(const torch::Tensor&)>;
+
 /// Base of every quantizer module. Input and output are channel-first latents `[B, D, ...]`.
 class Quantizer : public torch::nn::Module {
  public:
@@ -48,17 +53,21 @@ class Quantizer : public torch::nn::Module {
   virtual std::int64_t numCodebooks() const { return 1; }
   /// Information per token: num_codebooks x log2(codebook size).
   double bitsPerToken() const;
+
+  /// Makes this quantizer's training statistics cover the global batch: a data-parallel run
+  /// passes the all-reduce over its ranks (nullptr, the default: statistics stay local). Only
+  /// this quantizer's forward becomes a collective, never another model's.
+  void setBatchMeanReducer(BatchMeanReducer reduce) { m_batch_mean = std::move(reduce); }
+
+ protected:
+  /// `mean` over the local batch -> over the global batch (unchanged without a reducer).
+  torch::Tensor globalBatchMean(const torch::Tensor& mean) const {
+    return m_batch_mean ? m_batch_mean(mean) : mean;
+  }
+
+ private:
+  BatchMeanReducer m_batch_mean;
 };
-
-/// Maps a rank-local batch mean to the mean over every rank of a data-parallel run, keeping it
-/// differentiable. Quantizers apply it, in training only, to statistics that must cover the global
-/// batch (LFQ's mean code probabilities for the codebook entropy).
-using BatchMeanReducer = std::function<torch::Tensor(const torch::Tensor&)>;
-
-/// Installs `reduce` for this process (nullptr: statistics stay local, the single-process case).
-void setBatchMeanReducer(BatchMeanReducer reduce);
-/// The reducer installed, or nullptr.
-const BatchMeanReducer& batchMeanReducer();
 
 /// Builds the quantizer named by `config.type` for latents of `dim` channels. Throws
 /// std::invalid_argument naming the offending "model.quantizer.*" field.

@@ -1,13 +1,9 @@
 #include "trainer/training/checkpoint_store.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
+#include "core/atomic_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <algorithm>
+#include <stdexcept>
 
 namespace tb::trainer {
 
@@ -25,35 +21,6 @@ fs::path resolveCheckpointFolder(const fs::path& path) {
   return run.checkpointDir(steps.back());
 }
 
-void syncPath(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(path.string() + ": cannot open to sync: " + std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) throw std::runtime_error(path.string() + ": fsync failed: " + std::strerror(err));
-}
-
-void writeFileSynced(const fs::path& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(path.string() + ": cannot create: " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw std::runtime_error(path.string() + ": write failed: " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) throw std::runtime_error(path.string() + ": fsync failed: " + std::strerror(err));
-}
-
 CheckpointStore::CheckpointStore(core::RunDirectory run) : m_run(std::move(run)) {}
 
 fs::path CheckpointStore::write(std::int64_t step, const std::function<void(const fs::path&)>& writeFiles) {
@@ -64,13 +31,13 @@ fs::path CheckpointStore::write(std::int64_t step, const std::function<void(cons
   try {
     fs::create_directories(tmp);
     writeFiles(tmp);
-    for (const auto& entry : fs::directory_iterator(tmp)) syncPath(entry.path());
-    writeFileSynced(tmp / core::RunDirectory::kCheckpointCompleteMarker, std::to_string(step) + "\n");
-    syncPath(tmp);
+    for (const auto& entry : fs::directory_iterator(tmp)) core::syncPath(entry.path());
+    core::writeFileSynced(tmp / core::RunDirectory::kCheckpointCompleteMarker, std::to_string(step) + "\n");
+    core::syncPath(tmp);
     // A checkpoint of the same step (a resumed run saving again) is replaced whole.
     if (fs::exists(final_dir)) fs::remove_all(final_dir);
     fs::rename(tmp, final_dir);
-    syncPath(m_run.checkpointsDir());
+    core::syncPath(m_run.checkpointsDir());
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

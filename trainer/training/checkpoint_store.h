@@ -51,9 +51,4 @@ class CheckpointStore {
 /// run directory `path`. Throws std::runtime_error naming `path` when it is neither.
 std::filesystem::path resolveCheckpointFolder(const std::filesystem::path& path);
 
-/// fsync a file or folder by path; throws std::runtime_error naming it.
-void syncPath(const std::filesystem::path& path);
-/// Writes `text` to `path` and fsyncs it; throws naming the file (e.g. on a full disk).
-void writeFileSynced(const std::filesystem::path& path, const std::string& text);
-
 }  // namespace tb::trainer

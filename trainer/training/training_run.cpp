@@ -1,5 +1,6 @@
 #include "trainer/training/training_run.h"
 
+#include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/metrics_log.h"
 #include "trainer/data/clip_loader.h"
@@ -140,16 +141,25 @@ class HumanLog {
       : m_prefix(distributed ? "[tokenbench-trainer rank " + std::to_string(rank) + "] " : "[tokenbench-trainer] ") {
     std::error_code ec;
     fs::create_directories(dir, ec);
-    m_file.open(dir / ("rank_" + std::to_string(rank) + ".log"), std::ios::app);
+    // "e": close-on-exec, so a process this one starts does not inherit the log.
+    m_file = std::fopen((dir / ("rank_" + std::to_string(rank) + ".log")).c_str(), "ae");
   }
+  ~HumanLog() {
+    if (m_file != nullptr) std::fclose(m_file);
+  }
+  HumanLog(const HumanLog&) = delete;
+  HumanLog& operator=(const HumanLog&) = delete;
   void operator()(const std::string& text) {
     std::cerr << m_prefix << text << std::endl;
-    if (m_file) m_file << text << std::endl;
+    if (m_file != nullptr) {
+      std::fputs((text + "\n").c_str(), m_file);
+      std::fflush(m_file);
+    }
   }
 
  private:
   std::string m_prefix;
-  std::ofstream m_file;
+  std::FILE* m_file = nullptr;
 };
 
 // Interval means of named values; names may appear part-way (the GAN terms from
@@ -197,7 +207,6 @@ class TrainingLoop {
         m_rank0(group == nullptr || group->rank() == 0),
         m_store(run),
         m_log(run.logsDir(), group ? group->rank() : 0, group != nullptr) {}
-  ~TrainingLoop() { setBatchMeanReducer(nullptr); }
 
   /// Trains to the end; a write refused by a full disk becomes a `disk_full` error.
   int run();
@@ -311,7 +320,8 @@ void TrainingLoop::setUp() {
   m_discr_optimizer = m_steps->discriminatorOptimizer();
   if (m_group) {
     distributed::RankGroup* group = m_group;
-    setBatchMeanReducer([group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
+    m_tokenizer->quantizer()->setBatchMeanReducer(
+        [group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
   }
   if (m_discr) {
     m_log("discriminator (" + m_config.model.discriminator.type + "): " + std::to_string(countParameters(*m_discr)) +
@@ -535,8 +545,8 @@ void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors&
   if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
   if (const LossScaler* scaler = m_steps->discriminatorLossScaler())
     state["discr_loss_scale"] = scalerState(*scaler);
-  writeFileSynced(*dir / "state.json", state.dump(2) + "\n");
-  writeFileSynced(*dir / "config.json", core::toJsonText(m_config));
+  core::writeFileSynced(*dir / "state.json", state.dump(2) + "\n");
+  core::writeFileSynced(*dir / "config.json", core::toJsonText(m_config));
 }
 
 void TrainingLoop::loadCheckpoint(std::int64_t step) {
@@ -688,9 +698,7 @@ void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
     if (row && row->step <= step) kept += line + "\n";
   }
   in.close();
-  const fs::path tmp = file.string() + ".tmp";
-  writeFileSynced(tmp, kept);
-  fs::rename(tmp, file);
+  core::writeFileAtomically(file, kept);
 }
 
 int TrainingLoop::run() {
@@ -765,7 +773,7 @@ int TrainingLoop::runSteps() {
   m_loader->restart(m_batches);
   if (m_rank0) {
     truncateMetricsAfter(m_step);
-    writeFileSynced(m_run.configFile(), core::toJsonText(m_config));
+    core::writeFileAtomically(m_run.configFile(), core::toJsonText(m_config));  // the window reads it
     m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
     try {
       m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
