@@ -250,6 +250,18 @@ std::vector<ConfigError> validate(const RunConfig& config) {
     }
   }
 
+  const auto& zero3_vocab = zero3UnitVocabulary();
+  for (const auto& name : config.distributed.zero3_units) {
+    if (std::find(zero3_vocab.begin(), zero3_vocab.end(), name) == zero3_vocab.end()) {
+      std::string message =
+          "unknown layer type \"" + name +
+          "\" (a MAGVIT-v2 layer name, \"discr_block\", \"discr_attention\" or \"all\")";
+      if (auto guess = closestMatch(name, zero3_vocab))
+        message += " (did you mean \"" + *guess + "\"?)";
+      errors.push_back({"distributed.zero3_units", message});
+    }
+  }
+
   if (!parseDeviceSpec(t.device)) {
     errors.push_back({"train.device", "must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got \"" + t.device + "\""});
   }
@@ -271,8 +283,9 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   }
   const long long world = static_cast<long long>(dist.nproc_per_node) * dist.nnodes;
   if (world > 1 && dist.strategy == "none") {
-    errors.push_back({"distributed.strategy", "must be \"ddp\" or \"zero1\" with " + std::to_string(world) +
-                                                  " processes (nproc_per_node x nnodes)"});
+    errors.push_back({"distributed.strategy",
+                      "must be \"ddp\", \"zero1\", \"zero2\" or \"zero3\" with " +
+                          std::to_string(world) + " processes (nproc_per_node x nnodes)"});
   }
   if (dist.node_rank >= dist.nnodes) {
     errors.push_back({"distributed.node_rank", "must be < distributed.nnodes (" + std::to_string(dist.nnodes) +

@@ -17,6 +17,15 @@ const std::vector<std::string>& magvitLayerVocabulary() {
   return k;
 }
 
+const std::vector<std::string>& zero3UnitVocabulary() {
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> v = magvitLayerVocabulary();
+    v.insert(v.end(), {"discr_block", "discr_attention", "all"});
+    return v;
+  }();
+  return k;
+}
+
 bool layerRequiresArgument(const std::string& name) { return name == "consecutive_residual"; }
 
 bool layerAcceptsArgument(const std::string& name) {

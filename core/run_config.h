@@ -22,6 +22,9 @@ struct LayerSpec {
 
 /// Names accepted in `model.layers`.
 const std::vector<std::string>& magvitLayerVocabulary();
+/// Names accepted in `distributed.zero3_units`: the MAGVIT-v2 layer names, the discriminators'
+/// "discr_block" and "discr_attention", and "all".
+const std::vector<std::string>& zero3UnitVocabulary();
 /// True for layer names whose argument is required ("consecutive_residual").
 bool layerRequiresArgument(const std::string& name);
 /// True for layer names that accept an optional argument ("compress_space", "compress_time").
@@ -438,13 +441,17 @@ struct DistributedConfig {
   std::vector<int> gpu_ids;
   int timeout_s = 60;
   double bucket_mb = 25;
+  std::vector<std::string> zero3_units = {"all"};
 
   template <class V>
   void describe(V& v) {
-    v.field("strategy", strategy,
-            FieldSpec("none: one process; ddp: replicated model, bucketed gradient all-reduce; zero1: "
-                      "ddp with optimizer state sharded across ranks")
-                .choices({"none", "ddp", "zero1"}));
+    v.field(
+        "strategy", strategy,
+        FieldSpec("none: one process; ddp: replicated model, bucketed gradient all-reduce; zero1: "
+                  "ddp with optimizer state sharded across ranks; zero2: zero1 with gradients "
+                  "sharded too; zero3: zero2 with parameters sharded too, each layer gathered "
+                  "only while it runs")
+            .choices({"none", "ddp", "zero1", "zero2", "zero3"}));
     v.field("backend", backend,
             FieldSpec("c10d backend: auto (nccl when training on CUDA, else gloo), gloo (CPU or CUDA "
                       "tensors), nccl (CUDA builds, one GPU per rank)")
@@ -458,7 +465,17 @@ struct DistributedConfig {
     v.field("gpu_ids", gpu_ids, FieldSpec("CUDA devices for the local ranks; empty means LOCAL_RANK").min(0));
     v.field("timeout_s", timeout_s,
             FieldSpec("A collective or peer silent this long ends every rank with an error").unit("s").min(1));
-    v.field("bucket_mb", bucket_mb, FieldSpec("Gradient all-reduce bucket size").unit("MiB").above(0));
+    v.field("bucket_mb", bucket_mb,
+            FieldSpec("Gradient bucket size (ddp, zero1: all-reduce; zero2: reduce-scatter)")
+                .unit("MiB")
+                .above(0));
+    v.field(
+        "zero3_units", zero3_units,
+        FieldSpec(
+            "zero3: layer types (MAGVIT-v2 layer names, the discriminators' \"discr_block\" "
+            "and \"discr_attention\", or [\"all\"]) whose layers are units of their own, gathered "
+            "one at a time; the other parameters form one unit gathered for the whole "
+            "forward and backward"));
   }
 };
 

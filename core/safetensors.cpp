@@ -492,6 +492,20 @@ void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int6
   m_tensors.push_back(std::move(entry));
 }
 
+void SafetensorsWriter::declare(std::string name, DType dtype, std::vector<std::int64_t> shape) {
+  (void)spec(dtype);
+  const auto bytes = tensorByteSize(dtype, shape);
+  checkNewTensor(name, dtype, shape, bytes ? static_cast<std::size_t>(*bytes) : 0);
+  Entry entry{std::move(name), dtype, std::move(shape), {}};
+  entry.declared = true;
+  m_names.insert(entry.name);
+  m_tensors.push_back(std::move(entry));
+}
+
+std::uint64_t SafetensorsWriter::byteCount(const Entry& entry) {
+  return entry.declared ? *tensorByteSize(entry.dtype, entry.shape) : entry.bytes.size();
+}
+
 void SafetensorsWriter::setMetadata(std::string key, std::string value) {
   if (!isValidUtf8(key))
     throw SafetensorsError("__metadata__ key " + jsonQuoted(key) + " is not valid UTF-8");
@@ -541,7 +555,7 @@ std::string SafetensorsWriter::headerBytes(const std::vector<const Entry*>& orde
       if (i > 0) json += ',';
       json += std::to_string(entry->shape[i]);
     }
-    const std::uint64_t end = offset + entry->bytes.size();
+    const std::uint64_t end = offset + byteCount(*entry);
     json += "],\"data_offsets\":[" + std::to_string(offset) + ',' + std::to_string(end) + "]}";
     offset = end;
   }
@@ -566,13 +580,23 @@ std::string SafetensorsWriter::serialize() const {
   const auto order = layout();
   std::string out = headerBytes(order);
   std::size_t total = out.size();
-  for (const Entry* entry : order) total += entry->bytes.size();
+  for (const Entry* entry : order) {
+    if (entry->declared)
+      throw SafetensorsError(errorPrefix(entry->name) +
+                             "declared: only writeFile() with a fill can write it");
+    total += entry->bytes.size();
+  }
   out.reserve(total);
   for (const Entry* entry : order) out.append(entry->bytes.data(), entry->bytes.size());
   return out;
 }
 
 void SafetensorsWriter::writeFile(const std::filesystem::path& path) const {
+  writeFile(path, nullptr);
+}
+
+void SafetensorsWriter::writeFile(const std::filesystem::path& path,
+                                  const std::function<void(const Put&)>& fill) const {
   const std::string at = path.string() + ": ";
   const auto order = layout();
   const std::string header = headerBytes(order);
@@ -586,9 +610,56 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path) const {
                            ": " + systemError());
   }
   const auto fail = [&](const std::string& what) { throw SafetensorsError(at + what + ": " + systemError()); };
+  // Where each declared tensor goes, and whether fill has put it yet.
+  struct Place {
+    std::uint64_t offset;
+    std::uint64_t bytes;
+    bool written;
+  };
+  std::map<std::string, Place, std::less<>> declared;
+  std::uint64_t offset = header.size();
   if (!writeAll(fd.get(), header.data(), header.size())) fail("write failed");
   for (const Entry* entry : order) {
-    if (!writeAll(fd.get(), entry->bytes.data(), entry->bytes.size())) fail("write failed");
+    if (entry->declared) {
+      declared[entry->name] = {offset, byteCount(*entry), false};
+      // The bytes come later, at their offset: the file needs its full length now.
+      if (::lseek(fd.get(), static_cast<off_t>(byteCount(*entry)), SEEK_CUR) < 0)
+        fail("seek failed");
+    } else if (!writeAll(fd.get(), entry->bytes.data(), entry->bytes.size())) {
+      fail("write failed");
+    }
+    offset += byteCount(*entry);
+  }
+  if (::ftruncate(fd.get(), static_cast<off_t>(offset)) != 0) fail("truncate failed");
+  if (fill || !declared.empty()) {
+    try {
+      if (!fill) throw SafetensorsError("tensors were declared but nothing fills them");
+      fill([&](const std::string& name, const void* data, std::size_t bytes) {
+        const auto it = declared.find(name);
+        if (it == declared.end()) throw SafetensorsError(errorPrefix(name) + "was not declared");
+        if (it->second.written) throw SafetensorsError(errorPrefix(name) + "written twice");
+        if (bytes != it->second.bytes) {
+          throw SafetensorsError(errorPrefix(name) + std::to_string(bytes) + " bytes given, " +
+                                 std::to_string(it->second.bytes) + " declared");
+        }
+        const char* p = static_cast<const char*>(data);
+        for (std::uint64_t done = 0; done < bytes;) {
+          const ssize_t n = ::pwrite(fd.get(), p + done, bytes - done,
+                                     static_cast<off_t>(it->second.offset + done));
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) throw SafetensorsError(errorPrefix(name) + "write failed: " + systemError());
+          done += static_cast<std::uint64_t>(n);
+        }
+        it->second.written = true;
+      });
+      for (const auto& [name, place] : declared) {
+        if (!place.written)
+          throw SafetensorsError(errorPrefix(name) + "declared but never written");
+      }
+    } catch (...) {
+      fd.close();
+      throw;  // the AtomicFile removes the temporary
+    }
   }
   if (!fd.close()) fail("close failed");
   try {

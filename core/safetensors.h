@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -161,17 +162,31 @@ class SafetensorsWriter {
   /// hundreds of MB) is held once, not twice.
   void add(std::string name, DType dtype, std::vector<std::int64_t> shape,
            std::vector<char>&& bytes);
+  /// Declares a tensor whose bytes are not held here but put by writeFile's `fill` (tensors too
+  /// large to hold at once: a sharded checkpoint gathers them one layer at a time). Checked as
+  /// add() checks. The file is the one add() of the same bytes would give.
+  void declare(std::string name, DType dtype, std::vector<std::int64_t> shape);
   /// Sets (or replaces) one "__metadata__" entry; key and value must be valid UTF-8.
   void setMetadata(std::string key, std::string value);
 
   std::size_t tensorCount() const { return m_tensors.size(); }
 
-  /// The complete file image; identical for identical contents.
+  /// The complete file image; identical for identical contents. Throws SafetensorsError when a
+  /// tensor was declared (its bytes are not here).
   std::string serialize() const;
   /// Writes serialize()'s bytes to `path` atomically: a temporary file in the same folder,
   /// fsync, rename over `path`, fsync of the folder. On failure `path` is untouched, the
   /// temporary file is removed, and SafetensorsError names the path and the system error.
   void writeFile(const std::filesystem::path& path) const;
+  /// Puts the bytes of one declared tensor (exactly its byte count) into the file.
+  using Put = std::function<void(const std::string& name, const void* data, std::size_t bytes)>;
+  /// writeFile() for a writer with declared tensors: after the header and the added tensors are
+  /// written, `fill(put)` is called once (also when nothing was declared) and puts every declared
+  /// tensor once, in any order, each written at its place. A name not declared, put twice, of the
+  /// wrong size or never put throws SafetensorsError (as do exceptions of `fill`, passed on), and
+  /// `path` stays untouched.
+  void writeFile(const std::filesystem::path& path,
+                 const std::function<void(const Put&)>& fill) const;
 
  private:
   struct Entry {
@@ -179,10 +194,12 @@ class SafetensorsWriter {
     DType dtype;
     std::vector<std::int64_t> shape;
     std::vector<char> bytes;
+    bool declared = false;  ///< bytes come from writeFile's fill
   };
   // Throws unless a tensor of this name, dtype, shape and byte count may be added.
   void checkNewTensor(const std::string& name, DType dtype, const std::vector<std::int64_t>& shape,
                       std::size_t bytes) const;
+  static std::uint64_t byteCount(const Entry& entry);
   // Entries in buffer order.
   std::vector<const Entry*> layout() const;
   // The 8-byte length prefix and the padded header, for entries in `order`.

@@ -4,6 +4,7 @@
 #include "trainer/torch_compat.h"
 
 #include <link.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -111,6 +112,12 @@ core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, cons
   hello.interop_threads = runtime.interop_threads;
   hello.run_dir = run_dir;
   return hello;
+}
+
+std::int64_t peakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 }  // namespace tb::trainer

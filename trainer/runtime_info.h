@@ -37,4 +37,7 @@ core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, cons
 /// resolving Debian's alternatives symlinks. Empty when none is loaded.
 std::string loadedBlasLibrary();
 
+/// The most resident memory this process has had so far (its high-water mark), in bytes.
+std::int64_t peakResidentBytes();
+
 }  // namespace tb::trainer

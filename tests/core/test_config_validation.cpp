@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"cond_needs_dim", R"({"model": {"layers": ["cond_residual"]}})",
              {"model.layers[0]: layer \"cond_residual\" needs model.dim_cond > 0"}},
         Case{"world_needs_strategy", R"({"distributed": {"nproc_per_node": 2}})",
-             {"distributed.strategy: must be \"ddp\" or \"zero1\" with 2 processes (nproc_per_node x nnodes)"}},
+             {"distributed.strategy: must be \"ddp\", \"zero1\", \"zero2\" or \"zero3\" with 2 processes (nproc_per_node x nnodes)"}},
         Case{"node_rank", R"({"distributed": {"strategy": "ddp", "nnodes": 2, "node_rank": 2}})",
              {"distributed.node_rank: must be < distributed.nnodes (2), got 2"}},
         Case{"activation_checkpointing", R"({"train": {"activation_checkpointing": ["atend_time"]}})",

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -532,6 +534,64 @@ TEST(SafetensorsWriter, CopiesTheCallersBytes) {
   writer.add("x", DType::F32, {2}, values.data(), 8);
   values[0] = 99.0f;  // changing the caller's buffer afterwards must not change the file
   EXPECT_EQ(writer.serialize(), kGoldenOneF32);
+}
+
+// Declared tensors, put by writeFile's fill in any order, give the file add() gives.
+TEST(SafetensorsWriter, DeclaredTensorsWrittenLaterGiveTheSameFile) {
+  TempFolder folder;
+  const std::vector<float> weights = {1.5f, -2.0f, 3.25f, 0.0f, -0.0f, 1e-30f};
+  const std::vector<double> ema = {0.999, 1.0 / 3.0};
+  const std::vector<std::uint8_t> codes = {7, 0, 255};
+  SafetensorsWriter writer;
+  writer.declare("enc.conv.weight", DType::F32, {2, 3});
+  const std::vector<std::uint16_t> bf16 = {0x3F80, 0xBF80, 0x7FC0, 0x0001};
+  writer.add("enc.norm.bias", DType::BF16, {4}, bf16.data(), bf16.size() * 2);
+  writer.declare("codes", DType::U8, {3});
+  const std::int64_t step = -42;
+  writer.add("step", DType::I64, {}, &step, sizeof(step));
+  writer.declare("empty", DType::Bool, {0, 5});
+  writer.declare("ema.decay", DType::F64, {1, 2});
+  writer.setMetadata("format", "pt");
+  writer.setMetadata("step", "1000");
+  EXPECT_THROW(writer.serialize(), SafetensorsError);  // its bytes are not here
+  const fs::path path = folder.path() / "declared.safetensors";
+  writer.writeFile(path, [&](const SafetensorsWriter::Put& put) {
+    put("ema.decay", ema.data(), ema.size() * 8);
+    put("codes", codes.data(), codes.size());
+    put("empty", nullptr, 0);
+    put("enc.conv.weight", weights.data(), weights.size() * 4);
+  });
+  EXPECT_EQ(readAll(path), sampleWriter().serialize());
+  EXPECT_EQ(folderEntries(folder.path()), std::vector<std::string>{"declared.safetensors"});
+}
+
+// A fill that puts a name not declared, puts one twice, of the wrong size, forgets one or throws
+// leaves no file and no temporary behind.
+TEST(SafetensorsWriter, DeclaredTensorsPutWrongLeaveNoFile) {
+  TempFolder folder;
+  const fs::path path = folder.path() / "x.safetensors";
+  const std::vector<float> two = {1.0f, 2.0f};
+  SafetensorsWriter writer;
+  writer.declare("a", DType::F32, {2});
+  writer.declare("b", DType::F32, {2});
+  EXPECT_THROW(writer.declare("a", DType::F32, {2}), SafetensorsError);
+  EXPECT_THROW(writer.declare("c", DType::F32, {-1}), SafetensorsError);
+  const std::vector<std::function<void(const SafetensorsWriter::Put&)>> wrong = {
+      [&](const SafetensorsWriter::Put& put) { put("z", two.data(), 8); },
+      [&](const SafetensorsWriter::Put& put) {
+        put("a", two.data(), 8);
+        put("a", two.data(), 8);
+      },
+      [&](const SafetensorsWriter::Put& put) { put("a", two.data(), 4); },
+      [&](const SafetensorsWriter::Put& put) { put("a", two.data(), 8); },
+      [&](const SafetensorsWriter::Put&) { throw std::runtime_error("a gather failed"); },
+  };
+  for (const auto& fill : wrong) {
+    EXPECT_ANY_THROW(writer.writeFile(path, fill));
+    EXPECT_TRUE(folderEntries(folder.path()).empty());
+  }
+  EXPECT_THROW(writer.writeFile(path), SafetensorsError);  // declared, nothing fills them
+  EXPECT_TRUE(folderEntries(folder.path()).empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,6 +29,11 @@ inline std::map<std::string, torch::Tensor> finalWeights(const std::filesystem::
   return out;
 }
 
+// Tolerance: the two runs sum the same per-sample gradients in a different order (two
+// half-batch means averaged over the wire, against one mean), so float32 rounding differs by
+// about 1e-7 relative per step; after 4 AdamW steps at lr 1e-3 parameters agree to 1e-5.
+inline constexpr double kSameBatchTolerance = 1e-5;
+
 /// The largest absolute difference between same-named floating tensors; a name missing from
 /// either side is a test failure.
 inline double maxDifference(const std::map<std::string, torch::Tensor>& a,

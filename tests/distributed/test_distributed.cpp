@@ -31,10 +31,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using testing::events;
+using testing::eventsOf;
 using testing::finalWeights;
 using testing::freePort;
+using testing::kSameBatchTolerance;
 using testing::maxDifference;
-using testing::eventsOf;
 using testing::rankPid;
 using testing::reachesStep;
 using testing::startedRankPid;
@@ -42,22 +43,8 @@ using testing::startTwoRankJob;
 using testing::TempFolder;
 using testing::tinyRunConfig;
 using testing::TrainerProcess;
+using testing::trainRun;
 using testing::writeConfig;
-
-int train(const core::RunConfig& config, const fs::path& dir, const std::string& name) {
-  TrainerProcess p({"train", "--config", writeConfig(config, dir / (name + ".json")).string(), "--run-dir",
-                    (dir / name).string()},
-                   dir / name);
-  const auto code = p.wait(std::chrono::seconds(300));
-  EXPECT_TRUE(code.has_value()) << name << " still running after 300 s";
-  EXPECT_EQ(code.value_or(-1), 0) << name << ":\n" << p.stderrText();
-  return code.value_or(-1);
-}
-
-// Tolerance: the two runs sum the same per-sample gradients in a different order (two
-// half-batch means averaged over the wire, against one mean), so float32 rounding differs by
-// about 1e-7 relative per step; after 4 AdamW steps at lr 1e-3 parameters agree to 1e-5.
-constexpr double kSameBatchTolerance = 1e-5;
 
 TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   TempFolder dir;
@@ -68,8 +55,8 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   two.distributed.strategy = "ddp";
   two.distributed.nproc_per_node = 2;
   two.distributed.bucket_mb = 0.001;  // several buckets, launched during backward
-  ASSERT_EQ(train(one, dir.path(), "one"), 0);
-  ASSERT_EQ(train(two, dir.path(), "two"), 0);
+  ASSERT_EQ(trainRun(one, dir.path(), "one"), 0);
+  ASSERT_EQ(trainRun(two, dir.path(), "two"), 0);
   const auto a = finalWeights(dir.path() / "one", 4);
   const auto b = finalWeights(dir.path() / "two", 4);
   const double diff = maxDifference(a, b);
@@ -79,7 +66,7 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   core::RunConfig zero_steps = one;
   zero_steps.train.max_steps = 1;
   zero_steps.train.lr = 1e-12;
-  ASSERT_EQ(train(zero_steps, init.path(), "init"), 0);
+  ASSERT_EQ(trainRun(zero_steps, init.path(), "init"), 0);
   EXPECT_GT(maxDifference(a, finalWeights(init.path() / "init", 1)), 100 * kSameBatchTolerance);
 
   // Both ranks' logs exist, and the hello event says how the run was launched.
@@ -99,8 +86,8 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   ddp.train.checkpoint_every = 2;
   core::RunConfig zero1 = ddp;
   zero1.distributed.strategy = "zero1";
-  ASSERT_EQ(train(ddp, dir.path(), "ddp"), 0);
-  ASSERT_EQ(train(zero1, dir.path(), "zero1"), 0);
+  ASSERT_EQ(trainRun(ddp, dir.path(), "ddp"), 0);
+  ASSERT_EQ(trainRun(zero1, dir.path(), "zero1"), 0);
   EXPECT_EQ(maxDifference(finalWeights(dir.path() / "ddp", 4), finalWeights(dir.path() / "zero1", 4)), 0.0);
   // Rank 0 gathered the shards: the optimizer state on disk is the same whole state.
   const auto ddp_state = finalWeights(dir.path() / "ddp", 4, "optimizer.safetensors");

@@ -1,7 +1,7 @@
 #pragma once
-// Real tokenbench-trainer processes for the multi-process tests (distributed, reliability): a
-// process with its stdout and stderr in files, and what can be read of a run while it goes on.
-// Torch-free.
+// Real tokenbench-trainer processes for the multi-process tests (distributed, sharded,
+// reliability): a process with its stdout and stderr in files, a run trained to its end, and
+// what can be read of a run while it goes on. Torch-free.
 
 #include "core/config_io.h"
 #include "core/event_protocol.h"
@@ -152,6 +152,18 @@ inline std::vector<T> eventsOf(const std::vector<core::Event>& all) {
     if (const auto* t = std::get_if<T>(&e)) out.push_back(*t);
   }
   return out;
+}
+
+/// Trains `config` in `dir`/`name` to its end; the exit code (0 expected, a failure added
+/// otherwise).
+inline int trainRun(const core::RunConfig& config, const fs::path& dir, const std::string& name) {
+  TrainerProcess p({"train", "--config", writeConfig(config, dir / (name + ".json")).string(),
+                    "--run-dir", (dir / name).string()},
+                   dir / name);
+  const auto code = p.wait(std::chrono::seconds(300));
+  EXPECT_TRUE(code.has_value()) << name << " still running after 300 s";
+  EXPECT_EQ(code.value_or(-1), 0) << name << ":\n" << p.stderrText();
+  return code.value_or(-1);
 }
 
 // Reads "pid N" from a rank's log once the rank has written it.

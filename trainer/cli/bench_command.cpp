@@ -21,8 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
-
 namespace tb::trainer::cli {
 namespace {
 
@@ -32,11 +30,7 @@ using Json = nlohmann::ordered_json;
 const std::vector<std::string> kWhats = {"gen-step-recon", "gen-step", "discr-step",
                                          "encode",         "decode",   "train-step"};
 
-double peakRssMb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
+double peakRssMb() { return static_cast<double>(peakResidentBytes()) / (1024.0 * 1024.0); }
 
 double secondsOf(const std::function<void()>& body) {
   const auto start = Clock::now();

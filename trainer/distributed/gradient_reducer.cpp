@@ -15,40 +15,64 @@ double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 
 }  // namespace
 
+std::vector<std::shared_ptr<torch::autograd::Node>> onGradientsAccumulated(
+    const std::vector<torch::Tensor>& params, const std::function<void(std::size_t)>& ready) {
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(params[k]);
+    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [ready, k](const torch::autograd::variable_list& outputs,
+                   const torch::autograd::variable_list&) {
+          ready(k);
+          return outputs;
+        }));
+    accumulators.push_back(std::move(accumulator));
+  }
+  return accumulators;
+}
+
+std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor>& params,
+                                                      double bucket_mb) {
+  std::vector<std::vector<std::size_t>> buckets;
+  const double cap = bucket_mb * 1024 * 1024;
+  double bytes = 0;
+  // Reverse order: the last layers' gradients are ready first.
+  for (std::size_t k = params.size(); k-- > 0;) {
+    const double size =
+        static_cast<double>(params[k].numel()) * static_cast<double>(params[k].element_size());
+    const bool fits = !buckets.empty() && bytes + size <= cap &&
+                      params[k].scalar_type() == params[buckets.back().front()].scalar_type();
+    if (!fits) {
+      buckets.emplace_back();
+      bytes = 0;
+    }
+    buckets.back().push_back(k);
+    bytes += size;
+  }
+  return buckets;
+}
+
 GradientReducer::GradientReducer(RankGroup& group, const std::vector<torch::Tensor>& params, double bucket_mb)
     : m_group(group) {
   for (const auto& p : params) {
     if (p.requires_grad()) m_params.push_back(p);
   }
   m_bucket_of.resize(m_params.size());
-  const std::int64_t cap = static_cast<std::int64_t>(bucket_mb * 1024 * 1024);
-  // Reverse order: the last layers' gradients are ready first.
-  for (std::size_t k = m_params.size(); k-- > 0;) {
-    const std::int64_t bytes = m_params[k].numel() * static_cast<std::int64_t>(m_params[k].element_size());
-    const bool fits = !m_buckets.empty() && !m_buckets.back().params.empty() && cap > 0 &&
-                      m_buckets.back().flat.numel() * 4 + bytes <= cap &&
-                      m_params[k].scalar_type() == m_params[m_buckets.back().params.front()].scalar_type();
-    if (!fits) {
-      m_buckets.emplace_back();
-      // Buckets live where the backend reads them (the CPU for Gloo, the GPU for NCCL).
-      m_buckets.back().flat =
-          torch::empty({0}, m_params[k].options().device(group.commDevice()).requires_grad(false));
+  for (const auto& members : gradientBuckets(m_params, bucket_mb)) {
+    Bucket& b = m_buckets.emplace_back();
+    for (const std::size_t k : members) {
+      b.offsets.push_back(b.params.empty() ? 0
+                                           : b.offsets.back() + m_params[b.params.back()].numel());
+      b.params.push_back(k);
+      m_bucket_of[k] = m_buckets.size() - 1;
     }
-    Bucket& b = m_buckets.back();
-    b.offsets.push_back(b.flat.numel());
-    b.params.push_back(k);
-    b.flat = torch::empty({b.flat.numel() + m_params[k].numel()}, b.flat.options());
-    m_bucket_of[k] = m_buckets.size() - 1;
+    // Buckets live where the backend reads them (the CPU for Gloo, the GPU for NCCL).
+    const std::int64_t numel = b.offsets.back() + m_params[b.params.back()].numel();
+    b.flat = torch::empty(
+        {numel},
+        m_params[members.front()].options().device(group.commDevice()).requires_grad(false));
   }
-  for (std::size_t k = 0; k < m_params.size(); ++k) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(m_params[k]);
-    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [this, k](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-          onGradientReady(k);
-          return outputs;
-        }));
-    m_accumulators.push_back(std::move(accumulator));
-  }
+  m_accumulators = onGradientsAccumulated(m_params, [this](std::size_t k) { onGradientReady(k); });
 }
 
 GradientReducer::~GradientReducer() {

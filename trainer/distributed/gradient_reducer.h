@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -19,6 +20,18 @@ struct Node;
 }
 
 namespace tb::trainer::distributed {
+
+/// Calls `ready(k)` each time backward has accumulated the gradient of `params[k]` (a post-hook
+/// on its gradient accumulator, from whichever thread runs backward). Returns the accumulators,
+/// which hold the hooks: keep them alive. LibTorch cannot remove the hooks again.
+std::vector<std::shared_ptr<torch::autograd::Node>> onGradientsAccumulated(
+    const std::vector<torch::Tensor>& params, const std::function<void(std::size_t)>& ready);
+
+/// Gradient buckets: indices into `params` in reverse order (the order backward produces their
+/// gradients), cut where a bucket would exceed `bucket_mb` MiB or change dtype. A bucket_mb
+/// below the smallest parameter's size puts every parameter in a bucket of its own.
+std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor>& params,
+                                                      double bucket_mb);
 
 class GradientReducer {
  public:

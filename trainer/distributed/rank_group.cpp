@@ -9,11 +9,13 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace tb::trainer::distributed {
 namespace {
@@ -62,11 +64,13 @@ constexpr double kHeartbeatPeriodS = 1.0;
 
 }  // namespace
 
-PendingReduce::PendingReduce(c10::intrusive_ptr<c10d::Work> work) : m_work(std::move(work)) {}
+PendingReduce::PendingReduce(c10::intrusive_ptr<c10d::Work> work, const char* what) : m_what(what) {
+  m_works.push_back(std::move(work));
+}
 PendingReduce::~PendingReduce() = default;
 PendingReduce::PendingReduce(PendingReduce&&) noexcept = default;
 PendingReduce& PendingReduce::operator=(PendingReduce&&) noexcept = default;
-bool PendingReduce::valid() const { return static_cast<bool>(m_work); }
+bool PendingReduce::valid() const { return !m_works.empty(); }
 
 RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config, const torch::Device& device)
     : m_launch(launch), m_timeout(std::chrono::seconds(config.timeout_s)), m_backend(resolveBackend(config, device)) {
@@ -259,9 +263,15 @@ void RankGroup::guarded(const char* what, F&& f) {
 template <class Op>
 void RankGroup::onCommDevice(std::vector<torch::Tensor>& tensors, bool copy_back, Op&& op) {
   for (auto& t : tensors) {
-    const bool in_place = t.device() == m_comm_device && t.is_contiguous();
-    std::vector<at::Tensor> one{in_place ? t : t.to(m_comm_device, /*non_blocking=*/false, /*copy=*/true)
-                                                   .contiguous()};
+    // Gloo (LibTorch 1.13) has no bfloat16: such tensors (statistics computed under bf16
+    // autocast) travel as float32, which holds every bfloat16 value exactly.
+    const auto dtype = m_backend == "gloo" && t.scalar_type() == torch::kBFloat16 ? torch::kFloat
+                                                                                  : t.scalar_type();
+    const bool in_place =
+        t.device() == m_comm_device && t.is_contiguous() && dtype == t.scalar_type();
+    std::vector<at::Tensor> one{
+        in_place ? t
+                 : t.to(m_comm_device, dtype, /*non_blocking=*/false, /*copy=*/true).contiguous()};
     op(one);
     if (copy_back && !in_place) t.copy_(one[0]);
   }
@@ -284,15 +294,87 @@ PendingReduce RankGroup::allReduceSumAsync(torch::Tensor& tensor) {
   PendingReduce pending;
   guarded("all-reduce", [&] {
     std::vector<at::Tensor> one{tensor};
-    pending = PendingReduce(m_group->allreduce(one));
+    pending = PendingReduce(m_group->allreduce(one), "all-reduce");
   });
   return pending;
 }
 
 void RankGroup::wait(PendingReduce& pending) {
   if (!pending.valid()) return;
-  guarded("all-reduce", [&] { pending.m_work->wait(); });
-  pending.m_work.reset();
+  guarded(pending.m_what, [&] {
+    for (auto& work : pending.m_works) work->wait();
+  });
+  pending.m_works.clear();
+  if (pending.m_then) std::exchange(pending.m_then, nullptr)();
+}
+
+namespace {
+
+// Fault injection for the tests (TB_FAULT_KILL_IN_GATHER="R:N": rank R kills itself with SIGKILL
+// as it enters its N-th all-gather, leaving the other ranks inside that collective).
+void killInGatherWhenAsked(int rank) {
+  static const std::pair<long, long> fault = [] {
+    std::pair<long, long> f{-1, 0};
+    const char* text = std::getenv("TB_FAULT_KILL_IN_GATHER");
+    if (text == nullptr || std::sscanf(text, "%ld:%ld", &f.first, &f.second) != 2) f = {-1, 0};
+    return f;
+  }();
+  static long gathers = 0;
+  if (fault.first == rank && ++gathers == fault.second) ::kill(::getpid(), SIGKILL);
+}
+
+}  // namespace
+
+void RankGroup::allGather(torch::Tensor& output, const torch::Tensor& input) {
+  killInGatherWhenAsked(rank());
+  TORCH_CHECK(
+      output.dim() == 1 && input.dim() == 1 && output.numel() == input.numel() * worldSize(),
+      "allGather: expected output [", worldSize(), " x ", input.numel(), "], got ", output.sizes());
+  guarded("all-gather", [&] {
+    // Staged on the backend's device when the tensors live elsewhere (CUDA tensors over Gloo).
+    const bool staged = output.device() != m_comm_device || !output.is_contiguous();
+    at::Tensor out =
+        staged ? torch::empty(output.sizes(), output.options().device(m_comm_device)) : output;
+    at::Tensor in = input.to(m_comm_device).contiguous();
+    if (m_backend == "nccl") {
+      m_group->_allgather_base(out, in)->wait();
+    } else {
+      std::vector<std::vector<at::Tensor>> outs(1);
+      for (int r = 0; r < worldSize(); ++r)
+        outs[0].push_back(out.narrow(0, r * in.numel(), in.numel()));
+      std::vector<at::Tensor> ins{in};
+      m_group->allgather(outs, ins)->wait();
+    }
+    if (staged) output.copy_(out);
+  });
+}
+
+PendingReduce RankGroup::reduceScatterSumAsync(torch::Tensor& input, torch::Tensor& output) {
+  const std::int64_t share = output.numel();
+  TORCH_CHECK(input.device() == m_comm_device && output.device() == m_comm_device &&
+                  input.is_contiguous() && output.is_contiguous() &&
+                  input.numel() == share * worldSize(),
+              "reduceScatterSumAsync: expected contiguous input [", worldSize(), " x ", share,
+              "] and output [", share, "] on ", m_comm_device.str());
+  PendingReduce pending;
+  pending.m_what = "reduce-scatter";
+  guarded("reduce-scatter", [&] {
+    if (m_backend == "nccl") {
+      pending.m_works.push_back(m_group->_reduce_scatter_base(output, input));
+      return;
+    }
+    for (int r = 0; r < worldSize(); ++r) {
+      c10d::ReduceOptions options;
+      options.rootRank = r;
+      std::vector<at::Tensor> one{input.narrow(0, r * share, share)};
+      pending.m_works.push_back(m_group->reduce(one, options));
+    }
+    // The owner's sum is left in its own share of the input.
+    pending.m_then = [input, output, share, r = rank()]() mutable {
+      output.copy_(input.narrow(0, r * share, share));
+    };
+  });
+  return pending;
 }
 
 void RankGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {

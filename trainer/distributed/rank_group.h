@@ -25,11 +25,12 @@
 
 namespace tb::trainer::distributed {
 
-/// An all-reduce in flight (see RankGroup::allReduceSumAsync).
+/// A reduction in flight (RankGroup::allReduceSumAsync, reduceScatterSumAsync): one or more
+/// c10d works, and what to do once they are done.
 class PendingReduce {
  public:
   PendingReduce() = default;
-  explicit PendingReduce(c10::intrusive_ptr<c10d::Work> work);
+  explicit PendingReduce(c10::intrusive_ptr<c10d::Work> work, const char* what = "all-reduce");
   ~PendingReduce();
   PendingReduce(PendingReduce&&) noexcept;
   PendingReduce& operator=(PendingReduce&&) noexcept;
@@ -37,7 +38,9 @@ class PendingReduce {
 
  private:
   friend class RankGroup;
-  c10::intrusive_ptr<c10d::Work> m_work;
+  std::vector<c10::intrusive_ptr<c10d::Work>> m_works;
+  std::function<void()> m_then;  ///< runs after the last work, before wait() returns
+  const char* m_what = "all-reduce";
 };
 
 class RankGroup {
@@ -70,6 +73,15 @@ class RankGroup {
   void wait(PendingReduce& pending);
   /// Copies `root`'s tensors into every rank's.
   void broadcast(std::vector<torch::Tensor>& tensors, int root);
+  /// All-gather of equal shares (ZeRO-2/3 parameters): `output` `[N x share]` receives rank r's
+  /// `input` `[share]` at `[r x share, (r + 1) x share)`, on every rank. 1-D tensors of one dtype.
+  /// NCCL gathers into `output` in one call; Gloo through its list all-gather.
+  void allGather(torch::Tensor& output, const torch::Tensor& input);
+  /// Starts the sum over ranks of `input` `[N x share]` (contiguous, on commDevice()) whose share
+  /// r belongs to rank r: a reduce-scatter on NCCL; on Gloo, which has none, one reduce per share
+  /// to the rank that owns it. When wait() returns, `output` `[share]` (on commDevice()) holds
+  /// this rank's share of the sum; `input` is scratch until then.
+  PendingReduce reduceScatterSumAsync(torch::Tensor& input, torch::Tensor& output);
   /// Point to point (ZeRO-1 gathers): `tensor` must have the receiver's expected shape.
   void send(torch::Tensor& tensor, int to);
   void receive(torch::Tensor& tensor, int from);
@@ -93,8 +105,9 @@ class RankGroup {
   void guarded(const char* what, F&& f);
   [[noreturn]] void fail(const char* what, const std::string& detail);
   void checkDistinctGpus(const torch::Device& device);
-  /// Runs `op` on copies of `tensors` on commDevice() (the tensors themselves when they are there
-  /// and contiguous); with `copy_back` the results are copied into `tensors`.
+  /// Runs `op` on copies of `tensors` on commDevice() (the tensors themselves when they are there,
+  /// contiguous and of a dtype the backend has); with `copy_back` the results are copied into
+  /// `tensors`.
   template <class Op>
   void onCommDevice(std::vector<torch::Tensor>& tensors, bool copy_back, Op&& op);
   void heartbeatLoop();

@@ -89,11 +89,28 @@ torch::Tensor FrameDiscriminatorImpl::forward(const torch::Tensor& input) {
               m_options.image_size(), "], got ", input.sizes());
   torch::Tensor x = input;
   for (std::size_t i = 0; i < blocks->size(); ++i) {
-    x = blocks->ptr<FrameDiscriminatorBlockImpl>(i)->forward(x);
-    if (attn_blocks[i]) x = attn_blocks[i]->forward(x, {});
+    const torch::Tensor in = x;
+    auto block = [&] { return blocks->ptr<FrameDiscriminatorBlockImpl>(i)->forward(in); };
+    x = m_runner ? m_runner("blocks." + std::to_string(i), block) : block();
+    if (attn_blocks[i]) {
+      const torch::Tensor a = x;
+      auto attention = [&] { return attn_blocks[i]->forward(a, {}); };
+      x = m_runner ? m_runner("attn_blocks_" + std::to_string(i), attention) : attention();
+    }
   }
   x = leaky(to_logits_conv(x));
   return to_logits(x.flatten(1)).squeeze(-1);
+}
+
+std::vector<ModelLayer> FrameDiscriminatorImpl::layers() const {
+  std::vector<ModelLayer> out;
+  for (std::size_t i = 0; i < blocks->size(); ++i) {
+    out.push_back({"blocks." + std::to_string(i), "discr_block", {blocks->ptr(i).get()}});
+    if (attn_blocks[i])
+      out.push_back(
+          {"attn_blocks_" + std::to_string(i), "discr_attention", {attn_blocks[i].get()}});
+  }
+  return out;
 }
 
 PatchGanDiscriminatorImpl::PatchGanDiscriminatorImpl(std::int64_t channels, std::int64_t dim,
@@ -157,14 +174,27 @@ torch::Tensor VideoDiscriminatorImpl::forward(const torch::Tensor& input) {
   TORCH_CHECK(input.dim() == 5, "video discriminator expects [B, C, T, H, W], got ", input.sizes());
   torch::Tensor x = input;
   for (std::size_t i = 0; i + 1 < blocks->size(); i += 2) {
-    const auto h = blocks->ptr<torch::nn::SequentialImpl>(i)->forward(x);
-    const auto res = blocks->ptr<torch::nn::Conv3dImpl>(i + 1)->forward(x);
-    x = (h + res) * std::sqrt(0.5);
+    const torch::Tensor in = x;
+    auto block = [&] {
+      const auto h = blocks->ptr<torch::nn::SequentialImpl>(i)->forward(in);
+      const auto res = blocks->ptr<torch::nn::Conv3dImpl>(i + 1)->forward(in);
+      return (h + res) * std::sqrt(0.5);
+    };
+    x = m_runner ? m_runner("blocks." + std::to_string(i), block) : block();
     // Halve space, and time while more than one frame remains (average pooling, ceil mode).
     const std::int64_t kt = x.size(2) > 1 ? 2 : 1;
     x = F::avg_pool3d(x, F::AvgPool3dFuncOptions({kt, 2, 2}).ceil_mode(true));
   }
   return to_logits(x).mean({1, 2, 3, 4});
+}
+
+std::vector<ModelLayer> VideoDiscriminatorImpl::layers() const {
+  std::vector<ModelLayer> out;
+  for (std::size_t i = 0; i + 1 < blocks->size(); i += 2)
+    out.push_back({"blocks." + std::to_string(i),
+                   "discr_block",
+                   {blocks->ptr(i).get(), blocks->ptr(i + 1).get()}});
+  return out;
 }
 
 std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,

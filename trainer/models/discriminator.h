@@ -3,6 +3,7 @@
 // discriminator, behind one interface, and their factory.
 
 #include "core/run_config.h"
+#include "trainer/models/layer_runner.h"
 #include "trainer/models/magvit_attention.h"
 
 #include <torch/torch.h>
@@ -22,6 +23,15 @@ class Discriminator : public torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& x) = 0;
   /// Whether forward() takes whole clips rather than frames.
   virtual bool takesVideo() const { return false; }
+  /// The layers sharded training may gather one at a time (distributed.zero3_units): the blocks
+  /// ("discr_block") and attention blocks ("discr_attention"). Empty for PatchGAN, whose
+  /// parameters form one unit.
+  virtual std::vector<ModelLayer> layers() const { return {}; }
+  /// Runs every layer of layers() through `runner` (empty: plain forward).
+  void setLayerRunner(const LayerRunner& runner) { m_runner = runner; }
+
+ protected:
+  LayerRunner m_runner;
 };
 
 /// Residual down-sampling block of the frame discriminator: conv3x3 -> LeakyReLU(0.1) ->
@@ -57,6 +67,7 @@ class FrameDiscriminatorImpl : public Discriminator {
  public:
   explicit FrameDiscriminatorImpl(const FrameDiscriminatorOptions& options);
   torch::Tensor forward(const torch::Tensor& x) override;
+  std::vector<ModelLayer> layers() const override;
   torch::nn::ModuleList blocks{nullptr};
   std::vector<SpaceAttentionBlock> attn_blocks;  ///< empty holders where no attention
   torch::nn::Conv2d to_logits_conv{nullptr};
@@ -87,6 +98,8 @@ class VideoDiscriminatorImpl : public Discriminator {
                          std::int64_t image_size);
   torch::Tensor forward(const torch::Tensor& x) override;
   bool takesVideo() const override { return true; }
+  /// Block i is "blocks.<2i>" (the residual branch) with its shortcut "blocks.<2i+1>".
+  std::vector<ModelLayer> layers() const override;
   torch::nn::ModuleList blocks{nullptr};
   torch::nn::Conv3d to_logits{nullptr};
 };

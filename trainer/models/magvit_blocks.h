@@ -4,12 +4,15 @@
 // Every block is causal in time: output frame t depends on input frames <= t only.
 
 #include "trainer/models/causal_conv.h"
+#include "trainer/models/layer_runner.h"
 
 #include <torch/torch.h>
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace tb::trainer {
@@ -179,10 +182,17 @@ class MagvitSequenceImpl : public MagvitLayer {
   /// Layer `i` keeps only its input for backward and recomputes its activations there
   /// (train.activation_checkpointing; see activation_checkpoint.h).
   void setCheckpointed(std::size_t i, bool on) { m_checkpointed.at(i) = on; }
+  /// Layer `i` runs through `runner` under the name `<prefix>.<i>` (zero3; empty: plain forward).
+  void setRunner(LayerRunner runner, std::string prefix) {
+    m_runner = std::move(runner);
+    m_prefix = std::move(prefix);
+  }
 
  private:
   std::vector<std::shared_ptr<MagvitLayer>> m_layers;
   std::vector<bool> m_checkpointed;
+  LayerRunner m_runner;
+  std::string m_prefix;
 };
 TORCH_MODULE(MagvitSequence);
 

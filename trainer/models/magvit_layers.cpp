@@ -351,8 +351,12 @@ void MagvitSequenceImpl::append(std::shared_ptr<MagvitLayer> layer) {
 torch::Tensor MagvitSequenceImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
   torch::Tensor y = x;
   for (std::size_t i = 0; i < m_layers.size(); ++i) {
-    y = m_checkpointed[i] ? checkpointedForward(*m_layers[i], y, cond)
-                          : m_layers[i]->forward(y, cond);
+    const torch::Tensor in = y;
+    auto forward = [&] {
+      return m_checkpointed[i] ? checkpointedForward(*m_layers[i], in, cond)
+                               : m_layers[i]->forward(in, cond);
+    };
+    y = m_runner ? m_runner(m_prefix + "." + std::to_string(i), forward) : forward();
   }
   return y;
 }

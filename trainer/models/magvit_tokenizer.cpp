@@ -259,7 +259,9 @@ torch::Tensor MagvitTokenizerImpl::encode(const torch::Tensor& input, const torc
   }
   x = encoder_layers(x, c);
   if (!m_config.encoder_norm) return x;
-  return encoder_norm(x.movedim(1, -1)).movedim(-1, 1);
+  // In the weights' dtype: CPU autocast (LibTorch 1.13) leaves layer_norm to the input's dtype
+  // and fails on a bf16 input with float weights; CUDA autocast runs it in float anyway.
+  return encoder_norm(x.movedim(1, -1).to(encoder_norm->weight.scalar_type())).movedim(-1, 1);
 }
 
 torch::Tensor MagvitTokenizerImpl::decode(const torch::Tensor& quantized,
@@ -288,6 +290,25 @@ void MagvitTokenizerImpl::setActivationCheckpointing(const std::vector<std::stri
     encoder_layers->setCheckpointed(i, on);
     decoder_layers->setCheckpointed(n - 1 - i, on);
   }
+}
+
+std::vector<ModelLayer> MagvitTokenizerImpl::layers() const {
+  std::vector<ModelLayer> out;
+  const std::size_t n = m_stages.size();
+  for (std::size_t i = 0; i < n; ++i)
+    out.push_back(
+        {"encoder_layers." + std::to_string(i), m_stages[i].type, {encoder_layers->at(i).get()}});
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back({"decoder_layers." + std::to_string(i),
+                   m_stages[n - 1 - i].type,
+                   {decoder_layers->at(i).get()}});
+  }
+  return out;
+}
+
+void MagvitTokenizerImpl::setLayerRunner(const LayerRunner& runner) {
+  encoder_layers->setRunner(runner, "encoder_layers");
+  decoder_layers->setRunner(runner, "decoder_layers");
 }
 
 std::array<std::int64_t, 3> MagvitTokenizerImpl::tokenGrid(std::int64_t frames,

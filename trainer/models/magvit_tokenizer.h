@@ -48,6 +48,8 @@ class MagvitTokenizerImpl : public Tokenizer {
   torch::Tensor lastDecoderWeight() const override { return conv_out->conv->weight; }
   TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const override;
   void setActivationCheckpointing(const std::vector<std::string>& layer_types) override;
+  std::vector<ModelLayer> layers() const override;
+  void setLayerRunner(const LayerRunner& runner) override;
   std::array<std::int64_t, 3> tokenGrid(std::int64_t frames,
                                         std::int64_t image_size) const override;
 

@@ -3,6 +3,7 @@
 // counts, token grid, cost estimates) and the factory that builds one from the configuration.
 
 #include "core/run_config.h"
+#include "trainer/models/layer_runner.h"
 #include "trainer/models/quantizer.h"
 
 #include <torch/torch.h>
@@ -71,6 +72,11 @@ class Tokenizer : public torch::nn::Module {
   /// keep only their inputs for backward and recompute their activations there. The same
   /// gradients, less memory, one more forward of those layers. VQGAN ignores it.
   virtual void setActivationCheckpointing(const std::vector<std::string>& layer_types) { (void)layer_types; }
+  /// The layers sharded training may gather one at a time (distributed.zero3_units): MAGVIT-v2's
+  /// encoder and decoder layers. Empty for VQGAN, whose parameters form one unit.
+  virtual std::vector<ModelLayer> layers() const { return {}; }
+  /// Runs every layer of layers() through `runner` (empty: plain forward).
+  virtual void setLayerRunner(const LayerRunner& runner) { (void)runner; }
   /// Figures for clips of `frames` x `image_size`^2.
   virtual TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const = 0;
   /// Token grid [t, h, w] for clips of `frames` x `image_size`^2.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace tb::trainer {
@@ -43,27 +44,32 @@ void ShardedAdamW::zeroGrad() {
   }
 }
 
-// The arithmetic of torch.optim.AdamW (LibTorch 1.13), parameter by parameter.
+void adamwUpdate(const torch::Tensor& param, const torch::Tensor& grad,
+                 const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq, std::int64_t step,
+                 double lr, bool decay, const ShardedAdamW::Options& options) {
+  const double b1 = options.beta1, b2 = options.beta2;
+  if (decay && options.weight_decay != 0) param.mul_(1 - lr * options.weight_decay);
+  const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(step));
+  const double bias_correction2 = 1 - std::pow(b2, static_cast<double>(step));
+  exp_avg.mul_(b1).add_(grad, 1 - b1);
+  exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2);
+  const torch::Tensor denom = (exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(options.eps);
+  param.addcdiv_(exp_avg, denom, -lr / bias_correction1);
+}
+
+// Parameter by parameter.
 void ShardedAdamW::step(double lr) {
   torch::NoGradGuard no_grad;
-  const double b1 = m_options.beta1, b2 = m_options.beta2;
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     Slot& s = m_slots[i];
     if (m_owner[i] != m_rank || !s.param.grad().defined()) continue;
-    const torch::Tensor& grad = s.param.grad();
     if (!s.exp_avg.defined()) {
       s.exp_avg = torch::zeros_like(s.param, torch::MemoryFormat::Preserve);
       s.exp_avg_sq = torch::zeros_like(s.param, torch::MemoryFormat::Preserve);
       s.steps = 0;
     }
-    if (s.decay && m_options.weight_decay != 0) s.param.mul_(1 - lr * m_options.weight_decay);
-    ++s.steps;
-    const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(s.steps));
-    const double bias_correction2 = 1 - std::pow(b2, static_cast<double>(s.steps));
-    s.exp_avg.mul_(b1).add_(grad, 1 - b1);
-    s.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2);
-    const torch::Tensor denom = (s.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(m_options.eps);
-    s.param.addcdiv_(s.exp_avg, denom, -lr / bias_correction1);
+    adamwUpdate(s.param, s.param.grad(), s.exp_avg, s.exp_avg_sq, ++s.steps, lr, s.decay,
+                m_options);
   }
 }
 
@@ -155,58 +161,69 @@ NamedTensors ShardedAdamW::state(distributed::RankGroup* group) const {
   return out;
 }
 
-void ShardedAdamW::loadState(const NamedTensors& state, bool every_parameter_listed) {
-  std::map<std::string, torch::Tensor> byName(state.begin(), state.end());
+std::vector<std::int64_t> checkedAdamWSteps(const std::map<std::string, torch::Tensor>& state,
+                                            const std::vector<AdamWParameter>& params,
+                                            bool every_parameter_listed) {
   // Every entry must belong to a parameter: anything else is another model's state.
-  for (const auto& [key, t] : byName) {
+  std::set<std::string> names;
+  for (const AdamWParameter& p : params) names.insert(p.name);
+  for (const auto& [key, t] : state) {
     const auto dot = key.rfind('.');
     const std::string suffix = dot == std::string::npos ? std::string() : key.substr(dot + 1);
     const std::string param = dot == std::string::npos ? key : key.substr(0, dot);
-    const bool known =
-        (suffix == "exp_avg" || suffix == "exp_avg_sq" || suffix == "step") &&
-        std::any_of(m_slots.begin(), m_slots.end(), [&](const Slot& s) { return s.name == param; });
+    const bool known = (suffix == "exp_avg" || suffix == "exp_avg_sq" || suffix == "step") &&
+                       names.count(param) > 0;
     if (!known)
       throw std::runtime_error("unexpected tensor '" + key +
                                "' (not the state of a parameter of this model)");
   }
   auto entry = [&](const std::string& key) -> const torch::Tensor& {
-    const auto it = byName.find(key);
-    if (it == byName.end()) throw std::runtime_error("missing tensor '" + key + "'");
+    const auto it = state.find(key);
+    if (it == state.end()) throw std::runtime_error("missing tensor '" + key + "'");
     return it->second;
   };
-  // Checked whole before anything changes, so a bad file leaves the state as it was.
-  std::vector<std::int64_t> steps(m_slots.size(), 0);
-  for (std::size_t i = 0; i < m_slots.size(); ++i) {
-    const Slot& s = m_slots[i];
-    if (!every_parameter_listed && !byName.count(s.name + ".step")) continue;  // never updated
-    const torch::Tensor& step = entry(s.name + ".step");
+  std::vector<std::int64_t> steps(params.size(), 0);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const AdamWParameter& p = params[i];
+    if (!every_parameter_listed && !state.count(p.name + ".step")) continue;  // never updated
+    const torch::Tensor& step = entry(p.name + ".step");
     if (step.scalar_type() != torch::kInt64 || step.numel() != 1) {
-      throw std::runtime_error("tensor '" + s.name + ".step': expected one int64, got " +
+      throw std::runtime_error("tensor '" + p.name + ".step': expected one int64, got " +
                                c10::toString(step.scalar_type()) + " of shape " +
                                c10::str(step.sizes()));
     }
     steps[i] = step.item<std::int64_t>();
     if (steps[i] < 0)
-      throw std::runtime_error("tensor '" + s.name + ".step': negative step count " +
+      throw std::runtime_error("tensor '" + p.name + ".step': negative step count " +
                                std::to_string(steps[i]));
-    const std::string avg = s.name + ".exp_avg", sq = s.name + ".exp_avg_sq";
+    const std::string avg = p.name + ".exp_avg", sq = p.name + ".exp_avg_sq";
     if (steps[i] == 0) {
-      if (byName.count(avg) || byName.count(sq)) {
-        throw std::runtime_error("tensor '" + s.name +
+      if (state.count(avg) || state.count(sq)) {
+        throw std::runtime_error("tensor '" + p.name +
                                  ".step' is 0 but the file holds moments for it");
       }
       continue;
     }
     for (const std::string& key : {avg, sq}) {
       const torch::Tensor& t = entry(key);
-      if (t.sizes() != s.param.sizes() || t.scalar_type() != s.param.scalar_type()) {
+      if (t.sizes() != c10::IntArrayRef(p.shape) || t.scalar_type() != p.dtype) {
         throw std::runtime_error("tensor '" + key + "': " + c10::toString(t.scalar_type()) +
                                  " of shape " + c10::str(t.sizes()) + ", the parameter is " +
-                                 c10::toString(s.param.scalar_type()) + " of shape " +
-                                 c10::str(s.param.sizes()));
+                                 c10::toString(p.dtype) + " of shape " +
+                                 c10::str(c10::IntArrayRef(p.shape)));
       }
     }
   }
+  return steps;
+}
+
+void ShardedAdamW::loadState(const NamedTensors& state, bool every_parameter_listed) {
+  const std::map<std::string, torch::Tensor> byName(state.begin(), state.end());
+  std::vector<AdamWParameter> params;
+  for (const Slot& s : m_slots)
+    params.push_back({s.name, s.param.sizes().vec(), s.param.scalar_type()});
+  // Checked whole before anything changes, so a bad file leaves the state as it was.
+  const std::vector<std::int64_t> steps = checkedAdamWSteps(byName, params, every_parameter_listed);
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     Slot& s = m_slots[i];

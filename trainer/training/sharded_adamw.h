@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,5 +76,28 @@ class ShardedAdamW {
   int m_rank = 0;
   int m_world = 1;
 };
+
+/// A parameter as an AdamW state file must describe it.
+struct AdamWParameter {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  torch::ScalarType dtype;
+};
+
+/// Checks a whole AdamW state (keyed as ShardedAdamW::state() writes it) against `params` and
+/// returns each one's step count (0: never updated, no moments). Throws std::runtime_error naming
+/// the tensor that is missing, unexpected, of the wrong dtype or shape, or a step count that is
+/// negative or 0 beside moments. With `every_parameter_listed` false (files written before
+/// state_version 2), a parameter without entries was never updated.
+std::vector<std::int64_t> checkedAdamWSteps(const std::map<std::string, torch::Tensor>& state,
+                                            const std::vector<AdamWParameter>& params,
+                                            bool every_parameter_listed);
+
+/// One AdamW update, in place, of `param` with gradient `grad` and moments `exp_avg`,
+/// `exp_avg_sq` (all of one shape) at step `step` (counted from 1), at rate `lr`, with weight
+/// decay when `decay`: the arithmetic of torch.optim.AdamW (LibTorch 1.13).
+void adamwUpdate(const torch::Tensor& param, const torch::Tensor& grad,
+                 const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq, std::int64_t step,
+                 double lr, bool decay, const ShardedAdamW::Options& options);
 
 }  // namespace tb::trainer

@@ -1,9 +1,11 @@
 #include "trainer/training/training_run.h"
 
+#include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/metrics_log.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/distributed/gradient_reducer.h"
+#include "trainer/distributed/parameter_shards.h"
 #include "trainer/distributed/rank_group.h"
 #include "trainer/media/frame_tensors.h"
 #if TB_WITH_FFMPEG
@@ -15,15 +17,16 @@
 #include "trainer/models/tokenizer.h"
 #include "trainer/outputs/tensorboard_writer.h"
 #include "trainer/runtime_info.h"
-#include "trainer/training_device.h"
 #include "trainer/torch_compat.h"
 #include "trainer/run_log.h"
 #include "trainer/training/checkpoint_store.h"
-#include "core/atomic_file.h"
+#include "trainer/training/flat_shard_adamw.h"
 #include "trainer/training/gan_losses.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/sharded_adamw.h"
+#include "trainer/training/sharded_checkpoint.h"
 #include "trainer/training/training_step.h"
+#include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <numeric>
@@ -193,6 +197,8 @@ class TrainingLoop {
   void writeCodebookCounts(const std::vector<std::int64_t>& counts);
   void saveCheckpoint();
   void writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state);
+  void writeCheckpointFiles(const fs::path* dir, const NamedTensors& optimizer_state,
+                            const NamedTensors& discr_optimizer_state);
   void loadCheckpoint(std::int64_t step);
   void loadInitialWeights();
   void truncateMetricsAfter(std::int64_t step);
@@ -233,7 +239,7 @@ class TrainingLoop {
   // The models, optimisers and the pieces of a step; the members below are views of its parts.
   std::unique_ptr<TrainingStep> m_steps;
   std::shared_ptr<Tokenizer> m_tokenizer;
-  ShardedAdamW* m_optimizer = nullptr;
+  ShardedAdamW* m_optimizer = nullptr;     // null under zero2 and zero3 (m_steps->flatOptimizer())
   std::shared_ptr<Discriminator> m_discr;  // null when loss.adversarial_weight is 0
   ShardedAdamW* m_discr_optimizer = nullptr;
   metrics::Lpips m_lpips{nullptr};  // null when the perceptual loss is off
@@ -265,9 +271,10 @@ class TrainingLoop {
 void TrainingLoop::checkUnsupported() {
   if (m_group && m_config.distributed.strategy == "none") {
     throw TrainingError("config_invalid",
-                        "distributed.strategy is \"none\" but " + std::to_string(m_group->worldSize()) +
-                            " processes were started (" + m_group->launch().launcher + ")",
-                        "set distributed.strategy to \"ddp\" or \"zero1\"");
+                        "distributed.strategy is \"none\" but " +
+                            std::to_string(m_group->worldSize()) + " processes were started (" +
+                            m_group->launch().launcher + ")",
+                        "set distributed.strategy to \"ddp\", \"zero1\", \"zero2\" or \"zero3\"");
   }
 }
 
@@ -280,7 +287,7 @@ void TrainingLoop::setUp() {
                                   },
                                   m_device});
   m_tokenizer = m_steps->tokenizer();
-  m_optimizer = &m_steps->optimizer();
+  m_optimizer = m_steps->optimizer();
   m_lpips = m_steps->lpips();
   m_discr = m_steps->discriminator();
   m_discr_optimizer = m_steps->discriminatorOptimizer();
@@ -424,47 +431,22 @@ void TrainingLoop::writeSample(const torch::Tensor& grid) {
 }
 
 // Collective: under zero1 every rank hands its optimizer shard to rank 0, which writes one
-// checkpoint that loads at any world size; the other ranks wait until it is complete.
+// checkpoint that loads at any world size; the other ranks wait until it is complete. Under
+// zero2 and zero3 every rank takes part in gathering the sharded files' tensors, one unit at a
+// time, while rank 0 writes them.
 void TrainingLoop::saveCheckpoint() {
-  const NamedTensors optimizer_state = m_optimizer->state(m_group);
-  const NamedTensors discr_optimizer_state = m_discr ? m_discr_optimizer->state(m_group) : NamedTensors();
+  NamedTensors optimizer_state, discr_optimizer_state;
+  if (m_optimizer) optimizer_state = m_optimizer->state(m_group);
+  if (m_discr_optimizer) discr_optimizer_state = m_discr_optimizer->state(m_group);
+  if (m_steps->shards() && !m_rank0) writeCheckpointFiles(nullptr, {}, {});
   onRankZero("checkpoint", [&] { writeCheckpoint(optimizer_state, discr_optimizer_state); });
   m_last_checkpoint = m_step;
 }
 
-void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
-  // state_version 2: every parameter has a ".step" entry (0: never updated).
-  const std::map<std::string, std::string> meta = {
-      {"step", std::to_string(m_step)}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
+void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state,
+                                   const NamedTensors& discr_optimizer_state) {
   const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
-    weights::saveStateDict(*m_tokenizer, dir / "model.safetensors",
-                           {{"step", std::to_string(m_step)}, {"format", "tokenbench-tokenizer"}});
-    if (!m_ema.empty()) weights::saveTensors(m_ema, dir / "ema.safetensors", {{"step", std::to_string(m_step)}});
-    weights::saveTensors(optimizer_state, dir / "optimizer.safetensors", meta);
-    if (m_discr) {
-      weights::saveStateDict(*m_discr, dir / "discriminator.safetensors",
-                             {{"step", std::to_string(m_step)}, {"format", "tokenbench-discriminator"}});
-      weights::saveTensors(discr_optimizer_state, dir / "discr_optimizer.safetensors", meta);
-    }
-    NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
-    if (m_device.is_cuda()) rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
-    weights::saveTensors(rng, dir / "rng.safetensors");
-    Json state = {{"step", m_step},
-                  {"lr_scale", m_lr_scale},
-                  {"elapsed_s", m_elapsed_before},
-                  {"batches", m_batches},
-                  {"ema_active", !m_ema.empty()},
-                  {"lecam",
-                   {{"real", m_steps->lecam().real},
-                    {"fake", m_steps->lecam().fake},
-                    {"initialised", m_steps->lecam().initialised}}}};
-    auto scalerState = [](const LossScaler& scaler) {
-      return Json{{"scale", scaler.scale()}, {"clean_steps", scaler.cleanSteps()}, {"skipped", scaler.skippedSteps()}};
-    };
-    if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
-    if (const LossScaler* scaler = m_steps->discriminatorLossScaler()) state["discr_loss_scale"] = scalerState(*scaler);
-    core::writeFileSynced(dir / "state.json", state.dump(2) + "\n");
-    core::writeFileSynced(dir / "config.json", core::toJsonText(m_config));
+    writeCheckpointFiles(&dir, optimizer_state, discr_optimizer_state);
   });
   const std::string rel = fs::relative(folder, m_run.root()).string();
   m_events.emit(core::CheckpointEvent{m_step, rel});
@@ -474,12 +456,82 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const Na
   }
 }
 
+// The files of a checkpoint into `dir` (rank 0); with `dir` null (the other ranks, zero2 and
+// zero3) only the part in the gathers of the sharded files, in the same order.
+void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors& optimizer_state,
+                                        const NamedTensors& discr_optimizer_state) {
+  const std::string step = std::to_string(m_step);
+  // state_version 2: every parameter has a ".step" entry (0: never updated).
+  const FileMetadata adamw_meta = {
+      {"step", step}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
+  std::map<std::string, fs::path> files;
+  auto path = [&](const std::string& name) -> const fs::path* {
+    if (dir == nullptr) return nullptr;
+    fs::path& file = files[name];
+    file = *dir / name;
+    return &file;
+  };
+  distributed::ParameterShards* shards = m_steps->shards();
+  std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
+
+  writeModelWeights(*m_tokenizer, shards, path("model.safetensors"),
+                    {{"step", step}, {"format", "tokenbench-tokenizer"}});
+  if (!ema_shares.empty()) {
+    writeGatheredFile(*shards, path("ema.safetensors"), {},
+                      {GatheredSeries{&ema_shares, "", nullptr}}, {{"step", step}});
+  } else if (dir && !m_ema.empty()) {
+    weights::saveTensors(m_ema, *dir / "ema.safetensors", {{"step", step}});
+  }
+  if (FlatShardAdamW* flat = m_steps->flatOptimizer()) {
+    flat->writeState(path("optimizer.safetensors"), adamw_meta);
+  } else if (dir) {
+    weights::saveTensors(optimizer_state, *dir / "optimizer.safetensors", adamw_meta);
+  }
+  if (m_discr) {
+    writeModelWeights(*m_discr, m_steps->discriminatorShards(), path("discriminator.safetensors"),
+                      {{"step", step}, {"format", "tokenbench-discriminator"}});
+    if (FlatShardAdamW* flat = m_steps->discriminatorFlatOptimizer()) {
+      flat->writeState(path("discr_optimizer.safetensors"), adamw_meta);
+    } else if (dir) {
+      weights::saveTensors(discr_optimizer_state, *dir / "discr_optimizer.safetensors", adamw_meta);
+    }
+  }
+  if (dir == nullptr) return;
+  NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
+  if (m_device.is_cuda())
+    rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
+  weights::saveTensors(rng, *dir / "rng.safetensors");
+  Json state = {{"step", m_step},
+                {"lr_scale", m_lr_scale},
+                {"elapsed_s", m_elapsed_before},
+                {"batches", m_batches},
+                {"ema_active", !m_ema.empty() || !ema_shares.empty()},
+                {"lecam",
+                 {{"real", m_steps->lecam().real},
+                  {"fake", m_steps->lecam().fake},
+                  {"initialised", m_steps->lecam().initialised}}}};
+  auto scalerState = [](const LossScaler& scaler) {
+    return Json{{"scale", scaler.scale()},
+                {"clean_steps", scaler.cleanSteps()},
+                {"skipped", scaler.skippedSteps()}};
+  };
+  if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
+  if (const LossScaler* scaler = m_steps->discriminatorLossScaler())
+    state["discr_loss_scale"] = scalerState(*scaler);
+  core::writeFileSynced(*dir / "state.json", state.dump(2) + "\n");
+  core::writeFileSynced(*dir / "config.json", core::toJsonText(m_config));
+}
+
 void TrainingLoop::loadCheckpoint(std::int64_t step) {
   const fs::path dir = m_store.folder(step);
   try {
     // Every tensor a resume restores must be there with its dtype and shape: a resume that
-    // quietly starts an optimizer or the RNG afresh is not the run it continues.
-    auto loadOptimizer = [&](ShardedAdamW& optimizer, const fs::path& file, bool updated_since_start) {
+    // quietly starts an optimizer or the RNG afresh is not the run it continues. `load` takes the
+    // checked file's state into the optimizer the strategy has (ShardedAdamW, or FlatShardAdamW
+    // under zero2 and zero3).
+    using LoadState = std::function<void(const NamedTensors&, bool every_parameter_listed)>;
+    auto loadOptimizer = [&](const fs::path& file, bool updated_since_start,
+                             const LoadState& load) {
       try {
         const core::SafetensorsFile f = core::SafetensorsFile::read(file);
         const auto& meta = f.metadata();
@@ -487,26 +539,36 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
         if (format == meta.end() || format->second != "tokenbench-adamw")
           throw std::runtime_error("not a Tokenbench optimizer state (metadata format is not \"tokenbench-adamw\")");
         NamedTensors state;
-        for (const auto& info : f.tensors()) state.emplace_back(info.name, weights::readTensor(f, info));
+        for (const auto& info : f.tensors())
+          state.emplace_back(info.name, weights::readTensor(f, info));
         // Checkpoints written before state_version 2 list only the parameters that were updated
         // (they stay resumable); an empty one after steps that updated every parameter is not.
         const bool listed = meta.count("state_version") > 0;
         if (!listed && state.empty() && updated_since_start)
           throw std::runtime_error("no optimizer state, but the checkpoint is past step 0");
-        optimizer.loadState(state, listed);
+        load(state, listed);
       } catch (const weights::WeightsError&) {
         throw;  // names the file already
       } catch (const std::exception& e) {
         throw std::runtime_error(file.string() + ": " + e.what());
       }
     };
-    weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
-    loadOptimizer(*m_optimizer, dir / "optimizer.safetensors", step > 0);
+    auto into = [](ShardedAdamW* optimizer, FlatShardAdamW* flat) -> LoadState {
+      return [=](const NamedTensors& state, bool listed) {
+        if (optimizer) optimizer->loadState(state, listed);
+        if (flat) flat->loadState(state, listed);
+      };
+    };
+    loadModelWeights(*m_tokenizer, m_steps->shards(), dir / "model.safetensors");
+    loadOptimizer(dir / "optimizer.safetensors", step > 0,
+                  into(m_optimizer, m_steps->flatOptimizer()));
     if (m_discr) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
-        weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
-        loadOptimizer(*m_discr_optimizer, dir / "discr_optimizer.safetensors", false);
+        loadModelWeights(*m_discr, m_steps->discriminatorShards(),
+                         dir / "discriminator.safetensors");
+        loadOptimizer(dir / "discr_optimizer.safetensors", false,
+                      into(m_discr_optimizer, m_steps->discriminatorFlatOptimizer()));
       } else {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
@@ -546,12 +608,28 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     restoreScaler(m_steps->lossScaler(), "loss_scale");
     restoreScaler(m_steps->discriminatorLossScaler(), "discr_loss_scale");
     m_ema.clear();
+    m_steps->emaShares().clear();
     if (state.value("ema_active", false)) {
+      // The EMA holds every parameter of the tokenizer; under zero3 their names, shapes and dtypes
+      // come from the shards (the module's own are freed between forwards).
       NamedTensors expected;
-      for (const auto& p : m_tokenizer->named_parameters())
-        expected.emplace_back(p.key(), p.value());
-      m_ema = weights::loadExpectedTensors(dir / "ema.safetensors", expected);
-      for (auto& [name, t] : m_ema) t = t.to(m_device);
+      if (m_steps->parametersSharded()) {
+        const distributed::ParameterShards& shards = *m_steps->shards();
+        for (std::size_t k = 0; k < shards.names().size(); ++k) {
+          expected.emplace_back(
+              shards.names()[k],
+              torch::empty({}, torch::dtype(shards.dtype(k))).expand(shards.shape(k)));
+        }
+      } else {
+        for (const auto& p : m_tokenizer->named_parameters())
+          expected.emplace_back(p.key(), p.value());
+      }
+      NamedTensors ema = weights::loadExpectedTensors(dir / "ema.safetensors", expected);
+      if (m_steps->parametersSharded()) {
+        m_steps->emaShares() = sharesOf(*m_steps->shards(), ema);
+      } else {
+        for (auto& [name, t] : ema) m_ema.emplace_back(name, t.to(m_device));
+      }
     }
   } catch (const std::exception& e) {
     throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
@@ -571,9 +649,9 @@ void TrainingLoop::loadInitialWeights() {
     if (theirs.ok() && theirs.config.model.pixel_range != m_config.model.pixel_range)
       throw std::runtime_error("its model.pixel_range is " + theirs.config.model.pixel_range +
                                ", this run's " + m_config.model.pixel_range);
-    weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
+    loadModelWeights(*m_tokenizer, m_steps->shards(), dir / "model.safetensors");
     if (m_discr && fs::exists(dir / "discriminator.safetensors"))
-      weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
+      loadModelWeights(*m_discr, m_steps->discriminatorShards(), dir / "discriminator.safetensors");
     m_log("weights from " + dir.string());
   } catch (const std::exception& e) {
     throw TrainingError("init_checkpoint_invalid",
@@ -781,13 +859,11 @@ int TrainingLoop::runSteps() {
       // Overflowing fp16 gradients are expected now and then: the scaler has lowered its scale,
       // and the step is skipped without counting as a non-finite step (below a scale of 1 they
       // do count: then the gradients themselves are not finite).
-      m_optimizer->zeroGrad();
-      if (gan) m_discr_optimizer->zeroGrad();
+      m_steps->zeroGrad(gan);
       continue;
     }
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
-      m_optimizer->zeroGrad();
-      if (gan) m_discr_optimizer->zeroGrad();
+      m_steps->zeroGrad(gan);
       ++consecutive_bad;
       emitWarning("nonfinite_step", "step " + std::to_string(next) + ": non-finite " +
                                         (!std::isfinite(loss_value)  ? "loss"
@@ -826,12 +902,19 @@ int TrainingLoop::runSteps() {
     reportDataSkips(m_dataset->takeNewSkips());
     m_steps->optimizerStep(rate, discr_rate, gan);
     m_step = next;
-    if (m_rank0) updateEma();
+    if (m_steps->parametersSharded()) {
+      m_steps->updateShardedEma(m_train, m_step);  // every rank its shares
+    } else if (m_rank0) {
+      updateEma();
+    }
     if (!state_logged) {
-      // The state exists after the first update; under zero1 each rank holds about 1/N of it.
-      std::int64_t bytes = m_optimizer->stateBytes();
-      if (gan) bytes += m_discr_optimizer->stateBytes();
-      m_log("optimizer state on this rank: " + std::to_string(bytes) + " bytes");
+      // The state exists after the first update; under zero1 each rank holds about 1/N of it,
+      // under zero2 of it and the gradients, under zero3 of everything.
+      const TrainingStep::HeldBytes held = m_steps->heldBytes();
+      m_log("held on this rank after the first step: parameters " +
+            std::to_string(held.parameters) + " bytes, gradients " +
+            std::to_string(held.gradients) + " bytes, optimizer state " +
+            std::to_string(held.optimizer_state) + " bytes");
       state_logged = true;
     }
 
@@ -863,7 +946,14 @@ int TrainingLoop::runSteps() {
       interval_start = Clock::now();
     }
     if (m_train.valid_every > 0 && m_step % m_train.valid_every == 0) {
+      // zero3: rank 0 validates alone, so it gathers the whole tokenizer first (with the EMA's
+      // values when there is one) and frees it after.
+      distributed::ParameterShards* shards =
+          m_steps->parametersSharded() ? m_steps->shards() : nullptr;
+      std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
+      if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
       onRankZero("valid", [&] { validate(); });
+      if (shards) shards->release();
     }
     const bool periodic = m_train.checkpoint_every > 0 && m_step % m_train.checkpoint_every == 0;
     if (periodic || checkpoint_now) {
@@ -877,7 +967,8 @@ int TrainingLoop::runSteps() {
   if (m_last_checkpoint != m_step) saveCheckpoint();
   if (m_rank0) m_metrics->close();
   m_events.emit(core::DoneEvent{status, m_step});
-  m_log("done: " + status + " at step " + std::to_string(m_step));
+  m_log("done: " + status + " at step " + std::to_string(m_step) + "; peak resident memory " +
+        std::to_string(peakResidentBytes()) + " bytes");
   return 0;
 }
 

@@ -1,30 +1,24 @@
 #include "trainer/training/training_step.h"
 
 #include "trainer/distributed/gradient_reducer.h"
+#include "trainer/distributed/parameter_shards.h"
 #include "trainer/distributed/rank_group.h"
 #include "trainer/models/pixel_range.h"
+#include "trainer/training/flat_shard_adamw.h"
 
 #include "trainer/torch_compat.h"
 
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 namespace tb::trainer {
 namespace {
 
-// AdamW over a module's parameters (weight decay only on weights with >= 2 dimensions), its
-// state sharded over the ranks under distributed.strategy "zero1".
-std::unique_ptr<ShardedAdamW> makeAdamW(const torch::nn::Module& module,
-                                        const core::RunConfig& config,
-                                        const distributed::RankGroup* group) {
+NamedTensors namedParameters(const torch::nn::Module& module) {
   NamedTensors params;
   for (const auto& p : module.named_parameters()) params.emplace_back(p.key(), p.value());
-  auto optimizer = std::make_unique<ShardedAdamW>(
-      params, ShardedAdamW::Options{config.train.adam_beta1, config.train.adam_beta2, 1e-8,
-                                    config.train.weight_decay});
-  if (group && config.distributed.strategy == "zero1")
-    optimizer->shard(group->rank(), group->worldSize());
-  return optimizer;
+  return params;
 }
 
 // Every rank starts from rank 0's parameters and buffers.
@@ -42,15 +36,25 @@ void broadcastModule(torch::nn::Module& module, distributed::RankGroup& group) {
 
 // torch.nn.utils.clip_grad_norm_ with the norm as a tensor: LibTorch's C++ version returns a
 // double, which makes the host wait for the device. The gradients are multiplied by
-// min(1, max_norm / (norm + 1e-6)), exactly 1 when they are within the limit.
-torch::Tensor clipNorm(const std::vector<torch::Tensor>& params, double max_norm) {
+// min(1, max_norm / (norm + 1e-6)), exactly 1 when they are within the limit. With `shares_of`
+// the gradients are this rank's shares of the whole (zero2, zero3): the norm is that of every
+// rank's together.
+torch::Tensor clipNorm(const std::vector<torch::Tensor>& params, double max_norm,
+                       distributed::RankGroup* shares_of = nullptr) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> norms;
   for (const auto& p : params) {
     if (p.grad().defined()) norms.push_back(p.grad().norm(2).to(torch::kFloat));
   }
-  if (norms.empty()) return torch::zeros({}, torch::TensorOptions().device(params.empty() ? torch::kCPU : params[0].device()));
-  const torch::Tensor total = torch::stack(norms).norm(2);
+  const auto device = params.empty() ? torch::Device(torch::kCPU) : params[0].device();
+  torch::Tensor total = norms.empty() ? torch::zeros({}, torch::TensorOptions().device(device))
+                                      : torch::stack(norms).norm(2);
+  if (shares_of != nullptr) {
+    std::vector<torch::Tensor> squares{total.pow(2).reshape({1})};
+    shares_of->allReduceSum(squares);
+    total = squares[0].sqrt().reshape({});
+  }
+  if (norms.empty()) return total;
   if (max_norm > 0) {
     const torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
     for (const auto& p : params) {
@@ -65,6 +69,39 @@ torch::Tensor clipNorm(const std::vector<torch::Tensor>& params, double max_norm
 torch::Tensor randomFrames(const torch::Tensor& clips) {
   return torch::randint(clips.size(2), {clips.size(0)}, torch::kLong).to(clips.device());
 }
+
+// Frees the units a ParameterShards gathered for a forward and backward (zero3), on every way
+// out of a step.
+class ReleaseUnits {
+ public:
+  explicit ReleaseUnits(std::initializer_list<distributed::ParameterShards*> shards)
+      : m_shards(shards) {}
+  ~ReleaseUnits() {
+    for (auto* s : m_shards) {
+      if (s) s->release();
+    }
+  }
+  ReleaseUnits(const ReleaseUnits&) = delete;
+  ReleaseUnits& operator=(const ReleaseUnits&) = delete;
+
+ private:
+  std::vector<distributed::ParameterShards*> m_shards;
+};
+
+// Bytes of distinct storages: views of one buffer count once, freed storages as 0.
+class StorageBytes {
+ public:
+  void add(const torch::Tensor& t) {
+    if (!t.defined() || !t.has_storage()) return;
+    const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+    if (m_seen.insert(storage).second) m_bytes += static_cast<std::int64_t>(storage->nbytes());
+  }
+  std::int64_t bytes() const { return m_bytes; }
+
+ private:
+  std::set<const c10::StorageImpl*> m_seen;
+  std::int64_t m_bytes = 0;
+};
 
 std::unique_ptr<LossScaler> makeScaler(const core::TrainConfig& train) {
   const bool on = train.loss_scaling == "on" || (train.loss_scaling == "auto" && train.precision == "fp16");
@@ -124,12 +161,9 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
   m_tokenizer->train();
   // On the device before anything keeps a handle to a parameter (reducer hooks, optimiser).
   m_tokenizer->to(m_device);
-  if (m_group) {
-    broadcastModule(*m_tokenizer, *m_group);
-    m_reducer = std::make_unique<distributed::GradientReducer>(*m_group, m_tokenizer->parameters(),
-                                                               config.distributed.bucket_mb);
-  }
-  m_optimizer = makeAdamW(*m_tokenizer, config, m_group);
+  if (m_group) broadcastModule(*m_tokenizer, *m_group);
+  m_gen = makeOptimisation(*m_tokenizer, m_tokenizer->layers());
+  if (parametersSharded()) m_tokenizer->setLayerRunner(m_gen.shards->runner());
   m_scaler = makeScaler(config.train);
 
   const auto& loss = config.loss;
@@ -176,21 +210,74 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
     }
     m_discr->train();
     m_discr->to(m_device);
-    if (m_group) {
-      broadcastModule(*m_discr, *m_group);
-      m_discr_reducer = std::make_unique<distributed::GradientReducer>(
-          *m_group, m_discr->parameters(), config.distributed.bucket_mb);
-    }
-    m_discr_optimizer = makeAdamW(*m_discr, config, m_group);
+    if (m_group) broadcastModule(*m_discr, *m_group);
+    m_dis = makeOptimisation(*m_discr, m_discr->layers());
+    if (parametersSharded()) m_discr->setLayerRunner(m_dis.shards->runner());
     m_discr_scaler = makeScaler(config.train);
   }
 }
 
-TrainingStep::~TrainingStep() = default;
+TrainingStep::~TrainingStep() {
+  // The models may outlive this step (the training loop shares them): no runner of its shards.
+  m_tokenizer->setLayerRunner({});
+  if (m_discr) m_discr->setLayerRunner({});
+}
+
+// AdamW over a module's parameters (weight decay only on weights with >= 2 dimensions). In a
+// distributed run: ddp and zero1 average gradients with a GradientReducer (zero1 shards the
+// AdamW state by parameter); zero2 and zero3 shard gradients and state in flat shares
+// (ParameterShards, FlatShardAdamW), zero3 the parameters too.
+TrainingStep::Optimisation TrainingStep::makeOptimisation(
+    torch::nn::Module& model, const std::vector<ModelLayer>& layers) const {
+  const auto& dist = m_config.distributed;
+  const auto& train = m_config.train;
+  const ShardedAdamW::Options adamw{train.adam_beta1, train.adam_beta2, 1e-8, train.weight_decay};
+  Optimisation out;
+  if (m_group && (dist.strategy == "zero2" || dist.strategy == "zero3")) {
+    distributed::ParameterShards::Options options;
+    options.stage = dist.strategy == "zero3" ? distributed::ParameterShards::Stage::Zero3
+                                             : distributed::ParameterShards::Stage::Zero2;
+    options.bucket_mb = dist.bucket_mb;
+    options.unit_types = dist.zero3_units;
+    out.shards = std::make_unique<distributed::ParameterShards>(*m_group, namedParameters(model),
+                                                                layers, options);
+    out.flat_adamw = std::make_unique<FlatShardAdamW>(*out.shards, adamw);
+    return out;
+  }
+  if (m_group)
+    out.reducer = std::make_unique<distributed::GradientReducer>(*m_group, model.parameters(),
+                                                                 dist.bucket_mb);
+  out.adamw = std::make_unique<ShardedAdamW>(namedParameters(model), adamw);
+  if (m_group && dist.strategy == "zero1") out.adamw->shard(m_group->rank(), m_group->worldSize());
+  return out;
+}
+
+std::vector<torch::Tensor> TrainingStep::Optimisation::gradientHolders() const {
+  if (flat_adamw) return flat_adamw->shares();
+  return adamw ? adamw->parameters() : std::vector<torch::Tensor>();
+}
+
+void TrainingStep::Optimisation::zeroGrad() {
+  if (adamw) adamw->zeroGrad();
+  if (flat_adamw) flat_adamw->zeroGrad();
+}
+
+void TrainingStep::Optimisation::step(double rate, distributed::RankGroup* group) {
+  if (flat_adamw) {
+    flat_adamw->step(rate);  // and the shares go where they are needed
+    return;
+  }
+  adamw->step(rate);
+  if (group) adamw->shareUpdatedParameters(*group);
+}
+
+bool TrainingStep::parametersSharded() const {
+  return m_gen.shards && m_gen.shards->stage() == distributed::ParameterShards::Stage::Zero3;
+}
 
 void TrainingStep::zeroGrad(bool gan) {
-  m_optimizer->zeroGrad();
-  if (gan && m_discr_optimizer) m_discr_optimizer->zeroGrad();
+  m_gen.zeroGrad();
+  if (gan && m_discr) m_dis.zeroGrad();
 }
 
 // Frame discriminators judge one frame per clip (`frame_pick[b]` of clip b); the video
@@ -206,6 +293,7 @@ torch::Tensor TrainingStep::discriminatorInput(const torch::Tensor& clips,
 // The generator's hinge GAN term on the reconstruction; the discriminator's own parameters
 // collect no gradient from it.
 torch::Tensor TrainingStep::generatorGanLoss(const torch::Tensor& fake) {
+  if (m_dis.shards) m_dis.shards->beginForward();
   for (auto& p : m_discr->parameters()) p.requires_grad_(false);
   const torch::Tensor g_loss = gan::hingeGeneratorLoss(m_discr->forward(fake));
   for (auto& p : m_discr->parameters()) p.requires_grad_(true);
@@ -223,6 +311,8 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
   const bool gan = terms.gan && m_discr;
   GeneratorPass pass;
   torch::Tensor recon, nll, quantizer, g_loss;
+  const ReleaseUnits release{m_gen.shards.get(), m_dis.shards.get()};
+  if (m_gen.shards) m_gen.shards->beginForward();
   {
     compat::AutocastScope autocast(m_autocast_device, m_autocast_dtype, m_autocast);
     const TokenizerOutput out = m_tokenizer->forward(x);
@@ -277,8 +367,9 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
     values.emplace_back("train/adaptive_weight", weight);
   }
   // Data parallel: gradients are averaged over the ranks once per optimiser step, during the
-  // backward pass of the last micro-step.
-  if (m_reducer && arm_reducer) m_reducer->arm();
+  // backward pass of the last micro-step; sharded, they are reduce-scattered in every one.
+  if (m_gen.reducer && arm_reducer) m_gen.reducer->arm();
+  if (m_gen.shards) m_gen.shards->arm();
   if (recon_grad.defined()) {
     pass.loss = (nll + quantizer + lc.adversarial_weight * weight * g_loss).detach();
     std::vector<torch::Tensor> roots = {recon}, grads = {recon_grad * (scale / accumulation)};
@@ -306,7 +397,12 @@ bool TrainingStep::r1Due(std::int64_t discr_step) const {
 void TrainingStep::discriminatorStep(const torch::Tensor& x, const GeneratorPass& pass, bool r1,
                                      int accumulation, bool arm_reducer, StepValues& values) {
   const auto& loss = m_config.loss;
-  if (m_discr_reducer && arm_reducer) m_discr_reducer->arm();
+  if (m_dis.reducer && arm_reducer) m_dis.reducer->arm();
+  const ReleaseUnits release{m_dis.shards.get()};
+  if (m_dis.shards) {
+    m_dis.shards->arm();
+    m_dis.shards->beginForward();
+  }
   compat::AutocastScope autocast(m_autocast_device, m_autocast_dtype, m_autocast);
   r1 = r1 && loss.r1_weight > 0;
   const torch::Tensor real = discriminatorInput(x, pass.frame_pick).detach().requires_grad_(r1);
@@ -346,22 +442,35 @@ StepValues TrainingStep::microStep(const torch::Tensor& x, bool gan, std::int64_
 }
 
 double TrainingStep::finishReduction(bool gan) {
-  if (!m_reducer) return 0;
-  m_reducer->finish();
-  double seconds = m_reducer->lastFinishS() + m_reducer->lastLaunchS();
-  if (gan && m_discr_reducer) {
-    m_discr_reducer->finish();
-    seconds += m_discr_reducer->lastFinishS() + m_discr_reducer->lastLaunchS();
+  double seconds = 0;
+  for (Optimisation* o : {&m_gen, gan ? &m_dis : nullptr}) {
+    if (o == nullptr) continue;
+    if (o->reducer) {
+      o->reducer->finish();
+      seconds += o->reducer->lastFinishS() + o->reducer->lastLaunchS();
+    }
+    if (o->shards) {
+      o->shards->finish();
+      seconds += o->shards->lastCommS();
+    }
   }
   return seconds;
 }
 
 bool TrainingStep::unscaleGradients(bool gan) {
   bool overflow = false;
-  if (m_scaler) overflow = m_scaler->unscale(m_optimizer->parameters());
+  if (m_scaler) overflow = m_scaler->unscale(m_gen.gradientHolders());
   const bool discr = gan && m_discr_scaler;
   bool discr_overflow = false;
-  if (discr) discr_overflow = m_discr_scaler->unscale(m_discr_optimizer->parameters());
+  if (discr) discr_overflow = m_discr_scaler->unscale(m_dis.gradientHolders());
+  if (m_gen.shards && (m_scaler || discr)) {
+    // Each rank unscaled its own shares: an overflow in any of them skips the step on every rank.
+    std::vector<torch::Tensor> flags{
+        torch::tensor({overflow ? 1.0 : 0.0, discr_overflow ? 1.0 : 0.0})};
+    m_group->allReduceSum(flags);
+    overflow = flags[0][0].item<double>() > 0;
+    discr_overflow = flags[0][1].item<double>() > 0;
+  }
   // The step of both is skipped together, so each scaler sees its own overflow only.
   if (m_scaler) m_scaler->update(overflow);
   if (discr) m_discr_scaler->update(discr_overflow);
@@ -370,35 +479,83 @@ bool TrainingStep::unscaleGradients(bool gan) {
 
 GradientNorms TrainingStep::clipGradients(bool gan) {
   const double max_norm = m_config.train.grad_clip;
+  distributed::RankGroup* shares_of = m_gen.shards ? m_group : nullptr;
   GradientNorms norms;
-  norms.tokenizer = clipNorm(m_optimizer->parameters(), max_norm);
-  if (gan && m_discr_optimizer) norms.discriminator = clipNorm(m_discr_optimizer->parameters(), max_norm);
+  norms.tokenizer = clipNorm(m_gen.gradientHolders(), max_norm, shares_of);
+  if (gan && m_discr) norms.discriminator = clipNorm(m_dis.gradientHolders(), max_norm, shares_of);
   return norms;
 }
 
 void TrainingStep::optimizerStep(double rate, double discr_rate, bool gan) {
-  gan = gan && m_discr_optimizer;
-  m_optimizer->step(rate);
-  if (gan) m_discr_optimizer->step(discr_rate);
-  if (m_group) {
-    m_optimizer->shareUpdatedParameters(*m_group);
-    if (gan) m_discr_optimizer->shareUpdatedParameters(*m_group);
+  m_gen.step(rate, m_group);
+  if (gan && m_discr) m_dis.step(discr_rate, m_group);
+}
+
+void TrainingStep::updateShardedEma(const core::TrainConfig& train, std::int64_t step) {
+  updateEma(m_ema_shares, m_gen.flat_adamw->shares(), train, step);
+}
+
+TrainingStep::HeldBytes TrainingStep::heldBytes() const {
+  StorageBytes parameters, gradients, state;
+  for (const torch::nn::Module* model : {static_cast<const torch::nn::Module*>(m_tokenizer.get()),
+                                         static_cast<const torch::nn::Module*>(m_discr.get())}) {
+    if (model == nullptr) continue;
+    for (const auto& p : model->parameters()) {
+      parameters.add(p);
+      gradients.add(p.grad());
+    }
   }
+  HeldBytes held;
+  for (const Optimisation* o : {&m_gen, &m_dis}) {
+    if (o->flat_adamw) {
+      for (const auto& share : o->flat_adamw->shares()) {
+        parameters.add(share);
+        gradients.add(share.grad());
+      }
+      for (const auto& t : o->flat_adamw->stateTensors()) state.add(t);
+    }
+    if (o->adamw) held.optimizer_state += o->adamw->stateBytes();
+  }
+  held.parameters = parameters.bytes();
+  held.gradients = gradients.bytes();
+  held.optimizer_state += state.bytes();
+  return held;
 }
 
 void updateEma(std::vector<std::pair<std::string, torch::Tensor>>& ema, const Tokenizer& tokenizer,
                const core::TrainConfig& train, std::int64_t step) {
+  const auto params = tokenizer.named_parameters();
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> averages, weights;
+  if (ema.empty()) {
+    for (const auto& p : params) {
+      names.push_back(p.key());
+      weights.push_back(p.value());
+    }
+  } else {
+    for (const auto& [name, avg] : ema) {
+      names.push_back(name);
+      averages.push_back(avg);
+      weights.push_back(params[name]);
+    }
+  }
+  updateEma(averages, weights, train, step);
+  ema.clear();
+  for (std::size_t i = 0; i < averages.size(); ++i) ema.emplace_back(names[i], averages[i]);
+}
+
+void updateEma(std::vector<torch::Tensor>& averages, const std::vector<torch::Tensor>& weights,
+               const core::TrainConfig& train, std::int64_t step) {
   if (!train.ema || step < train.ema_start_step) return;
   torch::NoGradGuard no_grad;
-  const auto params = tokenizer.named_parameters();
-  if (ema.empty() || step == train.ema_start_step) {
-    ema.clear();
-    for (const auto& p : params) ema.emplace_back(p.key(), p.value().detach().clone());
+  if (averages.empty() || step == train.ema_start_step) {
+    averages.clear();
+    for (const auto& w : weights) averages.push_back(w.detach().clone());
     return;
   }
   if (step % train.ema_update_every != 0) return;
-  for (auto& [name, avg] : ema)
-    avg.mul_(train.ema_beta).add_(params[name].detach(), 1.0 - train.ema_beta);
+  for (std::size_t i = 0; i < averages.size(); ++i)
+    averages[i].mul_(train.ema_beta).add_(weights[i].detach(), 1.0 - train.ema_beta);
 }
 
 }  // namespace tb::trainer

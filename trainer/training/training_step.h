@@ -26,8 +26,10 @@ namespace tb::trainer {
 
 namespace distributed {
 class GradientReducer;
+class ParameterShards;
 class RankGroup;
 }  // namespace distributed
+class FlatShardAdamW;
 
 /// Named scalars of one step ("train/recon_loss", ...), in the order they were produced: 0-dim
 /// tensors on the training device, so that a step on a GPU does not wait for each one; the
@@ -89,19 +91,44 @@ class TrainingStep {
   TrainingStep& operator=(const TrainingStep&) = delete;
 
   const std::shared_ptr<Tokenizer>& tokenizer() const { return m_tokenizer; }
-  ShardedAdamW& optimizer() { return *m_optimizer; }
+  /// The tokenizer's AdamW; null under distributed.strategy zero2 and zero3 (flatOptimizer()).
+  ShardedAdamW* optimizer() { return m_gen.adamw.get(); }
   /// Null when loss.adversarial_weight is 0.
   const std::shared_ptr<Discriminator>& discriminator() const { return m_discr; }
-  ShardedAdamW* discriminatorOptimizer() { return m_discr_optimizer.get(); }
+  ShardedAdamW* discriminatorOptimizer() { return m_dis.adamw.get(); }
   /// Null when the perceptual loss is off.
   metrics::Lpips lpips() const { return m_lpips; }
-  distributed::GradientReducer* reducer() { return m_reducer.get(); }
+  distributed::GradientReducer* reducer() { return m_gen.reducer.get(); }
   const torch::Device& device() const { return m_device; }
   /// Null when loss scaling is off; the discriminator's is null without a discriminator too.
   LossScaler* lossScaler() { return m_scaler.get(); }
   LossScaler* discriminatorLossScaler() { return m_discr_scaler.get(); }
-  distributed::GradientReducer* discriminatorReducer() { return m_discr_reducer.get(); }
+  distributed::GradientReducer* discriminatorReducer() { return m_dis.reducer.get(); }
   gan::LecamAnchors& lecam() { return m_lecam; }
+
+  /// distributed.strategy zero2 / zero3 (in a distributed run): the tokenizer's and the
+  /// discriminator's parameters are ParameterShards, their optimisers FlatShardAdamW; null
+  /// otherwise (and the discriminator's without a discriminator).
+  distributed::ParameterShards* shards() { return m_gen.shards.get(); }
+  distributed::ParameterShards* discriminatorShards() { return m_dis.shards.get(); }
+  FlatShardAdamW* flatOptimizer() { return m_gen.flat_adamw.get(); }
+  FlatShardAdamW* discriminatorFlatOptimizer() { return m_dis.flat_adamw.get(); }
+  /// zero3: the parameters themselves are sharded (no rank holds a whole model between uses).
+  bool parametersSharded() const;
+  /// zero3: this rank's shares of the tokenizer's EMA (as shards()->shard(u)), empty before
+  /// train.ema_start_step; updateShardedEma() keeps them.
+  std::vector<torch::Tensor>& emaShares() { return m_ema_shares; }
+  void updateShardedEma(const core::TrainConfig& train, std::int64_t step);
+
+  /// Bytes this rank holds now, counted by storage (a storage shared by several tensors once):
+  /// the values of the parameters (and of their shares), their gradients, and the optimiser
+  /// state, of the tokenizer and the discriminator together.
+  struct HeldBytes {
+    std::int64_t parameters = 0;
+    std::int64_t gradients = 0;
+    std::int64_t optimizer_state = 0;
+  };
+  HeldBytes heldBytes() const;
 
   /// Clears the tokenizer's gradients (and the discriminator's when `gan`).
   void zeroGrad(bool gan);
@@ -130,7 +157,8 @@ class TrainingStep {
   StepValues microStep(const torch::Tensor& x, bool gan, std::int64_t discr_step, bool last_micro,
                        GeneratorPass* pass = nullptr);
 
-  /// Waits for the data-parallel gradient averages; returns the seconds spent communicating.
+  /// Waits for the data-parallel gradient averages (under zero2/zero3 reduce-scattered into each
+  /// rank's gradient shares); returns the seconds spent communicating.
   double finishReduction(bool gan);
 
   /// With loss scaling: divides the gradients by their loss scales (before clipping) and says
@@ -140,7 +168,7 @@ class TrainingStep {
 
   /// Clips the gradients to train.grad_clip (no clipping when 0); returns the norms before
   /// clipping of the tokenizer's and (when `gan`) the discriminator's gradients, without waiting
-  /// for the device.
+  /// for the device (under zero2/zero3 the norm of every rank's shares together, which waits).
   GradientNorms clipGradients(bool gan);
 
   /// AdamW updates at the given rates (the discriminator's when `gan`); in a distributed run the
@@ -155,6 +183,22 @@ class TrainingStep {
   /// The loss backward starts from: `loss` x the scale when scaling.
   torch::Tensor scaledForBackward(const torch::Tensor& loss, const LossScaler* scaler) const;
 
+  /// How one model's gradients are averaged and its parameters updated: ddp and zero1 (and one
+  /// process) a GradientReducer and ShardedAdamW, zero2 and zero3 ParameterShards and
+  /// FlatShardAdamW.
+  struct Optimisation {
+    std::unique_ptr<distributed::GradientReducer> reducer;  // ddp, zero1
+    std::unique_ptr<ShardedAdamW> adamw;                    // one process, ddp, zero1
+    std::unique_ptr<distributed::ParameterShards> shards;   // zero2, zero3
+    std::unique_ptr<FlatShardAdamW> flat_adamw;             // zero2, zero3
+    /// What loss scaling and clipping work on: the parameters, or the shares.
+    std::vector<torch::Tensor> gradientHolders() const;
+    void zeroGrad();
+    void step(double rate, distributed::RankGroup* group);
+  };
+  Optimisation makeOptimisation(torch::nn::Module& model,
+                                const std::vector<ModelLayer>& layers) const;
+
   const core::RunConfig& m_config;
   distributed::RankGroup* m_group;
   torch::Device m_device;
@@ -164,12 +208,11 @@ class TrainingStep {
   std::unique_ptr<LossScaler> m_scaler;        // null without loss scaling
   std::unique_ptr<LossScaler> m_discr_scaler;  // null without loss scaling or discriminator
   std::shared_ptr<Tokenizer> m_tokenizer;
-  std::unique_ptr<ShardedAdamW> m_optimizer;
-  std::unique_ptr<distributed::GradientReducer> m_reducer;  // null on one process
+  Optimisation m_gen;
   metrics::Lpips m_lpips{nullptr};
   std::shared_ptr<Discriminator> m_discr;
-  std::unique_ptr<ShardedAdamW> m_discr_optimizer;
-  std::unique_ptr<distributed::GradientReducer> m_discr_reducer;
+  Optimisation m_dis;
+  std::vector<torch::Tensor> m_ema_shares;  // zero3
   gan::LecamAnchors m_lecam;
 };
 
@@ -177,6 +220,10 @@ class TrainingStep {
 /// then every train.ema_update_every steps ema = beta x ema + (1 - beta) x weights. Does nothing
 /// when train.ema is off or before the start step.
 void updateEma(std::vector<std::pair<std::string, torch::Tensor>>& ema, const Tokenizer& tokenizer,
+               const core::TrainConfig& train, std::int64_t step);
+/// The same schedule for `averages` of `weights` (one average per weight tensor; empty before
+/// the start step).
+void updateEma(std::vector<torch::Tensor>& averages, const std::vector<torch::Tensor>& weights,
                const core::TrainConfig& train, std::int64_t step);
 
 /// Frame frame_index[b] of each clip b: `[B, C, T, H, W]` -> `[B, C, H, W]` (4-D input as is).
