@@ -1,9 +1,11 @@
 #include "trainer/cli/token_commands.h"
 
 #include "core/config_io.h"
+#include "core/reference_codec_info.h"
 #include "core/run_directory.h"
 #include "core/safetensors.h"
 #include "core/version.h"
+#include "trainer/baseline/classic_vq_codec.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/media/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
@@ -72,7 +74,8 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const co
   if (media::hasMediaExtension(file.string(), media::MediaKind::Image)) {
 #if TB_WITH_OPENCV
     const media::VideoFrames frames = media::ImageReader::read(file.string());
-    clips.push_back({base, 0, 1, 0.0, data::resizeAndCrop(media::framesToTensor(frames), d.image_size)});
+    clips.push_back(
+        {base, 0, 1, 0.0, data::resizeAndCrop(media::framesToTensor(frames), d.image_size)});
     return clips;
 #else
     throw media::MediaError(file.string(), "images need a build with OpenCV (TB_WITH_OPENCV)");
@@ -84,11 +87,11 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const co
   const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
   const int step = d.num_frames * d.frame_stride;            // consecutive clips do not overlap
   if (info.frameCount < span) {
-    throw media::MediaError(file.string(), "too short: " + std::to_string(info.frameCount) +
-                                               " frames, a clip of data.num_frames " +
-                                               std::to_string(d.num_frames) + " x data.frame_stride " +
-                                               std::to_string(d.frame_stride) + " needs " +
-                                               std::to_string(span));
+    throw media::MediaError(
+        file.string(), "too short: " + std::to_string(info.frameCount) +
+                           " frames, a clip of data.num_frames " + std::to_string(d.num_frames) +
+                           " x data.frame_stride " + std::to_string(d.frame_stride) + " needs " +
+                           std::to_string(span));
   }
   for (int start = 0, k = 0; start + span <= info.frameCount; start += step, ++k) {
     if (max_clips > 0 && k >= max_clips) break;
@@ -118,7 +121,8 @@ std::vector<fs::path> inputFiles(const fs::path& input, fs::path& root) {
       for (const auto& f : media::scanMediaFolder(input.string(), kind)) files.emplace_back(f);
     }
     std::sort(files.begin(), files.end());
-    if (files.empty()) throw UsageError(input.string() + ": no video or image files in this folder");
+    if (files.empty())
+      throw UsageError(input.string() + ": no video or image files in this folder");
     return files;
   }
   if (!fs::exists(input, ec)) throw UsageError(input.string() + ": no such file or folder");
@@ -139,7 +143,9 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     throw std::runtime_error(path.string() + ": not a checkpoint folder or run directory");
   }
   LoadedCheckpoint out;
-  out.folder = fs::exists(path / "model.safetensors", ec) ? path : newestCheckpoint(path);
+  // A classic VQ codec folder (baseline) stands where a checkpoint folder does.
+  const bool codec = baseline::isCodecFolder(path);
+  out.folder = codec || fs::exists(path / "model.safetensors", ec) ? path : newestCheckpoint(path);
   const fs::path config_file = out.folder / "config.json";
   const core::ConfigLoad load = core::loadRunConfig(config_file);
   if (!load.ok()) {
@@ -148,8 +154,23 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     throw std::runtime_error(message);
   }
   out.config = load.config;
+  out.kind = out.config.model.kind;
+  core::TrainConfig placement;
+  placement.device = device;
+  if (codec) {
+    out.weights = baseline::kCodecFile;
+    out.kind = "classic_vq";
+    const auto loaded = baseline::loadCodec(out.folder / out.weights);
+    const auto info = core::readReferenceCodecInfo(out.folder / baseline::kReferenceFile);
+    out.label = info ? info->name : baseline::classicVqName(loaded->quantizer()->bitsPerToken());
+    out.tokenizer = loaded;
+    out.device = resolveTrainingDevice(placement, "--device");
+    out.tokenizer->to(out.device);
+    out.tokenizer->eval();
+    return out;
+  }
   out.weights = prefer_ema && fs::exists(out.folder / "ema.safetensors", ec) ? "ema.safetensors"
-                                                                              : "model.safetensors";
+                                                                             : "model.safetensors";
   try {
     out.tokenizer = makeTokenizer(out.config.model, out.config.data);
   } catch (const std::invalid_argument& e) {
@@ -159,13 +180,12 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
   if (out.weights == "ema.safetensors") {
     weights::loadStateDict(*out.tokenizer, out.folder / "model.safetensors", true);
   }
-  const auto report = weights::loadStateDict(*out.tokenizer, out.folder / out.weights, out.weights == "model.safetensors");
+  const auto report = weights::loadStateDict(*out.tokenizer, out.folder / out.weights,
+                                             out.weights == "model.safetensors");
   if (!report.unexpected.empty()) {
     throw std::runtime_error((out.folder / out.weights).string() + ": unexpected tensor \"" +
                              report.unexpected.front() + "\"");
   }
-  core::TrainConfig placement;
-  placement.device = device;
   out.device = resolveTrainingDevice(placement, "--device");
   out.tokenizer->to(out.device);
   out.tokenizer->eval();
@@ -201,7 +221,8 @@ int tokenize(const TokenizeArgs& args) {
         continue;
       }
       for (const auto& clip : clips) {
-        torch::Tensor tokens = ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0).to(ckpt.device)).squeeze(0);
+        torch::Tensor tokens =
+            ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0).to(ckpt.device)).squeeze(0);
         tokens = tokens.to(torch::kCPU, torch::kInt32).contiguous();
         const std::vector<std::int64_t> grid(tokens.sizes().begin(), tokens.sizes().end());
         const std::map<std::string, std::string> meta{
@@ -212,7 +233,7 @@ int tokenize(const TokenizeArgs& args) {
             {"frame_stride", std::to_string(d.frame_stride)},
             {"fps", std::to_string(clip.fps)},
             {"image_size", std::to_string(d.image_size)},
-            {"model_kind", ckpt.config.model.kind},
+            {"model_kind", ckpt.kind},
             {"codebook_size", std::to_string(quantizer->codebookSize())},
             {"num_codebooks", std::to_string(quantizer->numCodebooks())},
             {"checkpoint", (ckpt.folder / ckpt.weights).string()},
@@ -229,8 +250,8 @@ int tokenize(const TokenizeArgs& args) {
       }
     }
     if (manifest.empty()) {
-      std::cerr << "tokenbench-trainer tokenize: " << args.input << ": no usable clip ("
-                << skipped << (skipped == 1 ? " file" : " files") << " skipped)\n";
+      std::cerr << "tokenbench-trainer tokenize: " << args.input << ": no usable clip (" << skipped
+                << (skipped == 1 ? " file" : " files") << " skipped)\n";
       return 2;
     }
     media::writeFileAtomically(out / "manifest.json", manifest.dump(2) + "\n");
@@ -262,7 +283,8 @@ int detokenize(const DetokenizeArgs& args) {
     const std::size_t rank = quantizer->numCodebooks() > 1 ? 4 : 3;
     if (info->shape.size() != rank) {
       throw UsageError(args.tokens + ": tensor \"tokens\" must have " + std::to_string(rank) +
-                       " dimensions ([t, h, w" + (rank == 4 ? ", codebooks]" : "]") + ") for this checkpoint");
+                       " dimensions ([t, h, w" + (rank == 4 ? ", codebooks]" : "]") +
+                       ") for this checkpoint");
     }
     const auto& meta = file.metadata();
     const std::string made_with = metadataValue(meta, "codebook_size");
@@ -271,10 +293,12 @@ int detokenize(const DetokenizeArgs& args) {
                        ckpt.folder.string() + " has " + std::to_string(quantizer->codebookSize()));
     }
     tokens = weights::readTensor(file, *info).to(torch::kInt64);
-    const std::int64_t lo = tokens.min().item<std::int64_t>(), hi = tokens.max().item<std::int64_t>();
+    const std::int64_t lo = tokens.min().item<std::int64_t>(),
+                       hi = tokens.max().item<std::int64_t>();
     if (lo < 0 || hi >= quantizer->codebookSize()) {
-      throw UsageError(args.tokens + ": token values span [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                       "], outside the codebook [0, " + std::to_string(quantizer->codebookSize()) + ")");
+      throw UsageError(args.tokens + ": token values span [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "], outside the codebook [0, " +
+                       std::to_string(quantizer->codebookSize()) + ")");
     }
     if (fps <= 0) {
       const std::string text = metadataValue(meta, "fps");
@@ -287,7 +311,8 @@ int detokenize(const DetokenizeArgs& args) {
   }
 #if TB_WITH_FFMPEG
   try {
-    const torch::Tensor video = ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0).to(ckpt.device)).squeeze(0);
+    const torch::Tensor video =
+        ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0).to(ckpt.device)).squeeze(0);
     media::writeVideo(args.out, media::tensorToFrames(video, fps));
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer detokenize: " << e.what() << "\n";

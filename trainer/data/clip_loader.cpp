@@ -32,8 +32,10 @@ std::uint64_t mix(std::uint64_t x) {
 
 // Picture size after scaling the short side to `size` (aspect kept), the same rounding as the
 // video decoder's scaler, so crop offsets computed here are valid there.
-std::pair<std::int64_t, std::int64_t> resizedShape(std::int64_t h, std::int64_t w, std::int64_t size) {
-  if (w <= h) return {std::max<std::int64_t>(size, std::llround(static_cast<double>(h) * size / w)), size};
+std::pair<std::int64_t, std::int64_t> resizedShape(std::int64_t h, std::int64_t w,
+                                                   std::int64_t size) {
+  if (w <= h)
+    return {std::max<std::int64_t>(size, std::llround(static_cast<double>(h) * size / w)), size};
   return {size, std::max<std::int64_t>(size, std::llround(static_cast<double>(w) * size / h))};
 }
 
@@ -41,7 +43,8 @@ std::string kindName(const std::string& type) { return type == "videos" ? "video
 
 }  // namespace
 
-torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::int64_t top, std::int64_t left) {
+torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::int64_t top,
+                            std::int64_t left, std::int64_t crop) {
   const std::int64_t h = clip.size(2), w = clip.size(3);
   torch::Tensor x = clip;
   if (std::min(h, w) != size) {
@@ -55,25 +58,31 @@ torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::i
             .permute({1, 0, 2, 3})
             .clamp(-1, 1);
   }
-  if (top < 0) top = (x.size(2) - size) / 2;
-  if (left < 0) left = (x.size(3) - size) / 2;
-  TORCH_CHECK(top + size <= x.size(2) && left + size <= x.size(3), "resizeAndCrop: crop outside the picture");
-  return x.slice(2, top, top + size).slice(3, left, left + size).contiguous();
+  if (crop < 0) crop = size;
+  if (top < 0) top = (x.size(2) - crop) / 2;
+  if (left < 0) left = (x.size(3) - crop) / 2;
+  TORCH_CHECK(top + crop <= x.size(2) && left + crop <= x.size(3),
+              "resizeAndCrop: crop outside the picture");
+  return x.slice(2, top, top + crop).slice(3, left, left + crop).contiguous();
 }
 
-ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed, const std::filesystem::path& index_cache,
-                         int probe_threads)
+ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
+                         const std::filesystem::path& index_cache, int probe_threads)
     : m_data(data), m_seed(seed) {
   if (data.type == "synthetic") {
-    m_synthetic = std::make_unique<SyntheticClips>(data.synthetic_clips, data.num_frames, data.image_size, seed);
+    m_synthetic = std::make_unique<SyntheticClips>(data.synthetic_clips, data.num_frames,
+                                                   data.image_size, seed);
     const std::int64_t n = data.synthetic_clips;
     const std::int64_t n_valid =
-        data.valid_fraction > 0 ? std::clamp<std::int64_t>(std::llround(n * data.valid_fraction), 1, n - 1) : 0;
+        data.valid_fraction > 0
+            ? std::clamp<std::int64_t>(std::llround(n * data.valid_fraction), 1, n - 1)
+            : 0;
     for (std::int64_t i = 0; i < n; ++i) (i < n - n_valid ? m_train : m_valid).push_back(i);
     return;
   }
   if (data.path.empty()) {
-    throw DataError("data_config_invalid", "data.path is empty: data.type \"" + data.type + "\" needs a folder",
+    throw DataError("data_config_invalid",
+                    "data.path is empty: data.type \"" + data.type + "\" needs a folder",
                     "set data.path to the folder of " + kindName(data.type));
   }
   if (data.type == "images" && data.num_frames != 1) {
@@ -89,12 +98,15 @@ ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed, const
 #endif
   m_index = indexFolder("data.path", data.path, index_cache, probe_threads);
   if (data.valid_path.empty()) {
-    std::tie(m_train, m_valid) = splitFiles(static_cast<std::int64_t>(m_index.files.size()), data.valid_fraction, seed);
+    std::tie(m_train, m_valid) =
+        splitFiles(static_cast<std::int64_t>(m_index.files.size()), data.valid_fraction, seed);
     return;
   }
   // Validation from a folder of its own: every file of data.path trains.
   const std::filesystem::path valid_cache =
-      index_cache.empty() ? index_cache : index_cache.parent_path() / ("valid_" + index_cache.filename().string());
+      index_cache.empty()
+          ? index_cache
+          : index_cache.parent_path() / ("valid_" + index_cache.filename().string());
   m_valid_index = indexFolder("data.valid_path", data.valid_path, valid_cache, probe_threads);
   m_train.resize(m_index.files.size());
   std::iota(m_train.begin(), m_train.end(), 0);
@@ -121,10 +133,11 @@ DatasetIndex ClipDataset::indexFolder(const std::string& key, const std::string&
     m_index_skips.push_back(std::move(s));
   }
   if (index.files.empty()) {
-    std::string why = index.skipped.empty() ? "no " + kindName(m_data.type) + " files found"
-                                            : "all " + std::to_string(index.skipped.size()) +
-                                                  " files are unusable (first: " + index.skipped.front().path +
-                                                  ": " + index.skipped.front().reason + ")";
+    std::string why = index.skipped.empty()
+                          ? "no " + kindName(m_data.type) + " files found"
+                          : "all " + std::to_string(index.skipped.size()) +
+                                " files are unusable (first: " + index.skipped.front().path + ": " +
+                                index.skipped.front().reason + ")";
     throw DataError("dataset_empty", key + " \"" + folder + "\": " + why,
                     "check the folder, data.type and data.num_frames x data.frame_stride");
   }
@@ -171,7 +184,8 @@ torch::Tensor ClipDataset::trainSample(std::int64_t position) {
       }
     }
   }
-  throw DataError("dataset_empty", "data.path \"" + m_data.path + "\": every training file failed to decode",
+  throw DataError("dataset_empty",
+                  "data.path \"" + m_data.path + "\": every training file failed to decode",
                   "check the files named in the warnings");
 }
 
@@ -196,34 +210,53 @@ torch::Tensor ClipDataset::validSample(std::int64_t i) {
 
 torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool train) {
   const bool flip = train && m_data.hflip && (draw >> 63) != 0;
+  // Training crops (data.train_crop, data.train_frames) are windows of what validation sees.
+  const std::int64_t size = m_data.image_size;
+  const std::int64_t crop = train && m_data.train_crop > 0 ? m_data.train_crop : size;
+  const int frames = train && m_data.train_frames > 0 ? m_data.train_frames : m_data.num_frames;
   if (m_synthetic) {
     torch::Tensor clip = m_synthetic->clip(item);
+    if (crop < size || frames < clip.size(1)) {
+      const auto pick = [&](int shift, std::int64_t room) {
+        return static_cast<std::int64_t>((draw >> shift) % static_cast<std::uint64_t>(room + 1));
+      };
+      const std::int64_t t0 = pick(40, clip.size(1) - frames), y0 = pick(8, size - crop),
+                         x0 = pick(24, size - crop);
+      clip = clip.slice(1, t0, t0 + frames)
+                 .slice(2, y0, y0 + crop)
+                 .slice(3, x0, x0 + crop)
+                 .contiguous();
+    }
     return flip ? clip.flip({3}) : clip;
   }
   const DatasetIndex& index = indexOf(train);
   const IndexedFile& file = index.files[static_cast<std::size_t>(item)];
   const std::string path = index.absolute(file).string();
-  const std::int64_t size = m_data.image_size;
   const auto [sh, sw] = resizedShape(file.height, file.width, size);
   std::int64_t top = -1, left = -1;
-  if (train && m_data.crop == "random") {
-    top = static_cast<std::int64_t>((draw >> 8) % static_cast<std::uint64_t>(sh - size + 1));
-    left = static_cast<std::int64_t>((draw >> 24) % static_cast<std::uint64_t>(sw - size + 1));
+  if (train && (m_data.crop == "random" || crop < size)) {
+    top = static_cast<std::int64_t>((draw >> 8) % static_cast<std::uint64_t>(sh - crop + 1));
+    left = static_cast<std::int64_t>((draw >> 24) % static_cast<std::uint64_t>(sw - crop + 1));
+    if (m_data.crop == "center") {  // a random window of the centre square
+      top = (sh - size) / 2 + top % (size - crop + 1);
+      left = (sw - size) / 2 + left % (size - crop + 1);
+    }
   }
   torch::Tensor clip;
   if (m_data.type == "videos") {
 #if TB_WITH_FFMPEG
-    const int needed = (m_data.num_frames - 1) * m_data.frame_stride + 1;
+    const int needed = (frames - 1) * m_data.frame_stride + 1;
     const int room = file.frames - needed;
     media::ClipRequest request;
-    request.start = !train ? room / 2
-                           : (m_data.clip_start == "first"
-                                  ? 0
-                                  : static_cast<int>((draw >> 40) % static_cast<std::uint64_t>(room + 1)));
-    request.count = m_data.num_frames;
+    request.start =
+        !train ? room / 2
+               : (m_data.clip_start == "first"
+                      ? 0
+                      : static_cast<int>((draw >> 40) % static_cast<std::uint64_t>(room + 1)));
+    request.count = frames;
     request.stride = m_data.frame_stride;
     request.resizeShortSide = static_cast<int>(size);
-    request.cropSize = static_cast<int>(size);
+    request.cropSize = static_cast<int>(crop);
     request.cropX = static_cast<int>(left);
     request.cropY = static_cast<int>(top);
     media::VideoDecoder decoder(path);
@@ -233,7 +266,8 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
 #endif
   } else {
 #if TB_WITH_OPENCV
-    clip = resizeAndCrop(media::framesToTensor(media::ImageReader::read(path)), size, top, left);
+    clip =
+        resizeAndCrop(media::framesToTensor(media::ImageReader::read(path)), size, top, left, crop);
 #else
     throw media::MediaError(path, "this build has no OpenCV");
 #endif
@@ -254,7 +288,8 @@ std::int64_t ClipDataset::skippedCount() const {
 std::string ClipDataset::describe() const {
   std::ostringstream s;
   if (m_synthetic) {
-    s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize() << " for validation)";
+    s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize()
+      << " for validation)";
   } else {
     s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files (";
     if (m_data.valid_path.empty()) {
@@ -262,14 +297,15 @@ std::string ClipDataset::describe() const {
     } else {
       s << "validation: " << validSize() << " in " << m_data.valid_path;
     }
-    s << "), " << m_index_skips.size() << " skipped, index " << m_index.reused + m_valid_index.reused << " cached + "
+    s << "), " << m_index_skips.size() << " skipped, index "
+      << m_index.reused + m_valid_index.reused << " cached + "
       << m_index.probed + m_valid_index.probed << " probed";
   }
   return s.str();
 }
 
-ClipLoader::ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank, int world_size,
-                       bool pin)
+ClipLoader::ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank,
+                       int world_size, bool pin)
     : m_dataset(dataset),
       m_batch_size(batch_size),
       m_workers(workers),
