@@ -10,8 +10,8 @@
 #include "trainer/media/video_encoder.h"
 #endif
 #if TB_WITH_OPENCV
-#include <opencv2/imgproc.hpp>
 #include "trainer/media/image_reader.h"
+#include <opencv2/imgproc.hpp>
 #endif
 
 #include <nlohmann/json.hpp>
@@ -55,13 +55,11 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
     });
     if (!plain || e.name == "original" || e.name.front() == '.') {
-      throw UsageError("--checkpoint \"" + spec +
-                       "\": NAME must be letters, digits, '-', '_' or '.' (and not "
+      throw UsageError("--checkpoint \"" + spec + "\": NAME must be letters, digits, '-', '_' or '.' (and not "
                        "\"original\")");
     }
     for (const auto& other : entries) {
-      if (other.name == e.name)
-        throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
+      if (other.name == e.name) throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
     }
     try {
       e.checkpoint = loadCheckpoint(spec.substr(eq + 1), !args.raw_weights, args.device);
@@ -76,8 +74,7 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
     if (e.checkpoint.config.data.image_size != first.image_size) {
       throw UsageError(e.checkpoint.folder.string() + ": data.image_size " +
                        std::to_string(e.checkpoint.config.data.image_size) + " differs from " +
-                       std::to_string(first.image_size) + " of " +
-                       entries.front().checkpoint.folder.string() +
+                       std::to_string(first.image_size) + " of " + entries.front().checkpoint.folder.string() +
                        ": tokenizers are compared on the same clips");
     }
   }
@@ -85,8 +82,7 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
 }
 
 // Every file's first clip (or procedural clips), centre crop, no flip.
-std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& args,
-                                                             core::DataConfig d) {
+std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& args, core::DataConfig d) {
   if (!args.data.empty()) {
     d.type = args.data_type;
     d.path = args.data;
@@ -101,11 +97,9 @@ std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& 
   std::vector<std::pair<std::string, torch::Tensor>> clips;
   try {
     data::ClipDataset dataset(d, 0);
-    for (const auto& s : dataset.indexSkips())
-      std::cerr << "compare: skipping " << s.path << ": " << s.reason << "\n";
+    for (const auto& s : dataset.indexSkips()) std::cerr << "compare: skipping " << s.path << ": " << s.reason << "\n";
     const std::int64_t n = std::min<std::int64_t>(args.clips, dataset.trainSize());
-    for (std::int64_t i = 0; i < n; ++i)
-      clips.emplace_back(dataset.trainSource(i), dataset.trainSample(i));
+    for (std::int64_t i = 0; i < n; ++i) clips.emplace_back(dataset.trainSource(i), dataset.trainSample(i));
   } catch (const data::DataError& e) {
     throw UsageError(e.what());
   }
@@ -118,15 +112,13 @@ cv::Mat cellImage(const media::VideoFrames& clip, int cell, const std::vector<st
   const int t = clip.count / 2;
   cv::Mat frame(clip.height, clip.width, CV_8UC3, const_cast<uint8_t*>(clip.frame(t)));
   cv::Mat scaled;
-  cv::resize(frame, scaled, cv::Size(cell, cell * clip.height / clip.width), 0, 0,
-             cv::INTER_NEAREST);
+  cv::resize(frame, scaled, cv::Size(cell, cell * clip.height / clip.width), 0, 0, cv::INTER_NEAREST);
   const int line_h = 16;
-  cv::Mat out(scaled.rows + line_h * static_cast<int>(lines.size()) + 4, cell, CV_8UC3,
-              cv::Scalar(255, 255, 255));
+  cv::Mat out(scaled.rows + line_h * static_cast<int>(lines.size()) + 4, cell, CV_8UC3, cv::Scalar(255, 255, 255));
   scaled.copyTo(out(cv::Rect(0, 0, scaled.cols, scaled.rows)));
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    cv::putText(out, lines[i], cv::Point(3, scaled.rows + line_h * static_cast<int>(i + 1)),
-                cv::FONT_HERSHEY_SIMPLEX, 0.38, cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
+    cv::putText(out, lines[i], cv::Point(3, scaled.rows + line_h * static_cast<int>(i + 1)), cv::FONT_HERSHEY_SIMPLEX,
+                0.38, cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
   }
   return out;
 }
@@ -169,8 +161,7 @@ int compare(const CompareArgs& args) {
     }
     if (!args.lpips_backbone.empty()) {
       try {
-        lpips = metrics::loadLpips(metrics::parseLpipsNet(args.lpips_net), args.lpips_backbone,
-                                   args.lpips_lin);
+        lpips = metrics::loadLpips(metrics::parseLpipsNet(args.lpips_net), args.lpips_backbone, args.lpips_lin);
         lpips->to(entries.front().checkpoint.device);
       } catch (const std::exception& e) {
         throw UsageError(e.what());
@@ -181,8 +172,7 @@ int compare(const CompareArgs& args) {
 
     torch::NoGradGuard no_grad;
     std::vector<std::vector<Scores>> scores(clips.size(), std::vector<Scores>(entries.size()));
-    std::vector<std::vector<media::VideoFrames>> frames(
-        clips.size());  // original, then each tokenizer
+    std::vector<std::vector<media::VideoFrames>> frames(clips.size());  // original, then each tokenizer
     for (std::size_t c = 0; c < clips.size(); ++c) {
       const torch::Tensor x = clips[c].second.unsqueeze(0).to(entries.front().checkpoint.device);
       frames[c].push_back(media::tensorToFrames(clips[c].second, 8.0));
@@ -220,9 +210,8 @@ int compare(const CompareArgs& args) {
                   {"metrics", Json::object()}};
       for (std::size_t k = 0; k < entries.size(); ++k) {
         row["metrics"][entries[k].name] = scoreJson(scores[c][k]);
-        csv += std::to_string(c) + "," + clips[c].first + "," + entries[k].name + "," +
-               fixed(scores[c][k].psnr, 4) + "," + fixed(scores[c][k].ssim, 5) +
-               (lpips ? "," + fixed(scores[c][k].lpips, 5) : "") + "\n";
+        csv += std::to_string(c) + "," + clips[c].first + "," + entries[k].name + "," + fixed(scores[c][k].psnr, 4) +
+               "," + fixed(scores[c][k].ssim, 5) + (lpips ? "," + fixed(scores[c][k].lpips, 5) : "") + "\n";
       }
       per_clip.push_back(std::move(row));
     }
@@ -255,8 +244,7 @@ int compare(const CompareArgs& args) {
                             {"model_kind", e.checkpoint.kind}});
       if (!e.checkpoint.label.empty()) tokenizers.back()["label"] = e.checkpoint.label;
     }
-    const Json report = {
-        {"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}, {"per_frame", per_frame}};
+    const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}, {"per_frame", per_frame}};
     media::writeFileAtomically(out / "metrics.json", report.dump(2) + "\n");
     media::writeFileAtomically(out / "metrics.csv", csv);
 
@@ -264,8 +252,7 @@ int compare(const CompareArgs& args) {
     // clip_<k>.gif: original | each tokenizer, side by side.
     for (std::size_t c = 0; c < clips.size(); ++c) {
       std::vector<torch::Tensor> row{clips[c].second};
-      for (std::size_t k = 1; k < frames[c].size(); ++k)
-        row.push_back(media::framesToTensor(frames[c][k]));
+      for (std::size_t k = 1; k < frames[c].size(); ++k) row.push_back(media::framesToTensor(frames[c][k]));
       char name[32];
       std::snprintf(name, sizeof name, "clip_%03zu.gif", c);
       media::writeVideo((out / name).string(), media::tensorToFrames(torch::cat(row, 3), 8.0));
@@ -281,9 +268,8 @@ int compare(const CompareArgs& args) {
       fs::create_directories(dir);
       for (std::size_t k = 0; k < frames[c].size(); ++k) {
         const media::VideoFrames strip = frameStrip(frames[c][k]);
-        media::writePng(
-            (dir / ((k == 0 ? std::string("original") : entries[k - 1].name) + ".png")).string(),
-            strip.width, strip.height, strip.rgb.data());
+        media::writePng((dir / ((k == 0 ? std::string("original") : entries[k - 1].name) + ".png")).string(),
+                        strip.width, strip.height, strip.rgb.data());
       }
     }
     // grid.png: a header row of names, then one row per clip.
@@ -291,14 +277,12 @@ int compare(const CompareArgs& args) {
     std::vector<cv::Mat> rows;
     for (std::size_t c = 0; c < clips.size(); ++c) {
       std::vector<cv::Mat> cells;
-      cells.push_back(
-          cellImage(frames[c][0], cell, {"original", clips[c].first.substr(0, 20), "", ""}));
+      cells.push_back(cellImage(frames[c][0], cell, {"original", clips[c].first.substr(0, 20), "", ""}));
       for (std::size_t k = 0; k < entries.size(); ++k) {
         const Scores& s = scores[c][k];
-        cells.push_back(
-            cellImage(frames[c][k + 1], cell,
-                      {entries[k].name, "PSNR " + fixed(s.psnr, 2) + " dB",
-                       "SSIM " + fixed(s.ssim, 3), lpips ? "LPIPS " + fixed(s.lpips, 4) : ""}));
+        cells.push_back(cellImage(frames[c][k + 1], cell,
+                                  {entries[k].name, "PSNR " + fixed(s.psnr, 2) + " dB", "SSIM " + fixed(s.ssim, 3),
+                                   lpips ? "LPIPS " + fixed(s.lpips, 4) : ""}));
       }
       cv::Mat row;
       cv::hconcat(cells, row);

@@ -39,8 +39,8 @@ class ClipDataset {
   /// Opens the dataset `data` describes. For folders, the index is cached in `index_cache`
   /// (empty: none) and probing uses `probe_threads`. Throws DataError when the folder is
   /// missing, the config does not fit the data, or no file is usable.
-  ClipDataset(const core::DataConfig& data, std::uint64_t seed,
-              const std::filesystem::path& index_cache = {}, int probe_threads = 1);
+  ClipDataset(const core::DataConfig& data, std::uint64_t seed, const std::filesystem::path& index_cache = {},
+              int probe_threads = 1);
 
   std::int64_t trainSize() const { return static_cast<std::int64_t>(m_train.size()); }
   std::int64_t validSize() const { return static_cast<std::int64_t>(m_valid.size()); }
@@ -71,14 +71,13 @@ class ClipDataset {
   /// Every file skipped so far (index + decode failures).
   std::int64_t skippedCount() const;
 
-  /// e.g. "videos in data/clips: 40 files (4 for validation), 2 skipped, index 38 cached + 4
-  /// probed".
+  /// e.g. "videos in data/clips: 40 files (4 for validation), 2 skipped, index 38 cached + 4 probed".
   std::string describe() const;
 
  private:
   /// The index of `folder` (`key` names it in errors); its skips join m_index_skips.
-  DatasetIndex indexFolder(const std::string& key, const std::string& folder,
-                           const std::filesystem::path& cache, int probe_threads);
+  DatasetIndex indexFolder(const std::string& key, const std::string& folder, const std::filesystem::path& cache,
+                           int probe_threads);
   /// Where training (or validation) items point: m_index, or m_valid_index with data.valid_path.
   const DatasetIndex& indexOf(bool train) const;
   torch::Tensor load(std::int64_t item, std::uint64_t draw, bool train);
@@ -89,7 +88,7 @@ class ClipDataset {
   std::uint64_t m_seed;
   std::unique_ptr<SyntheticClips> m_synthetic;
   DatasetIndex m_index;
-  DatasetIndex m_valid_index;         ///< data.valid_path's files (empty without it)
+  DatasetIndex m_valid_index;  ///< data.valid_path's files (empty without it)
   std::vector<std::int64_t> m_train;  ///< items: clip index (synthetic) or file index
   std::vector<std::int64_t> m_valid;
   std::vector<SkippedFile> m_index_skips;
@@ -115,8 +114,8 @@ struct LoadedBatch {
 /// to the GPU with non_blocking does not block the training thread.
 class ClipLoader {
  public:
-  ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank = 0,
-             int world_size = 1, bool pin = false);
+  ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank = 0, int world_size = 1,
+             bool pin = false);
   ~ClipLoader();
   ClipLoader(const ClipLoader&) = delete;
   ClipLoader& operator=(const ClipLoader&) = delete;

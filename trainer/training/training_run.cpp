@@ -16,6 +16,7 @@
 #include "trainer/models/tokenizer.h"
 #include "trainer/outputs/tensorboard_writer.h"
 #include "trainer/runtime_info.h"
+#include "trainer/training_device.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/data_init.h"
@@ -23,7 +24,6 @@
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/sharded_adamw.h"
 #include "trainer/training/training_step.h"
-#include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 
 #include <nlohmann/json.hpp>
@@ -69,11 +69,10 @@ class RunLock {
       const ssize_t n = ::pread(m_fd, buf, sizeof buf - 1, 0);
       ::close(m_fd);
       m_fd = -1;
-      throw TrainingError(
-          "run_dir_locked",
-          "run directory " + file.parent_path().string() + " is in use by another trainer" +
-              (n > 0 ? " (pid " + std::string(buf, static_cast<std::size_t>(n)) + ")" : ""),
-          "stop that trainer first, or use another --run-dir");
+      throw TrainingError("run_dir_locked",
+                          "run directory " + file.parent_path().string() + " is in use by another trainer" +
+                              (n > 0 ? " (pid " + std::string(buf, static_cast<std::size_t>(n)) + ")" : ""),
+                          "stop that trainer first, or use another --run-dir");
     }
     const std::string pid = std::to_string(::getpid());
     if (::ftruncate(m_fd, 0) == 0) {
@@ -94,8 +93,7 @@ class RunLock {
 class HumanLog {
  public:
   HumanLog(const fs::path& dir, int rank, bool distributed)
-      : m_prefix(distributed ? "[tokenbench-trainer rank " + std::to_string(rank) + "] "
-                             : "[tokenbench-trainer] ") {
+      : m_prefix(distributed ? "[tokenbench-trainer rank " + std::to_string(rank) + "] " : "[tokenbench-trainer] ") {
     std::error_code ec;
     fs::create_directories(dir, ec);
     m_file.open(dir / ("rank_" + std::to_string(rank) + ".log"), std::ios::app);
@@ -116,8 +114,7 @@ class IntervalMeans {
  public:
   void add(const std::vector<std::pair<std::string, double>>& values) {
     for (const auto& [name, v] : values) {
-      auto it =
-          std::find_if(m_sums.begin(), m_sums.end(), [&](const auto& e) { return e.name == name; });
+      auto it = std::find_if(m_sums.begin(), m_sums.end(), [&](const auto& e) { return e.name == name; });
       if (it == m_sums.end()) it = m_sums.insert(m_sums.end(), {name, 0.0, 0});
       it->sum += v;
       ++it->count;
@@ -143,9 +140,8 @@ using Values = std::vector<std::pair<std::string, double>>;
 
 class TrainingLoop {
  public:
-  TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run,
-               const TrainOptions& options, EventSink& events, RunControl& control,
-               distributed::RankGroup* group, const torch::Device& device)
+  TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
+               EventSink& events, RunControl& control, distributed::RankGroup* group, const torch::Device& device)
       : m_config(config),
         m_train(config.train),
         m_run(run),
@@ -172,8 +168,7 @@ class TrainingLoop {
   void writeSample(const torch::Tensor& grid);
   void writeCodebookCounts(const std::vector<std::int64_t>& counts);
   void saveCheckpoint();
-  void writeCheckpoint(const NamedTensors& optimizer_state,
-                       const NamedTensors& discr_optimizer_state);
+  void writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state);
   void loadCheckpoint(std::int64_t step);
   void truncateMetricsAfter(std::int64_t step);
   // Work only rank 0 does (validation, checkpoint files, the data index): the others wait for it.
@@ -223,9 +218,9 @@ class TrainingLoop {
   std::unique_ptr<data::ClipLoader> m_loader;
   std::unique_ptr<core::MetricsWriter> m_metrics;
 
-  std::int64_t m_step = 0;     // optimizer steps done
+  std::int64_t m_step = 0;  // optimizer steps done
   std::int64_t m_batches = 0;  // batches this rank's loader has handed out (skipped steps included)
-  double m_lr_scale = 1.0;     // lowered by rollbacks
+  double m_lr_scale = 1.0;  // lowered by rollbacks
   double m_elapsed_before = 0;  // training seconds of earlier sessions of this run
   std::int64_t m_last_checkpoint = -1;
 };
@@ -233,9 +228,8 @@ class TrainingLoop {
 void TrainingLoop::checkUnsupported() {
   if (m_group && m_config.distributed.strategy == "none") {
     throw TrainingError("config_invalid",
-                        "distributed.strategy is \"none\" but " +
-                            std::to_string(m_group->worldSize()) + " processes were started (" +
-                            m_group->launch().launcher + ")",
+                        "distributed.strategy is \"none\" but " + std::to_string(m_group->worldSize()) +
+                            " processes were started (" + m_group->launch().launcher + ")",
                         "set distributed.strategy to \"ddp\" or \"zero1\"");
   }
 }
@@ -255,28 +249,26 @@ void TrainingLoop::setUp() {
   m_discr_optimizer = m_steps->discriminatorOptimizer();
   if (m_group) {
     distributed::RankGroup* group = m_group;
-    setBatchMeanReducer(
-        [group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
+    setBatchMeanReducer([group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
   }
   if (m_discr) {
-    m_log("discriminator (" + m_config.model.discriminator.type +
-          "): " + std::to_string(countParameters(*m_discr)) + " parameters, from step " +
-          std::to_string(m_config.loss.discr_start_step));
+    m_log("discriminator (" + m_config.model.discriminator.type + "): " + std::to_string(countParameters(*m_discr)) +
+          " parameters, from step " + std::to_string(m_config.loss.discr_start_step));
   }
 
   // Rank 0 indexes the data folder first; the others then read its cached index.
   auto openData = [&] {
-    m_dataset = std::make_unique<data::ClipDataset>(
-        m_config.data, static_cast<std::uint64_t>(m_train.seed), m_run.root() / "data_index.json",
-        std::max(1, m_config.data.workers));
+    m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
+                                                    m_run.root() / "data_index.json",
+                                                    std::max(1, m_config.data.workers));
   };
   onRankZero("data", openData);
   if (!m_rank0) openData();
   m_log("data: " + m_dataset->describe());
   reportDataSkips(m_dataset->indexSkips());
-  m_loader = std::make_unique<data::ClipLoader>(
-      *m_dataset, m_train.batch_size, m_config.data.workers, m_config.data.prefetch,
-      m_group ? m_group->rank() : 0, m_group ? m_group->worldSize() : 1, m_device.is_cuda());
+  m_loader = std::make_unique<data::ClipLoader>(*m_dataset, m_train.batch_size, m_config.data.workers,
+                                                m_config.data.prefetch, m_group ? m_group->rank() : 0,
+                                                m_group ? m_group->worldSize() : 1, m_device.is_cuda());
 }
 
 // One warning per skipped file (the first 20; then one that counts the rest), each naming the
@@ -284,13 +276,11 @@ void TrainingLoop::setUp() {
 void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) {
   constexpr std::size_t kNamed = 20;
   for (std::size_t i = 0; i < skips.size() && i < kNamed; ++i) {
-    emitWarning("data_skipped", "skipping " +
-                                    (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
+    emitWarning("data_skipped", "skipping " + (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
                                     skips[i].reason);
   }
   if (skips.size() > kNamed) {
-    emitWarning("data_skipped", std::to_string(skips.size() - kNamed) +
-                                    " more files skipped (see " +
+    emitWarning("data_skipped", std::to_string(skips.size() - kNamed) + " more files skipped (see " +
                                     (m_run.root() / "data_index.json").string() + ")");
   }
 }
@@ -312,8 +302,7 @@ void TrainingLoop::validate() {
   const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_dataset->validSize());
   double recon = 0, psnr = 0, ssim = 0, lpips = 0;
   std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first clips
-  std::vector<std::int64_t> counts(
-      static_cast<std::size_t>(m_tokenizer->quantizer()->codebookSize()), 0);
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(m_tokenizer->quantizer()->codebookSize()), 0);
   std::int64_t tokens = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const torch::Tensor x = m_dataset->validSample(i).unsqueeze(0).to(m_device);
@@ -329,8 +318,7 @@ void TrainingLoop::validate() {
     const torch::Tensor idx = out.indices.reshape({-1}).to(torch::kCPU, torch::kInt64).contiguous();
     const auto* p = idx.data_ptr<std::int64_t>();
     for (std::int64_t k = 0; k < idx.numel(); ++k) {
-      if (p[k] >= 0 && p[k] < static_cast<std::int64_t>(counts.size()))
-        ++counts[static_cast<std::size_t>(p[k])];
+      if (p[k] >= 0 && p[k] < static_cast<std::int64_t>(counts.size())) ++counts[static_cast<std::size_t>(p[k])];
     }
     tokens += idx.numel();
   }
@@ -385,9 +373,8 @@ void TrainingLoop::writeCodebookCounts(const std::vector<std::int64_t>& counts) 
   const fs::path file = m_run.codebookDir() / ("step_" + std::to_string(m_step) + ".safetensors");
   try {
     fs::create_directories(file.parent_path());
-    const torch::Tensor t =
-        torch::from_blob(const_cast<std::int64_t*>(counts.data()),
-                         {static_cast<std::int64_t>(counts.size())}, torch::kInt64);
+    const torch::Tensor t = torch::from_blob(const_cast<std::int64_t*>(counts.data()),
+                                             {static_cast<std::int64_t>(counts.size())}, torch::kInt64);
     weights::saveTensors({{"counts", t.clone()}}, file, {{"step", std::to_string(m_step)}});
   } catch (const std::exception& e) {
     emitWarning("codebook_counts_failed", file.string() + ": " + e.what());
@@ -422,31 +409,26 @@ void TrainingLoop::writeSample(const torch::Tensor& grid) {
 // checkpoint that loads at any world size; the other ranks wait until it is complete.
 void TrainingLoop::saveCheckpoint() {
   const NamedTensors optimizer_state = m_optimizer->state(m_group);
-  const NamedTensors discr_optimizer_state =
-      m_discr ? m_discr_optimizer->state(m_group) : NamedTensors();
+  const NamedTensors discr_optimizer_state = m_discr ? m_discr_optimizer->state(m_group) : NamedTensors();
   onRankZero("checkpoint", [&] { writeCheckpoint(optimizer_state, discr_optimizer_state); });
   m_last_checkpoint = m_step;
 }
 
-void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state,
-                                   const NamedTensors& discr_optimizer_state) {
+void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
   const std::map<std::string, std::string> meta = {{"step", std::to_string(m_step)},
                                                    {"format", "tokenbench-adamw"}};
   const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
     weights::saveStateDict(*m_tokenizer, dir / "model.safetensors",
                            {{"step", std::to_string(m_step)}, {"format", "tokenbench-tokenizer"}});
-    if (!m_ema.empty())
-      weights::saveTensors(m_ema, dir / "ema.safetensors", {{"step", std::to_string(m_step)}});
+    if (!m_ema.empty()) weights::saveTensors(m_ema, dir / "ema.safetensors", {{"step", std::to_string(m_step)}});
     weights::saveTensors(optimizer_state, dir / "optimizer.safetensors", meta);
     if (m_discr) {
-      weights::saveStateDict(
-          *m_discr, dir / "discriminator.safetensors",
-          {{"step", std::to_string(m_step)}, {"format", "tokenbench-discriminator"}});
+      weights::saveStateDict(*m_discr, dir / "discriminator.safetensors",
+                             {{"step", std::to_string(m_step)}, {"format", "tokenbench-discriminator"}});
       weights::saveTensors(discr_optimizer_state, dir / "discr_optimizer.safetensors", meta);
     }
     NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
-    if (m_device.is_cuda())
-      rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
+    if (m_device.is_cuda()) rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
     weights::saveTensors(rng, dir / "rng.safetensors");
     Json state = {{"step", m_step},
                   {"lr_scale", m_lr_scale},
@@ -458,14 +440,10 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state,
                     {"fake", m_steps->lecam().fake},
                     {"initialised", m_steps->lecam().initialised}}}};
     auto scalerState = [](const LossScaler& scaler) {
-      return Json{{"scale", scaler.scale()},
-                  {"clean_steps", scaler.cleanSteps()},
-                  {"skipped", scaler.skippedSteps()}};
+      return Json{{"scale", scaler.scale()}, {"clean_steps", scaler.cleanSteps()}, {"skipped", scaler.skippedSteps()}};
     };
-    if (const LossScaler* scaler = m_steps->lossScaler())
-      state["loss_scale"] = scalerState(*scaler);
-    if (const LossScaler* scaler = m_steps->discriminatorLossScaler())
-      state["discr_loss_scale"] = scalerState(*scaler);
+    if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
+    if (const LossScaler* scaler = m_steps->discriminatorLossScaler()) state["discr_loss_scale"] = scalerState(*scaler);
     writeFileSynced(dir / "state.json", state.dump(2) + "\n");
     writeFileSynced(dir / "config.json", core::toJsonText(m_config));
   });
@@ -488,8 +466,7 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
         weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
         m_discr_optimizer->loadState(weights::loadTensors(dir / "discr_optimizer.safetensors"));
       } else {
-        m_log("checkpoint " + dir.string() +
-              " has no discriminator: it starts from its initialisation");
+        m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
     }
     for (const auto& [name, state] : weights::loadTensors(dir / "rng.safetensors")) {
@@ -528,8 +505,7 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     restoreScaler(m_steps->discriminatorLossScaler(), "discr_loss_scale");
     m_ema.clear();
     if (state.value("ema_active", false)) {
-      for (auto& [name, t] : weights::loadTensors(dir / "ema.safetensors"))
-        m_ema.emplace_back(name, t.to(m_device));
+      for (auto& [name, t] : weights::loadTensors(dir / "ema.safetensors")) m_ema.emplace_back(name, t.to(m_device));
     }
   } catch (const std::exception& e) {
     throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
@@ -562,12 +538,10 @@ int TrainingLoop::run() {
   if (m_rank0) {
     lock = std::make_unique<RunLock>(m_run.lockFile());
     if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
-      m_log("warning: cannot append to " + m_run.eventsFile().string() +
-            "; events go to the stream only");
+      m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
     }
   }
-  if (m_group)
-    m_log(distributed::describe(m_group->launch()) + ", pid " + std::to_string(::getpid()));
+  if (m_group) m_log(distributed::describe(m_group->launch()) + ", pid " + std::to_string(::getpid()));
   checkUnsupported();
   setUp();
 
@@ -606,8 +580,7 @@ int TrainingLoop::run() {
     }
   }
 
-  const double budget =
-      m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
+  const double budget = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
   const std::int64_t total = m_train.max_steps;
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
         std::to_string(m_step) + " to " + std::to_string(total));
@@ -639,15 +612,13 @@ int TrainingLoop::run() {
     const bool gan = ganActive();
     const double rate = scheduledRate(m_train, m_train.lr, next) * m_lr_scale;
     const double discr_rate =
-        scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) *
-        m_lr_scale;
+        scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_lr_scale;
     m_steps->zeroGrad(gan);
     // The step's values stay on the device until one copy to the host at the end of the step.
     StepValues step_values;
     auto accumulate = [&](const std::string& name, const torch::Tensor& v) {
       const torch::Tensor share = v / m_train.grad_accum;
-      auto it = std::find_if(step_values.begin(), step_values.end(),
-                             [&](const auto& e) { return e.first == name; });
+      auto it = std::find_if(step_values.begin(), step_values.end(), [&](const auto& e) { return e.first == name; });
       if (it == step_values.end()) {
         step_values.emplace_back(name, share);
       } else {
@@ -661,9 +632,8 @@ int TrainingLoop::run() {
       // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
       const torch::Tensor clips = batch.clips.to(m_device, /*non_blocking=*/true);
       GeneratorPass pass;
-      const StepValues micro_values =
-          m_steps->microStep(clips, gan, m_step - m_config.loss.discr_start_step,
-                             micro + 1 == m_train.grad_accum, &pass);
+      const StepValues micro_values = m_steps->microStep(clips, gan, m_step - m_config.loss.discr_start_step,
+                                                         micro + 1 == m_train.grad_accum, &pass);
       accumulate("train/recon_loss", pass.recon_loss);
       accumulate("train/loss", pass.loss);
       for (const auto& [name, v] : micro_values) accumulate(name, v);
@@ -673,8 +643,7 @@ int TrainingLoop::run() {
     const bool overflow = m_steps->unscaleGradients(gan);
     const GradientNorms norms = m_steps->clipGradients(gan);
     step_values.emplace_back("train/grad_norm", norms.tokenizer);
-    if (norms.discriminator.defined())
-      step_values.emplace_back("train/discr_grad_norm", norms.discriminator);
+    if (norms.discriminator.defined()) step_values.emplace_back("train/discr_grad_norm", norms.discriminator);
     Values values = hostValues(step_values);
     const double grad_norm = values[values.size() - (norms.discriminator.defined() ? 2 : 1)].second;
     const double discr_grad_norm = norms.discriminator.defined() ? values.back().second : 0.0;
@@ -682,8 +651,7 @@ int TrainingLoop::run() {
     if (m_group) {
       // One small all-reduce per step: the logged values become means over the global batch, and
       // the stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
-      const bool budget_local =
-          budget > 0 && m_elapsed_before + secondsSince(session_start) >= budget;
+      const bool budget_local = budget > 0 && m_elapsed_before + secondsSince(session_start) >= budget;
       std::vector<double> packed;
       for (const auto& [name, v] : values) packed.push_back(v);
       packed.push_back(m_control.stop.load() ? 1 : 0);
@@ -692,8 +660,7 @@ int TrainingLoop::run() {
       std::vector<torch::Tensor> agreed{torch::tensor(packed, torch::kFloat64)};
       m_group->allReduceSum(agreed);
       const auto* a = agreed[0].data_ptr<double>();
-      for (std::size_t i = 0; i < values.size(); ++i)
-        values[i].second = a[i] / m_group->worldSize();
+      for (std::size_t i = 0; i < values.size(); ++i) values[i].second = a[i] / m_group->worldSize();
       stop = a[values.size()] > 0;
       checkpoint_now = a[values.size() + 1] > 0;
       budget_spent = a[values.size() + 2] > 0;
@@ -710,23 +677,20 @@ int TrainingLoop::run() {
       if (gan) m_discr_optimizer->zeroGrad();
       continue;
     }
-    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) ||
-        !std::isfinite(discr_grad_norm)) {
+    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
       m_optimizer->zeroGrad();
       if (gan) m_discr_optimizer->zeroGrad();
       ++consecutive_bad;
-      emitWarning("nonfinite_step",
-                  "step " + std::to_string(next) + ": non-finite " +
-                      (!std::isfinite(loss_value)  ? "loss"
-                       : !std::isfinite(grad_norm) ? "gradient norm"
-                                                   : "discriminator gradient norm") +
-                      ", step skipped");
+      emitWarning("nonfinite_step", "step " + std::to_string(next) + ": non-finite " +
+                                        (!std::isfinite(loss_value)  ? "loss"
+                                         : !std::isfinite(grad_norm) ? "gradient norm"
+                                                                     : "discriminator gradient norm") +
+                                        ", step skipped");
       if (consecutive_bad >= m_train.nan_max_consecutive) {
         const auto latest = m_store.latest();
         if (!latest) {
-          throw TrainingError("diverged",
-                              std::to_string(consecutive_bad) +
-                                  " non-finite steps in a row and no checkpoint to roll back to",
+          throw TrainingError("diverged", std::to_string(consecutive_bad) +
+                                              " non-finite steps in a row and no checkpoint to roll back to",
                               "lower train.lr or raise train.warmup_steps");
         }
         const double scale = m_lr_scale * m_train.nan_lr_scale;
@@ -734,8 +698,7 @@ int TrainingLoop::run() {
         m_loader->restart(m_batches);
         m_lr_scale = scale;
         emitWarning("rollback", "rolled back to checkpoints/step_" + std::to_string(*latest) +
-                                    " with the learning rate scaled by " +
-                                    std::to_string(m_lr_scale));
+                                    " with the learning rate scaled by " + std::to_string(m_lr_scale));
         consecutive_bad = 0;
       }
       continue;
@@ -800,19 +763,18 @@ int TrainingLoop::run() {
 
 }  // namespace
 
-int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
-                const TrainOptions& options, EventSink& events, RunControl& control) {
+int runTraining(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
+                EventSink& events, RunControl& control) {
   const distributed::LaunchInfo& launch = options.launch;
   // Ranks on one node share its cores.
-  const int threads = config.train.threads > 0
-                          ? config.train.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                                            std::max(1, launch.local_world_size));
+  const int threads =
+      config.train.threads > 0
+          ? config.train.threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, launch.local_world_size));
   torch::set_num_threads(threads);
   std::unique_ptr<distributed::RankGroup> group;
   auto fail = [&](const std::string& code, const std::string& message, const std::string& hint) {
-    std::cerr << "tokenbench-trainer"
-              << (group ? " rank " + std::to_string(group->rank()) : std::string())
+    std::cerr << "tokenbench-trainer" << (group ? " rank " + std::to_string(group->rank()) : std::string())
               << ": error: " << message << "\n";
     if (group && code != "rank_failed") group->reportFailure(message);
     events.emit(core::ErrorEvent{code, message, hint});
@@ -823,24 +785,22 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
   try {
     device = resolveTrainingDevice(config.train, config.distributed, launch);
   } catch (const UserError& e) {
-    events.emit(
-        makeHelloEvent(queryRuntime(), launch.world_size, launch.launcher, run.root().string()));
+    events.emit(makeHelloEvent(queryRuntime(), launch.world_size, launch.launcher, run.root().string()));
     fail(e.code(), e.what(), e.hint());
     return 1;
   }
   compat::setCurrentDevice(device);
-  if (device.is_cuda())
-    compat::setCudnnBenchmark(true);  // fixed clip shapes: pick the fastest kernels once
+  if (device.is_cuda()) compat::setCudnnBenchmark(true);  // fixed clip shapes: pick the fastest kernels once
   const RuntimeInfo rt = queryRuntime(device);
   // hello names the run directory, and whoever reads it may open it at once: it exists first.
   std::error_code made;
   if (launch.rank == 0) fs::create_directories(run.root(), made);
   events.emit(makeHelloEvent(rt, launch.world_size, launch.launcher, run.root().string()));
   if (rt.reference_blas) {
-    events.emit(core::WarningEvent{
-        "reference_blas",
-        "LibTorch is using the slow reference BLAS (" + rt.blas + "); install libopenblas0-openmp",
-        {}});
+    events.emit(core::WarningEvent{"reference_blas",
+                                   "LibTorch is using the slow reference BLAS (" + rt.blas +
+                                       "); install libopenblas0-openmp",
+                                   {}});
   }
   if (made) {
     fail("run_dir_unwritable", "cannot create " + run.root().string() + ": " + made.message(),
@@ -848,8 +808,7 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
     return 1;
   }
   try {
-    if (launch.distributed())
-      group = std::make_unique<distributed::RankGroup>(launch, config.distributed, device);
+    if (launch.distributed()) group = std::make_unique<distributed::RankGroup>(launch, config.distributed, device);
     TrainingLoop loop(config, run, options, events, control, group.get(), device);
     return loop.run();
   } catch (const TrainingError& e) {
