@@ -217,6 +217,7 @@ struct ModelConfig {
   std::vector<int> input_conv_kernel = {7, 7, 7};
   std::vector<int> output_conv_kernel = {3, 3, 3};
   int residual_conv_kernel = 3;
+  double residual_gate_bias = -10.0;
   bool separate_first_frame_encoding = false;
   std::string time_padding = "zeros";
   int attn_dim_head = 32;
@@ -248,6 +249,14 @@ struct ModelConfig {
             FieldSpec("Output convolution kernel [t, h, w]").length(3).min(1).max(15));
     v.field("residual_conv_kernel", residual_conv_kernel,
             FieldSpec("Kernel of the causal convolutions in residual blocks").min(1).max(15));
+    v.field(
+        "residual_gate_bias", residual_gate_bias,
+        FieldSpec("Initial bias of the residual units' squeeze-excite gates (a sigmoid). "
+                  "magvit2-pytorch's -10 shuts them: every residual unit starts as the identity "
+                  "and opens by about train.lr per step, so for thousands of steps the tokenizer "
+                  "is nearly linear; 0 starts them half open")
+            .min(-20)
+            .max(20));
     v.field("separate_first_frame_encoding", separate_first_frame_encoding,
             FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)"));
     v.field("time_padding", time_padding,
