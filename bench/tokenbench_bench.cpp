@@ -7,9 +7,10 @@
 //
 //   --what lfq             LFQ entropy + commitment terms on random latents, forward + backward
 //                          (--bits K, --tokens N, --estimate exact|factorized)
-//          loader          the training data loader over a video folder (--data DIR): batches
-//                          of the configuration's clips with --threads loader threads; reports
-//                          decoded clip frames per second (--repeats batches after --warmup)
+//          loader          the training data loader over a video folder or a shard folder
+//                          (--data DIR, --data-type videos|shards): batches of the
+//                          configuration's clips with --threads loader threads; reports delivered
+//                          clips and clip frames per second (--repeats batches after --warmup)
 
 #include "core/config_io.h"
 #include "core/presets.h"
@@ -66,10 +67,13 @@ int main(int argc, char** argv) {
   std::string what = "lfq", preset = "bench-small", config_file, estimate = "factorized";
   int batch = 0, threads = 2, warmup = 1, repeats = 3;
   std::int64_t bits = 10, tokens = 1280;
-  std::string data_dir;
+  std::string data_dir, data_type = "videos";
   app.add_option("--what", what, "lfq or loader (model rows: tokenbench-trainer bench)")
       ->check(CLI::IsMember({"lfq", "loader"}));
-  app.add_option("--data", data_dir, "loader: folder of video files");
+  app.add_option("--data", data_dir,
+                 "loader: folder of video files, or a shard folder (tokenbench-trainer pack)");
+  app.add_option("--data-type", data_type, "loader: videos (default) or shards")
+      ->check(CLI::IsMember({"videos", "shards"}));
   app.add_option("--preset", preset, "Model preset (ignored with --config)");
   app.add_option("--config", config_file, "Configuration file instead of a preset");
   app.add_option("--batch", batch, "Clips per step (0: the configuration's train.batch_size)");
@@ -117,13 +121,14 @@ int main(int argc, char** argv) {
       if (batch <= 0) batch = config.train.batch_size;
       {
         if (data_dir.empty()) throw std::runtime_error("--what loader needs --data DIR");
-        config.data.type = "videos";
+        config.data.type = data_type;
         config.data.path = data_dir;
         config.data.valid_fraction = 0;
         tb::trainer::data::ClipDataset dataset(config.data, 0, {}, threads);
         tb::trainer::data::ClipLoader loader(dataset, batch, threads, 2 * threads);
         out["config"] = config_file.empty() ? preset : config_file;
         out["data"] = data_dir;
+        out["data_type"] = data_type;
         out["files"] = dataset.trainSize();
         out["batch"] = batch;
         out["clip"] = {config.data.num_frames, config.data.image_size, config.data.image_size};
@@ -131,6 +136,7 @@ int main(int argc, char** argv) {
         timing = measure(warmup, repeats, [&] { (void)loader.next(); });
         double total = 0;
         for (double t : timing.seconds) total += t;
+        out["clips_per_s"] = static_cast<double>(repeats) * batch / total;
         out["frames_per_s"] = static_cast<double>(repeats) * batch * config.data.num_frames / total;
         out["median_s"] = timing.median();
         out["peak_rss_bytes"] = peakRssBytes();

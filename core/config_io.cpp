@@ -1,6 +1,7 @@
 #include "core/config_io.h"
 
 #include "core/detail/config_values.h"
+#include "core/event_protocol.h"
 #include "core/version.h"
 
 #include <algorithm>
@@ -163,16 +164,28 @@ ConfigLoad parseRunConfig(const Json& doc) {
   return result;
 }
 
-ConfigLoad parseRunConfig(std::string_view json_text) {
-  Json doc;
+std::optional<ConfigError> readConfigDocument(std::string_view json_text, Json& doc) {
+  if (jsonNestingDepth(json_text, kMaxConfigNestingDepth) > kMaxConfigNestingDepth) {
+    return ConfigError{
+        "", "JSON nested deeper than " + std::to_string(kMaxConfigNestingDepth) + " levels"};
+  }
   try {
     doc = Json::parse(json_text.begin(), json_text.end());
   } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
-    ConfigLoad result;
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line..."
     std::string what = e.what();
     const auto pos = what.find("] ");
-    result.errors.push_back({"", "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2))});
+    return ConfigError{"",
+                       "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2))};
+  }
+  return std::nullopt;
+}
+
+ConfigLoad parseRunConfig(std::string_view json_text) {
+  Json doc;
+  if (auto error = readConfigDocument(json_text, doc)) {
+    ConfigLoad result;
+    result.errors.push_back(std::move(*error));
     return result;
   }
   return parseRunConfig(doc);
@@ -237,18 +250,20 @@ std::optional<ConfigError> applyOverride(Json& doc, std::string_view assignment)
 
 const std::vector<std::string>& resumeSafeKeys() {
   static const std::vector<std::string> k = {
-      "train.max_steps",      "train.log_every",        "train.valid_every",
-      "train.valid_clips",    "train.sample_every",     "train.checkpoint_every",
-      "train.checkpoint_total_limit", "train.checkpoint_keep", "train.time_budget_s",
-      "data.workers",         "data.prefetch",          "train.threads",
+      "train.max_steps", "train.log_every", "train.valid_every", "train.valid_clips",
+      "train.sample_every", "train.checkpoint_every", "train.checkpoint_total_limit",
+      "train.checkpoint_keep", "train.time_budget_s",
+      // Read only when a run starts from step 0.
+      "train.init_checkpoint", "data.workers", "data.prefetch", "train.threads",
       // Losses switched on later in a run: the LPIPS network is frozen and read from its files,
       // and the discriminator (loss.adversarial_weight > 0) is in every checkpoint from step 0.
-      "loss.discr_start_step", "loss.perceptual_weight", "loss.perceptual_net", "loss.lpips_backbone",
-      "loss.lpips_lin",       "loss.perceptual_frames",
+      "loss.discr_start_step", "loss.perceptual_weight", "loss.perceptual_net",
+      "loss.lpips_backbone", "loss.lpips_lin", "loss.perceptual_frames",
       // A checkpoint loads at any world size and under either strategy.
-      "distributed.strategy", "distributed.backend", "distributed.nproc_per_node", "distributed.nnodes",
-      "distributed.node_rank", "distributed.master_addr", "distributed.master_port", "distributed.gpu_ids",
-      "distributed.timeout_s", "distributed.bucket_mb"};
+      "distributed.strategy", "distributed.backend", "distributed.nproc_per_node",
+      "distributed.nnodes", "distributed.node_rank", "distributed.master_addr",
+      "distributed.master_port", "distributed.gpu_ids", "distributed.timeout_s",
+      "distributed.bucket_mb"};
   return k;
 }
 

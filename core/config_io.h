@@ -33,6 +33,18 @@ struct ConfigLoad {
   bool ok() const { return errors.empty(); }
 };
 
+/// Deepest nesting of arrays and objects a configuration may have. The deepest value a valid
+/// configuration holds (a layer entry such as ["consecutive_residual", 2]) is 4 levels down.
+/// Copying a JSON value recurses once per level (and `--set` copies: adding a key to an object
+/// copies its other values), so hostile nesting is refused before parsing: 100,000 levels
+/// overflowed the stack.
+inline constexpr int kMaxConfigNestingDepth = 64;
+
+/// JSON text -> document. Returns the error instead ("invalid JSON: ...", "JSON nested deeper
+/// than 64 levels"), with an empty path. Never throws.
+std::optional<ConfigError> readConfigDocument(std::string_view json_text,
+                                              nlohmann::ordered_json& doc);
+
 /// Parse and validate JSON text: syntax, types, unknown keys (with a "did you mean" for near
 /// misses), ranges and the rules between keys. Never throws.
 ConfigLoad parseRunConfig(std::string_view json_text);
@@ -49,6 +61,11 @@ std::string toJsonText(const RunConfig& config);
 /// Range checks of every key plus the rules between keys (a layer list the image size cannot
 /// take, a frame count the time compression cannot take, a missing data path, ...).
 std::vector<ConfigError> validate(const RunConfig& config);
+
+/// What `path` is when it exists but is not a regular file ("a directory", "a character
+/// device", ...; symbolic links followed), for errors about files that are read whole: /dev/zero
+/// would be read without end. Empty for a regular file and for nothing at all.
+std::string irregularFileKind(const std::filesystem::path& path);
 
 /// Apply `key.path=value` to a document: value is read as JSON, or taken as a string when it
 /// is not JSON (`--set data.path=/clips`). Returns an error for a malformed assignment or a

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 namespace tb::core {
@@ -206,6 +207,26 @@ void checkQuantizer(const QuantizerConfig& q, std::vector<ConfigError>& errors) 
 
 }  // namespace
 
+std::string irregularFileKind(const std::filesystem::path& path) {
+  std::error_code ec;
+  switch (std::filesystem::status(path, ec).type()) {
+    case std::filesystem::file_type::directory:
+      return "a directory";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::fifo:
+      return "a named pipe";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    case std::filesystem::file_type::unknown:
+      return "of an unknown file type";
+    default:
+      return "";  // regular, or not found / not reachable: reported by whoever opens it
+  }
+}
+
 std::vector<ConfigError> validate(const RunConfig& config) {
   std::vector<ConfigError> errors;
   RunConfig copy = config;
@@ -255,6 +276,14 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   if (t.precision == "fp16" && t.device == "cpu") {
     errors.push_back({"train.precision", "\"fp16\" needs a CUDA device (train.device is \"cpu\"): use \"bf16\" or \"fp32\""});
   }
+  // Missing weight files are the trainer's to report (a configuration may be written for another
+  // machine), but one that is there and cannot be read whole is wrong wherever it is used.
+  const auto checkWeightFile = [&errors](const char* key, const std::string& path) {
+    const std::string kind = path.empty() ? std::string() : irregularFileKind(path);
+    if (!kind.empty()) errors.push_back({key, path + " is " + kind + ", not a weight file"});
+  };
+  checkWeightFile("loss.lpips_backbone", config.loss.lpips_backbone);
+  checkWeightFile("loss.lpips_lin", config.loss.lpips_lin);
 
   const auto& dist = config.distributed;
   if (dist.backend == "nccl" && t.device == "cpu") {

@@ -46,15 +46,18 @@ struct DataConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("type", type, FieldSpec("Dataset kind: folders of video files, folders of images, or "
-                                    "built-in procedural clips of moving shapes and textures")
-                              .choices({"synthetic", "videos", "images"}));
-    v.field("path", path, FieldSpec("Folder scanned recursively for videos or images "
-                                    "(required unless type is synthetic)"));
+    v.field("type", type,
+            FieldSpec("Dataset kind: folders of video files, folders of images, "
+                      "built-in procedural clips of moving shapes and textures, or clip "
+                      "shards written by tokenbench-trainer pack (read without decoding)")
+                .choices({"synthetic", "videos", "images", "shards"}));
+    v.field("path", path,
+            FieldSpec("Folder scanned recursively for videos or images, or the shard "
+                      "folder (required unless type is synthetic)"));
     v.field("valid_path", valid_path,
-            FieldSpec("Folder of validation videos or images, e.g. other sources than data.path's, so "
-                      "validation measures held-out footage; empty: a data.valid_fraction share of "
-                      "data.path's files"));
+            FieldSpec("Folder of validation videos, images or shards, e.g. other sources than "
+                      "data.path's, so validation measures held-out footage; empty: a "
+                      "data.valid_fraction share of data.path's files"));
     v.field("image_size", image_size,
             FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
     v.field("num_frames", num_frames,
@@ -220,6 +223,8 @@ struct ModelConfig {
   double residual_gate_bias = -10.0;
   bool separate_first_frame_encoding = false;
   std::string time_padding = "zeros";
+  std::string pixel_range = "minus_one_one";
+  bool encoder_norm = true;
   int attn_dim_head = 32;
   int attn_heads = 8;
   int attn_num_mem_kv = 4;
@@ -264,6 +269,18 @@ struct ModelConfig {
                       "(magvit2-pytorch) or copies of the first frame (it is then coded like a still "
                       "scene, not a cut from black, and learns as fast as the other frames)")
                 .choices({"zeros", "replicate"}));
+    v.field(
+        "pixel_range", pixel_range,
+        FieldSpec("Pixel range the tokenizer's weights take and give: minus_one_one ([-1, 1], "
+                  "Tokenbench's own models) or zero_one ([0, 1], what magvit2-pytorch's trainer "
+                  "feeds; set by import-magvit2). Frames stay in [-1, 1] everywhere else: the "
+                  "tokenizer and the discriminator map them at their input and output")
+            .choices({"minus_one_one", "zero_one"}));
+    v.field("encoder_norm", encoder_norm,
+            FieldSpec("Apply the encoder's last LayerNorm before the quantizer (MAGVIT-v2). "
+                      "magvit2-pytorch registers this norm but its encode() never applies it (its "
+                      "layer loop stops one layer short), so its checkpoints import with false; "
+                      "only a model trained with false exports to it"));
     v.field("attn_dim_head", attn_dim_head, FieldSpec("Attention head width").min(1).max(1024));
     v.field("attn_heads", attn_heads, FieldSpec("Attention heads").min(1).max(128));
     v.field("attn_num_mem_kv", attn_num_mem_kv,
@@ -366,8 +383,10 @@ struct TrainConfig {
   std::vector<int> checkpoint_keep;
   int nan_max_consecutive = 5;
   double nan_lr_scale = 0.5;
+  int nan_max_rollbacks = 3;
   std::vector<std::string> activation_checkpointing;
   double time_budget_s = 0;
+  std::string init_checkpoint;
 
   template <class V>
   void describe(V& v) {
@@ -434,12 +453,21 @@ struct TrainConfig {
             FieldSpec("Steps whose checkpoints are never deleted").unit("steps").min(1));
     v.field("nan_max_consecutive", nan_max_consecutive,
             FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint").min(1));
+    v.field("nan_max_rollbacks", nan_max_rollbacks,
+            FieldSpec("Rollbacks in a row without a new checkpoint before the run ends as diverged")
+                .min(0));
     v.field("nan_lr_scale", nan_lr_scale,
             FieldSpec("Learning-rate factor applied after a rollback").above(0).max(1));
     v.field("activation_checkpointing", activation_checkpointing,
             FieldSpec("Layer types whose activations are recomputed in backward, or [\"all\"]"));
     v.field("time_budget_s", time_budget_s,
             FieldSpec("Stop cleanly after this much wall-clock training; 0 means no limit").unit("s").min(0));
+    v.field(
+        "init_checkpoint", init_checkpoint,
+        FieldSpec("Checkpoint folder (or run directory: its newest checkpoint) whose weights a new "
+                  "run starts from: model.safetensors, and discriminator.safetensors when the GAN "
+                  "is on and the folder has one; empty: random initialisation. Ignored when "
+                  "resuming (--resume)"));
   }
 };
 

@@ -447,8 +447,9 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int64_t> shape,
-                            const void* data, std::size_t bytes) {
+void SafetensorsWriter::checkNewTensor(const std::string& name, DType dtype,
+                                       const std::vector<std::int64_t>& shape,
+                                       std::size_t bytes) const {
   (void)spec(dtype);  // rejects out-of-range enum values before anything is stored
   if (name == "__metadata__") {
     throw SafetensorsError("tensor name \"__metadata__\" is reserved for the metadata object");
@@ -471,11 +472,20 @@ void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int6
     throw SafetensorsError(at + std::to_string(bytes) + " bytes given for shape " + shapeText +
                            " (" + std::to_string(*expected) + " bytes)");
   }
-  if (data == nullptr && bytes > 0) throw SafetensorsError(at + "data is null");
+}
 
-  Entry entry{std::move(name), dtype, std::move(shape), {}};
+void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int64_t> shape,
+                            const void* data, std::size_t bytes) {
+  checkNewTensor(name, dtype, shape, bytes);
+  if (data == nullptr && bytes > 0) throw SafetensorsError(errorPrefix(name) + "data is null");
   const auto* first = static_cast<const char*>(data);
-  entry.bytes.assign(first, first + bytes);
+  add(std::move(name), dtype, std::move(shape), std::vector<char>(first, first + bytes));
+}
+
+void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int64_t> shape,
+                            std::vector<char>&& bytes) {
+  checkNewTensor(name, dtype, shape, bytes.size());
+  Entry entry{std::move(name), dtype, std::move(shape), std::move(bytes)};
   m_names.insert(entry.name);
   m_tensors.push_back(std::move(entry));
 }

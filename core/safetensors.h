@@ -157,6 +157,10 @@ class SafetensorsWriter {
   /// tensorByteSize(dtype, shape).
   void add(std::string name, DType dtype, std::vector<std::int64_t> shape, const void* data,
            std::size_t bytes);
+  /// The same, taking over `bytes` instead of copying them: a large tensor (a clip shard of
+  /// hundreds of MB) is held once, not twice.
+  void add(std::string name, DType dtype, std::vector<std::int64_t> shape,
+           std::vector<char>&& bytes);
   /// Sets (or replaces) one "__metadata__" entry; key and value must be valid UTF-8.
   void setMetadata(std::string key, std::string value);
 
@@ -176,6 +180,9 @@ class SafetensorsWriter {
     std::vector<std::int64_t> shape;
     std::vector<char> bytes;
   };
+  // Throws unless a tensor of this name, dtype, shape and byte count may be added.
+  void checkNewTensor(const std::string& name, DType dtype, const std::vector<std::int64_t>& shape,
+                      std::size_t bytes) const;
   // Entries in buffer order.
   std::vector<const Entry*> layout() const;
   // The 8-byte length prefix and the padded header, for entries in `order`.

@@ -8,6 +8,15 @@
 
 namespace tb::trainer {
 
+/// Appends whole NDJSON lines to `fd` (opened with O_APPEND) or nothing: a write cut short (a
+/// full disk) is truncated away again, so the file never ends inside a line. Returns false when
+/// the lines were not written.
+bool appendWholeLines(int fd, const std::string& lines);
+
+/// Cuts an unterminated last line off the file open as `fd` (its writer was killed mid-line, or
+/// wrote on a full disk), so the next line appended starts on a line of its own.
+void dropUnterminatedLine(int fd);
+
 class EventSink {
  public:
   /// Events go to file descriptor `fd`; a disabled sink (ranks other than 0) drops them.
@@ -26,8 +35,8 @@ class EventSink {
 
   /// Also appends every event to `file` (the run's events.jsonl), so a window that opens the run
   /// later sees the warnings, errors and endings the stream carried; the events emitted before
-  /// (hello, start-up warnings) are written first. Returns false (and keeps
-  /// streaming) when the file cannot be opened.
+  /// (hello, start-up warnings) are written first. A line left unterminated at the end of the
+  /// file is dropped first. Returns false (and keeps streaming) when the file cannot be opened.
   bool alsoAppendTo(const std::string& file);
 
   EventSink(EventSink&& other) noexcept;

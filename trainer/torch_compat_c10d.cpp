@@ -1,5 +1,6 @@
 #include "trainer/torch_compat_c10d.h"
 
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #if TB_WITH_CUDA && defined(USE_C10D_NCCL)
@@ -23,6 +24,12 @@ c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, 
   options.waitWorkers = false;
   options.timeout = timeout;
   return c10::make_intrusive<c10d::TCPStore>(host, options);
+}
+
+c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path, std::chrono::milliseconds timeout) {
+  auto store = c10::make_intrusive<c10d::FileStore>(path, -1);
+  store->setTimeout(timeout);
+  return store;
 }
 
 int tcpStorePort(const c10::intrusive_ptr<c10d::Store>& store) {

@@ -31,6 +31,9 @@ using CollectiveBackend = c10d::ProcessGroup;
 /// ranks are expected; `timeout` bounds connecting and every blocking get.
 c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, bool server, int world_size,
                                              std::chrono::milliseconds timeout);
+/// A c10d FileStore in `path` (no fixed number of workers: whoever made the file removes it).
+c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path, std::chrono::milliseconds timeout);
+
 /// The port a TCPStore made by makeTcpStore listens on or connects to.
 int tcpStorePort(const c10::intrusive_ptr<c10d::Store>& store);
 

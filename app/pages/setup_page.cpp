@@ -527,12 +527,10 @@ bool SetupPage::loadConfigFile(const QString& path) {
   }
   const QByteArray bytes = file.readAll();
   Json loaded;
-  try {
-    loaded = Json::parse(bytes.constData(), bytes.constData() + bytes.size());
-  } catch (const Json::exception& e) {
-    QString what = QString::fromUtf8(e.what());
-    what = what.mid(what.indexOf(QStringLiteral("] ")) + 2);
-    showMessage(tr("Not loaded: %1 is not valid JSON (%2)").arg(path, what), true);
+  // The trainer's reader: nesting deep enough to overflow the stack is refused unparsed.
+  if (const auto problem = core::readConfigDocument(
+          std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), loaded)) {
+    showMessage(tr("Not loaded: %1: %2").arg(path, QString::fromStdString(problem->message)), true);
     return false;
   }
   if (!loaded.is_object()) {

@@ -434,7 +434,14 @@ class SetupPageTest : public QObject {
     const QString broken = m_dir.filePath(QStringLiteral("broken.json"));
     QVERIFY(writeFile(broken, "{\"train\": {\"lr\": }"));
     QVERIFY(!page.loadConfigFile(broken));
-    QVERIFY(page.lastMessage().contains(QStringLiteral("not valid JSON")));
+    QVERIFY(page.lastMessage().contains(QStringLiteral("invalid JSON")));
+    // 100,000 levels deep crashed the trainer reading it; the window refuses it unparsed.
+    const QString deep = m_dir.filePath(QStringLiteral("deep.json"));
+    QVERIFY(writeFile(
+        deep, "{\"train\": {\"lr\": " + QByteArray(100000, '[') + QByteArray(100000, ']') + "}}"));
+    QVERIFY(!page.loadConfigFile(deep));
+    QVERIFY2(page.lastMessage().contains(QStringLiteral("JSON nested deeper than 64 levels")),
+             qPrintable(page.lastMessage()));
     QVERIFY(!page.loadConfigFile(m_dir.filePath(QStringLiteral("missing.json"))));
     QVERIFY(page.lastMessage().contains(QStringLiteral("Cannot read")));
     QCOMPARE(page.configJsonText(), before);

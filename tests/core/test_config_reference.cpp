@@ -100,7 +100,7 @@ TEST(ConfigReference, RangesReadAsWritten) {
   EXPECT_EQ(describeRange(fieldAt("train.lr")), "> 0, <= 1");
   EXPECT_EQ(describeRange(fieldAt("train.grad_clip")), ">= 0");
   EXPECT_EQ(describeRange(fieldAt("loss.adaptive_weight_max")), "> 0");
-  EXPECT_EQ(describeRange(fieldAt("data.type")), "`synthetic`, `videos`, `images`");
+  EXPECT_EQ(describeRange(fieldAt("data.type")), "`synthetic`, `videos`, `images`, `shards`");
   EXPECT_EQ(describeRange(fieldAt("model.input_conv_kernel")), "each 1 to 15; length 3");
   EXPECT_EQ(describeRange(fieldAt("model.quantizer.codebook_size")), "2 to 16777216");
   EXPECT_EQ(describeRange(fieldAt("train.adam_beta2")), "0 to 0.999999");

@@ -116,6 +116,39 @@ TEST(ConfigValidationSyntax, NumberPastDoubleIsAnErrorNotACrash) {
   EXPECT_EQ(doc["train"]["lr"], "1e999");  // kept as text, then rejected by the typed reader
 }
 
+// A document nested 100,000 deep crashed train with a stack overflow: `--set` adds a key to an
+// object, which copies its other values, and copying recurses once per level.
+TEST(ConfigValidationSyntax, HostileNestingIsOneErrorNotACrash) {
+  const int depth = 100000;
+  const std::string deep =
+      R"({"train": {"lr": )" + std::string(depth, '[') + std::string(depth, ']') + "}}";
+  const auto load = parseRunConfig(std::string_view(deep));
+  ASSERT_EQ(load.errors.size(), 1u);
+  EXPECT_EQ(load.errors[0].toString(), "JSON nested deeper than 64 levels");
+  nlohmann::ordered_json doc;
+  EXPECT_TRUE(readConfigDocument(deep, doc));
+  // The limit sits well above what a configuration needs: a wrong value 64 deep is still read
+  // (and reported by the typed reader).
+  const std::string limit =
+      R"({"train": {"lr": )" + std::string(62, '[') + std::string(62, ']') + "}}";
+  const auto at_limit = parseRunConfig(std::string_view(limit));
+  ASSERT_EQ(at_limit.errors.size(), 1u);
+  EXPECT_EQ(at_limit.errors[0].path, "train.lr");
+}
+
+// validate-config accepted /dev/zero as a weight file, which the trainer then read without end.
+TEST(ConfigValidationFiles, AWeightPathThatIsThereButNoRegularFileIsAnError) {
+  const auto lines = errorLines(R"({"loss": {"lpips_backbone": "/dev/zero", "lpips_lin": "/"}})");
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       "loss.lpips_backbone: /dev/zero is a character device, not a weight file",
+                       "loss.lpips_lin: / is a directory, not a weight file"}));
+  // A file that is not there (yet, or on this machine) is the trainer's to report.
+  EXPECT_TRUE(
+      errorLines(
+          R"({"loss": {"lpips_backbone": "/nonexistent/a.pth", "lpips_lin": "/nonexistent/b.pth"}})")
+          .empty());
+}
+
 TEST(ConfigValidationSeveral, EveryErrorIsReportedReadingFirstThenRules) {
   const auto lines = errorLines(R"({"train": {"batch_size": -1, "lr": "x", "warmup_step": 3}})");
   EXPECT_EQ(lines, (std::vector<std::string>{"train.lr: expected a number, got string \"x\"",

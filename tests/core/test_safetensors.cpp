@@ -498,6 +498,23 @@ TEST(SafetensorsWriter, RejectsInvalidTensors) {
   EXPECT_EQ(addError("w", DType::F32, {0}, nullptr, 0), "<accepted>");
 }
 
+// The overload that takes the bytes over (clip shards of hundreds of MB) writes what the copying
+// one writes, and checks the same things.
+TEST(SafetensorsWriter, AddTakingTheBytesWritesTheSameFile) {
+  const std::vector<char> pixels{1, 2, 3, 4, 5, 6};
+  SafetensorsWriter copied, taken;
+  copied.add("clips", DType::U8, {2, 3}, pixels.data(), pixels.size());
+  taken.add("clips", DType::U8, {2, 3}, std::vector<char>(pixels));
+  EXPECT_EQ(taken.serialize(), copied.serialize());
+  try {
+    taken.add("more", DType::U8, {4}, std::vector<char>(pixels));
+    FAIL() << "expected SafetensorsError";
+  } catch (const SafetensorsError& e) {
+    EXPECT_STREQ(e.what(), "tensor \"more\": 6 bytes given for shape [4] of U8 (4 bytes)");
+  }
+  EXPECT_EQ(taken.tensorCount(), 1u);
+}
+
 TEST(SafetensorsWriter, RejectsInvalidMetadataAndOverwritesKeys) {
   SafetensorsWriter writer;
   EXPECT_THROW(writer.setMetadata("k", "\xc3"), SafetensorsError);

@@ -9,6 +9,7 @@
 //   - two ranks sharing the one GPU over Gloo equal one rank at the same global batch.
 #include "core/metrics_log.h"
 #include "core/presets.h"
+#include "tests/distributed/run_weights.h"
 #include "tests/distributed/trainer_process.h"
 #include "tests/trainer/test_support.h"
 #include "trainer/distributed/rank_group.h"

@@ -6,6 +6,7 @@
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/run_config.h"
+#include "tests/distributed/run_weights.h"
 #include "tests/distributed/trainer_process.h"
 #include "tests/trainer/test_support.h"
 #include "trainer/weights/state_dict_io.h"
@@ -21,8 +22,6 @@
 #include <sstream>
 #include <thread>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,43 +30,19 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using testing::TempFolder;
-using testing::TrainerProcess;
 using testing::events;
-using testing::eventsOf;
 using testing::finalWeights;
 using testing::freePort;
 using testing::maxDifference;
+using testing::eventsOf;
+using testing::rankPid;
+using testing::reachesStep;
+using testing::startedRankPid;
+using testing::startTwoRankJob;
+using testing::TempFolder;
+using testing::tinyRunConfig;
+using testing::TrainerProcess;
 using testing::writeConfig;
-
-/// A tiny MAGVIT-v2 on procedural clips: reconstruction and LFQ losses only (no random frame
-/// picks), no EMA, no validation, so runs differ only in how the batch is split.
-core::RunConfig tinyConfig() {
-  core::RunConfig c;
-  c.data.image_size = 16;
-  c.data.num_frames = 5;
-  c.data.synthetic_clips = 64;
-  c.data.workers = 1;
-  c.model.init_dim = 8;
-  c.model.max_dim = 16;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
-  c.model.input_conv_kernel = {3, 3, 3};
-  c.model.quantizer.codebook_size = 64;
-  c.loss.adversarial_weight = 0;
-  c.loss.perceptual_weight = 0;
-  c.train.max_steps = 4;
-  c.train.warmup_steps = 0;
-  c.train.lr = 1e-3;
-  c.train.weight_decay = 0.01;
-  c.train.ema = false;
-  c.train.valid_every = 0;
-  c.train.sample_every = 0;
-  c.train.log_every = 1;
-  c.train.checkpoint_every = 0;
-  c.train.threads = 1;
-  c.distributed.timeout_s = 20;
-  return c;
-}
 
 int train(const core::RunConfig& config, const fs::path& dir, const std::string& name) {
   TrainerProcess p({"train", "--config", writeConfig(config, dir / (name + ".json")).string(), "--run-dir",
@@ -86,9 +61,9 @@ constexpr double kSameBatchTolerance = 1e-5;
 
 TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   TempFolder dir;
-  core::RunConfig one = tinyConfig();
+  core::RunConfig one = tinyRunConfig();
   one.train.batch_size = 4;
-  core::RunConfig two = tinyConfig();
+  core::RunConfig two = tinyRunConfig();
   two.train.batch_size = 2;
   two.distributed.strategy = "ddp";
   two.distributed.nproc_per_node = 2;
@@ -118,7 +93,7 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
 
 TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   TempFolder dir;
-  core::RunConfig ddp = tinyConfig();
+  core::RunConfig ddp = tinyRunConfig();
   ddp.distributed.strategy = "ddp";
   ddp.distributed.nproc_per_node = 2;
   ddp.train.checkpoint_every = 2;
@@ -149,35 +124,9 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   EXPECT_LT(maxDifference(finalWeights(resumed, 4), finalWeights(dir.path() / "zero1", 4)), kSameBatchTolerance);
 }
 
-// Reads "pid N" from a rank's log once the rank has written it.
-std::optional<pid_t> rankPid(const fs::path& run, int rank, std::chrono::seconds limit) {
-  const auto end = Clock::now() + limit;
-  const std::regex pid_line("pid ([0-9]+)");
-  while (Clock::now() < end) {
-    std::smatch m;
-    const std::string log = TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
-    if (std::regex_search(log, m, pid_line)) return static_cast<pid_t>(std::stoi(m[1]));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return std::nullopt;
-}
-
-// Waits until metrics.jsonl has a row with step >= `step`.
-bool reachesStep(const fs::path& run, std::int64_t step, std::chrono::seconds limit) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    std::istringstream in(TrainerProcess::slurp(run / "metrics.jsonl"));
-    for (std::string line; std::getline(in, line);) {
-      if (const auto row = core::parseMetricsLine(line); row && row->step >= step) return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes) {
   TempFolder dir;
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.nproc_per_node = 2;
   config.distributed.timeout_s = 10;
@@ -221,6 +170,145 @@ TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes
   EXPECT_EQ(eventsOf<core::DoneEvent>(resumed_events).back().step, steps.back() + 2);
 }
 
+// Inodes of the sockets process `pid` holds.
+std::vector<std::string> socketInodes(pid_t pid) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    const std::string target = fs::read_symlink(fd.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0) out.push_back(target.substr(8, target.size() - 9));
+  }
+  return out;
+}
+
+// Local addresses of the listening TCP sockets among `inodes`, as /proc/net/tcp{,6} spell them
+// (hex, 32-bit words in host order: "0100007F:9C40" is 127.0.0.1:40000).
+std::vector<std::string> listeningAddresses(const std::vector<std::string>& inodes) {
+  std::vector<std::string> out;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream in(TrainerProcess::slurp(table));
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      if (state == "0A" && std::find(inodes.begin(), inodes.end(), inode) != inodes.end())
+        out.push_back(local);
+    }
+  }
+  return out;
+}
+
+bool isLoopbackAddress(const std::string& local) {
+  const std::string host = local.substr(0, local.find(':'));
+  if (host.size() == 8) return host.substr(6, 2) == "7F";  // 127.x.x.x
+  return host == "00000000000000000000000001000000" ||     // ::1
+         (host.substr(0, 24) == "0000000000000000FFFF0000" &&
+          host.substr(30, 2) == "7F");  // ::ffff:127.x
+}
+
+// The c10d store of a one-node run listened on every interface, unauthenticated: anyone on the
+// network could write rendezvous keys. Every socket the launcher and its ranks listen on must be
+// on loopback.
+TEST(Distributed, AOneNodeRunListensOnLoopbackOnly) {
+  TempFolder dir;
+  core::RunConfig config = tinyRunConfig();
+  config.distributed.strategy = "ddp";
+  config.distributed.nproc_per_node = 2;
+  config.train.max_steps = 100000;
+  const fs::path run = dir.path() / "run";
+  TrainerProcess launcher({"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
+                           "--run-dir", run.string()},
+                          dir.path() / "launcher");
+  const auto rank0 = rankPid(run, 0, std::chrono::seconds(120));
+  const auto rank1 = rankPid(run, 1, std::chrono::seconds(120));
+  ASSERT_TRUE(rank0 && rank1) << launcher.stderrText();
+  ASSERT_TRUE(reachesStep(run, 2, std::chrono::seconds(120))) << launcher.stderrText();
+  std::vector<std::string> inodes;
+  for (pid_t pid : {launcher.pid(), *rank0, *rank1}) {
+    const auto held = socketInodes(pid);
+    inodes.insert(inodes.end(), held.begin(), held.end());
+  }
+  const auto listening = listeningAddresses(inodes);
+  ::kill(launcher.pid(), SIGTERM);
+  EXPECT_EQ(launcher.wait(std::chrono::seconds(60)).value_or(-1), 0) << launcher.stderrText();
+  // The ranks' Gloo connections are among these sockets: the scan sees what the processes hold.
+  EXPECT_GE(inodes.size(), 2u) << "no sockets found: the check would be vacuous";
+  for (const auto& local : listening)
+    EXPECT_TRUE(isLoopbackAddress(local)) << "listening on " << local;
+  // The store lived in a private folder, removed with the run.
+  const std::regex store_line("store (/[^ ]*tokenbench-store-[^/ ]*)/store");
+  std::smatch m;
+  const std::string log = TrainerProcess::slurp(run / "logs" / "rank_0.log");
+  ASSERT_TRUE(std::regex_search(log, m, store_line)) << log;
+  EXPECT_FALSE(fs::exists(m[1].str()));
+}
+
+// The one error event of a launcher's stdout.
+std::string launcherError(const TrainerProcess& launcher) {
+  const auto errors = eventsOf<core::ErrorEvent>(events(launcher.stdoutText()));
+  EXPECT_EQ(errors.size(), 1u) << launcher.stdoutText();
+  return errors.empty() ? std::string() : errors[0].code + ": " + errors[0].message;
+}
+
+// A rank that died during the rendezvous was reported as "rank 0 ... killed by signal 9": the
+// signal the launcher itself had sent rank 0 when it would not end. Here rank 0 is also stopped,
+// so the launcher has to kill it: the cause stays rank 1.
+TEST(Distributed, ARankKilledDuringTheRendezvousIsNamedNotTheOneTheLauncherKilled) {
+  TempFolder dir;
+  core::RunConfig config = tinyRunConfig();
+  config.distributed.strategy = "ddp";
+  config.distributed.nproc_per_node = 2;
+  config.distributed.timeout_s = 8;
+  TrainerProcess launcher({"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
+                           "--run-dir", (dir.path() / "run").string()},
+                          dir.path() / "launcher");
+  const auto rank0 = startedRankPid(launcher, 0, std::chrono::seconds(60));
+  const auto rank1 = startedRankPid(launcher, 1, std::chrono::seconds(60));
+  ASSERT_TRUE(rank0 && rank1) << launcher.stderrText();
+  ASSERT_EQ(::kill(*rank1, SIGKILL), 0);
+  ASSERT_EQ(::kill(*rank0, SIGSTOP), 0);
+  const auto code = launcher.wait(std::chrono::seconds(3 * config.distributed.timeout_s));
+  ASSERT_TRUE(code) << "the launcher did not end";
+  EXPECT_EQ(*code, 1);
+  const std::string error = launcherError(launcher);
+  EXPECT_EQ(error, "rank_failed: rank 1 (pid " + std::to_string(*rank1) +
+                       ") was killed by signal 9 (SIGKILL)")
+      << launcher.stderrText();
+}
+
+// A stopped (SIGSTOP) rank kept the job alive for 2 x timeout_s + 5 s, and a stopped rank 0 was
+// reported only as "killed by signal 9". The job ends within timeout_s of the stop, naming it.
+TEST(Distributed, AStoppedRankEndsTheJobWithinTimeoutAndIsNamed) {
+  for (int victim : {1, 0}) {
+    TempFolder dir;
+    core::RunConfig config = tinyRunConfig();
+    config.distributed.timeout_s = 8;
+    const auto job = startTwoRankJob(config, dir.path(), victim);
+    TrainerProcess& launcher = *job.launcher;
+    const std::optional<pid_t> pid = job.rank_pid;
+    ASSERT_TRUE(pid) << launcher.stderrText();
+    ASSERT_EQ(::kill(*pid, SIGSTOP), 0);
+    const auto stopped_at = Clock::now();
+    const auto code = launcher.wait(std::chrono::seconds(3 * config.distributed.timeout_s));
+    ASSERT_TRUE(code) << "rank " << victim << " stopped: the launcher did not end";
+    const double took = std::chrono::duration<double>(Clock::now() - stopped_at).count();
+    EXPECT_LT(took, config.distributed.timeout_s + 5) << "rank " << victim;
+    EXPECT_EQ(*code, 1);
+    const std::string error = launcherError(launcher);
+    EXPECT_EQ(error.rfind("rank_failed: rank " + std::to_string(victim) + " (pid " +
+                              std::to_string(*pid) +
+                              ") stopped responding: it was stopped (SIGSTOP) for 8 s, and the "
+                              "launcher killed it",
+                          0),
+              0u)
+        << error;
+    std::cerr << "rank " << victim << " stopped: the job ended " << took << " s later\n";
+  }
+}
+
 // Ranks started by an outside launcher: the variables it sets, the store served by rank 0.
 struct OutsideLauncher {
   std::string name;
@@ -253,7 +341,7 @@ std::vector<OutsideLauncher> outsideLaunchers(int port) {
 TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
   for (const auto& launcher : outsideLaunchers(freePort())) {
     TempFolder dir;
-    core::RunConfig config = tinyConfig();
+    core::RunConfig config = tinyRunConfig();
     config.distributed.strategy = "ddp";
     config.train.max_steps = 2;
     const fs::path file = writeConfig(config, dir.path() / "c.json");
@@ -276,7 +364,7 @@ TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
 TEST(Distributed, UnderTorchrunARankThatDiesIsNamedByTheOthers) {
   TempFolder dir;
   const auto launcher = outsideLaunchers(freePort()).front();
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = tinyRunConfig();
   config.distributed.strategy = "ddp";
   config.distributed.timeout_s = 10;
   config.train.max_steps = 100000;

@@ -1,30 +1,29 @@
 #pragma once
-// Helpers for tests that run real tokenbench-trainer processes (multi-process distributed runs,
-// CUDA checks): a process with its own environment and captured output, configuration files,
-// final weights of a run and their differences, events of an output, a free loopback port.
+// Real tokenbench-trainer processes for the multi-process tests (distributed, reliability): a
+// process with its stdout and stderr in files, and what can be read of a run while it goes on.
+// Torch-free.
 
 #include "core/config_io.h"
 #include "core/event_protocol.h"
+#include "core/metrics_log.h"
 #include "core/run_config.h"
-#include "trainer/weights/state_dict_io.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,7 +50,9 @@ class TrainerProcess {
     argv.push_back(nullptr);
     for (auto& v : vars) envp.push_back(v.data());
     envp.push_back(nullptr);
-    const std::string stdout_file = out.string() + ".stdout", stderr_file = out.string() + ".stderr";
+    const std::string stdout_file = out.string() + ".stdout",
+                      stderr_file = out.string() + ".stderr";
+    std::fflush(nullptr);  // or the child flushes this process's buffered output a second time
     m_pid = ::fork();
     if (m_pid == 0) {
       std::freopen(stdout_file.c_str(), "w", stdout);
@@ -99,32 +100,38 @@ class TrainerProcess {
   std::optional<int> m_status;
 };
 
+/// A tiny MAGVIT-v2 on procedural clips: reconstruction and LFQ losses only (no random frame
+/// picks), no EMA, no validation, so runs differ only in how the batch is split.
+inline core::RunConfig tinyRunConfig() {
+  core::RunConfig c;
+  c.data.image_size = 16;
+  c.data.num_frames = 5;
+  c.data.synthetic_clips = 64;
+  c.data.workers = 1;
+  c.model.init_dim = 8;
+  c.model.max_dim = 16;
+  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}};
+  c.model.input_conv_kernel = {3, 3, 3};
+  c.model.quantizer.codebook_size = 64;
+  c.loss.adversarial_weight = 0;
+  c.loss.perceptual_weight = 0;
+  c.train.max_steps = 4;
+  c.train.warmup_steps = 0;
+  c.train.lr = 1e-3;
+  c.train.weight_decay = 0.01;
+  c.train.ema = false;
+  c.train.valid_every = 0;
+  c.train.sample_every = 0;
+  c.train.log_every = 1;
+  c.train.checkpoint_every = 0;
+  c.train.threads = 1;
+  c.distributed.timeout_s = 20;
+  return c;
+}
+
 inline fs::path writeConfig(const core::RunConfig& config, const fs::path& file) {
   std::ofstream(file) << core::toJsonText(config);
   return file;
-}
-
-inline std::map<std::string, torch::Tensor> finalWeights(const fs::path& run, std::int64_t step,
-                                                  const std::string& file = "model.safetensors") {
-  std::map<std::string, torch::Tensor> out;
-  for (auto& [name, t] : weights::loadTensors(run / "checkpoints" / ("step_" + std::to_string(step)) / file)) {
-    out[name] = t;
-  }
-  return out;
-}
-
-inline double maxDifference(const std::map<std::string, torch::Tensor>& a, const std::map<std::string, torch::Tensor>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (const auto& [name, t] : a) {
-    const auto it = b.find(name);
-    if (it == b.end()) {
-      ADD_FAILURE() << name << " missing";
-      continue;
-    }
-    if (t.is_floating_point()) worst = std::max(worst, (t - it->second).abs().max().item<double>());
-  }
-  return worst;
 }
 
 inline std::vector<core::Event> events(const std::string& text) {
@@ -139,7 +146,7 @@ inline std::vector<core::Event> events(const std::string& text) {
 }
 
 template <class T>
-std::vector<T> eventsOf(const std::vector<core::Event>& all) {
+inline std::vector<T> eventsOf(const std::vector<core::Event>& all) {
   std::vector<T> out;
   for (const auto& e : all) {
     if (const auto* t = std::get_if<T>(&e)) out.push_back(*t);
@@ -147,16 +154,72 @@ std::vector<T> eventsOf(const std::vector<core::Event>& all) {
   return out;
 }
 
-inline int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+// Reads "pid N" from a rank's log once the rank has written it.
+inline std::optional<pid_t> rankPid(const fs::path& run, int rank, std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  const std::regex pid_line("pid ([0-9]+)");
+  while (Clock::now() < end) {
+    std::smatch m;
+    const std::string log =
+        TrainerProcess::slurp(run / "logs" / ("rank_" + std::to_string(rank) + ".log"));
+    if (std::regex_search(log, m, pid_line)) return static_cast<pid_t>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return std::nullopt;
+}
+
+// Waits until metrics.jsonl has a row with step >= `step`.
+inline bool reachesStep(const fs::path& run, std::int64_t step, std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  while (Clock::now() < end) {
+    std::istringstream in(TrainerProcess::slurp(run / "metrics.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      if (const auto row = core::parseMetricsLine(line); row && row->step >= step) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Waits for "started rank R of N (pid P)" on the launcher's stderr.
+inline std::optional<pid_t> startedRankPid(const TrainerProcess& launcher, int rank,
+                                           std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  const std::regex started("started rank " + std::to_string(rank) +
+                           " of [0-9]+ \\(pid ([0-9]+)\\)");
+  while (Clock::now() < end) {
+    std::smatch m;
+    const std::string text = launcher.stderrText();
+    if (std::regex_search(text, m, started)) return static_cast<pid_t>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return std::nullopt;
+}
+
+/// A two-rank ddp run of `config` under the trainer's own launcher, training for as long as it
+/// is let (max_steps 100000), in `dir`/run: the launcher, and the pid of rank `rank` once the
+/// metrics reached step 3 (nullopt, the failure added, when that did not happen).
+struct TwoRankJob {
+  std::unique_ptr<TrainerProcess> launcher;
+  std::optional<pid_t> rank_pid;
+};
+
+inline TwoRankJob startTwoRankJob(core::RunConfig config, const fs::path& dir, int rank) {
+  config.distributed.strategy = "ddp";
+  config.distributed.nproc_per_node = 2;
+  config.train.max_steps = 100000;
+  const fs::path run = dir / "run";
+  TwoRankJob job;
+  job.launcher = std::make_unique<TrainerProcess>(
+      std::vector<std::string>{"train", "--config", writeConfig(config, dir / "c.json").string(),
+                               "--run-dir", run.string()},
+      dir / "launcher");
+  job.rank_pid = rankPid(run, rank, std::chrono::seconds(120));
+  if (job.rank_pid && !reachesStep(run, 3, std::chrono::seconds(120))) {
+    ADD_FAILURE() << "the job did not reach step 3:\n" << job.launcher->stderrText();
+    job.rank_pid.reset();
+  }
+  return job;
 }
 
 }  // namespace tb::trainer::testing

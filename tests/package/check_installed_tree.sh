@@ -60,6 +60,11 @@ esac
 
 # Exactly these files, relative to the prefix.
 expected=(bin/tokenbench share/doc/tokenbench/copyright)
+# The guides and their pictures (Help > User Guide opens them from here).
+for doc in "$(dirname "$0")"/../../docs/*.md "$(dirname "$0")"/../../docs/images/*.png; do
+  rel=${doc#"$(dirname "$0")"/../../docs/}
+  expected+=("share/doc/tokenbench/$rel")
+done
 for preset in "$(dirname "$0")"/../../resources/presets/*.json; do
   expected+=("share/tokenbench/presets/$(basename "$preset")")
 done

@@ -3,16 +3,19 @@
 
 #include "core/metrics_log.h"
 #include "core/run_directory.h"
+#include "tests/trainer/test_support.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/data/dataset_index.h"
 #include "trainer/media/image_reader.h"
+#include "trainer/media/video_decoder.h"
 #include "trainer/media/video_encoder.h"
 #include "trainer/training/training_run.h"
-#include "tests/trainer/test_support.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 
@@ -196,6 +199,83 @@ TEST(DataVideos, FileThatBreaksAfterIndexingIsSkippedNamedAndReplaced) {
   } catch (const DataError& e) {
     EXPECT_EQ(e.code(), "dataset_empty");
     EXPECT_NE(std::string(e.what()).find(root.string()), std::string::npos) << e.what();
+    // The run ends before any warning could name them: the error does.
+    for (const char* name : {"good/a.mkv: ", "good/b.MP4: ", "c.mkv: "}) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Real footage from Debian's opencv-doc package; the tests that read it skip without it.
+const fs::path kOpencvData = "/usr/share/doc/opencv-doc/examples/data";
+
+// The first `fraction` of `from`'s bytes, as a file cut short by a full disk or a killed copy.
+void writeCut(const fs::path& from, const fs::path& to, double fraction) {
+  std::ifstream in(from, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  writeText(
+      to, bytes.substr(0, static_cast<std::size_t>(static_cast<double>(bytes.size()) * fraction)));
+}
+
+// tree.avi (Cinepak) holds 68 frames whose timestamps run to frame 444 of its header: it was
+// indexed as 444 frames, and every clip past the 68th failed ("truncated: got 0 of 5 frames").
+TEST(DataRealVideos, AnAviWithDroppedFramesIsReadAtItsRealFrameCount) {
+  const fs::path tree = kOpencvData / "tree.avi";
+  if (!fs::exists(tree)) GTEST_SKIP() << tree << " is absent (Debian package opencv-doc)";
+  const media::VideoInfo info = media::probeVideo(tree.string());
+  EXPECT_EQ(info.frameCount, 68);
+  EXPECT_TRUE(info.warning.empty()) << info.warning;
+  media::VideoDecoder decoder(tree.string());
+  media::ClipRequest late;
+  late.start = 60;
+  late.count = 8;
+  EXPECT_EQ(decoder.decode(late).count, 8);
+
+  TempFolder dir;
+  fs::create_directories(dir.path() / "videos");
+  fs::copy_file(tree, dir.path() / "videos" / "tree.avi");
+  core::DataConfig d = videoData(dir.path() / "videos");
+  d.valid_fraction = 0;
+  ClipDataset data(d, 1);
+  ASSERT_EQ(data.trainSize(), 1);
+  for (std::int64_t position = 0; position < 8; ++position) {
+    EXPECT_EQ(data.trainSample(position).sizes(), (torch::IntArrayRef{3, 5, 16, 16}));
+  }
+  EXPECT_TRUE(data.takeNewSkips().empty());
+}
+
+// Cut copies of real files opened and promised every frame of their header: data-info listed
+// them as fine and training failed without naming them. Indexing skips them, saying why.
+TEST(DataRealVideos, CutCopiesOfRealVideosAreSkippedAsTruncatedWhenIndexed) {
+  const fs::path megamind = kOpencvData / "Megamind.avi";
+  const fs::path box_gz = "/usr/share/doc/opencv-doc/opencv4/html/box.mp4.gz";
+  if (!fs::exists(megamind) || !fs::exists(box_gz))
+    GTEST_SKIP() << "opencv-doc's footage is absent";
+  TempFolder dir;
+  const fs::path root = dir.path() / "videos";
+  fs::create_directories(root);
+  const fs::path box = dir.path() / "box.mp4";
+  ASSERT_EQ(std::system(("gzip -dc '" + box_gz.string() + "' > '" + box.string() + "'").c_str()),
+            0);
+  fs::copy_file(megamind, root / "whole.avi");
+  fs::copy_file(box, root / "whole.mp4");
+  for (const double fraction : {0.3, 0.6}) {
+    const std::string percent = std::to_string(static_cast<int>(fraction * 100));
+    writeCut(megamind, root / ("megamind_" + percent + ".avi"), fraction);
+    writeCut(box, root / ("box_" + percent + ".mp4"), fraction);
+  }
+  IndexOptions options;
+  options.min_frames = 5;
+  const DatasetIndex index = buildDatasetIndex(root, options);
+  ASSERT_EQ(index.files.size(), 2u);
+  EXPECT_EQ(index.files[0].path, "whole.avi");
+  EXPECT_EQ(index.files[0].frames, 270);
+  EXPECT_EQ(index.files[1].path, "whole.mp4");
+  EXPECT_EQ(index.files[1].frames, 456);
+  ASSERT_EQ(index.skipped.size(), 4u);
+  for (const auto& skipped : index.skipped) {
+    EXPECT_EQ(skipped.reason.rfind("truncated: got ", 0), 0u)
+        << skipped.path << ": " << skipped.reason;
   }
 }
 

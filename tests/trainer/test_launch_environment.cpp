@@ -105,6 +105,18 @@ TEST(LaunchEnvironment, OwnLauncherWins) {
   EXPECT_EQ(info.rank, 1);
   EXPECT_TRUE(info.store_served_by_launcher);
   EXPECT_EQ(info.master_port, 40000);
+  EXPECT_TRUE(info.store_file.empty());
+  // On one node the launcher's store is a file.
+  const LaunchInfo one_node =
+      detectLaunch(config(), fakeEnvironment({{"TB_LAUNCHER", "local"},
+                                              {"RANK", "0"},
+                                              {"WORLD_SIZE", "2"},
+                                              {"LOCAL_RANK", "0"},
+                                              {"LOCAL_WORLD_SIZE", "2"},
+                                              {"TB_STORE_FILE", "/tmp/tb-store-x/store"}}));
+  EXPECT_EQ(one_node.store_file, "/tmp/tb-store-x/store");
+  EXPECT_EQ(describe(one_node),
+            "rank 0 of 2 (local, node 0, local rank 0 of 2), store /tmp/tb-store-x/store");
 }
 
 TEST(LaunchEnvironment, InconsistentVariablesNameTheVariable) {

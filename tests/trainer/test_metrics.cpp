@@ -219,6 +219,21 @@ TEST(Lpips, BrokenWeightFilesNameTheFileAndTheKey) {
             tmp.file("absent.pth") + ": cannot open (missing or unreadable)");
 }
 
+// /dev/zero was read without end (4.7 GB in 16 s, then std::bad_alloc naming nothing), and a
+// folder failed without its name.
+TEST(Lpips, AWeightPathThatIsNoRegularFileIsNamedAndNeverRead) {
+  testing::TempFolder tmp;
+  metrics::Lpips source(metrics::LpipsNet::Alex, 1);
+  c10::Dict<std::string, torch::Tensor> backbone, lin;
+  splitStateDict(source, backbone, lin);
+  saveDict(tmp.file("alex_lin.pth"), lin);
+  metrics::Lpips target(metrics::LpipsNet::Alex, 3);
+  EXPECT_EQ(errorOf([&] { target->loadWeights("/dev/zero", tmp.file("alex_lin.pth")); }),
+            "/dev/zero: is a character device, not a weight file");
+  EXPECT_EQ(errorOf([&] { target->loadWeights(tmp.path().string(), tmp.file("alex_lin.pth")); }),
+            tmp.path().string() + ": is a directory, not a weight file");
+}
+
 TEST(Lpips, GradientFlowsToTheInputsOnly) {
   metrics::Lpips model(metrics::LpipsNet::Alex, 0);
   for (const auto& p : model->parameters()) EXPECT_FALSE(p.requires_grad());

@@ -1,4 +1,5 @@
 #include "core/version.h"
+#include "test_support.h"
 #include "trainer/event_sink.h"
 #include "trainer/runtime_info.h"
 
@@ -6,9 +7,12 @@
 
 #include <csignal>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace tb::trainer {
@@ -68,6 +72,62 @@ TEST(TrainerEvents, ClosedReaderIsReportedNotFatal) {
   EventSink sink(fds[1]);
   EXPECT_FALSE(sink.emit(core::LogEvent{"info", "nobody listens"}));
   ::close(fds[1]);
+}
+
+std::string fileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// After a full disk, events.jsonl ended inside a line and the resumed run's hello was glued to
+// it. The unterminated line goes before anything is appended.
+TEST(TrainerEvents, AnUnterminatedLastLineIsDroppedBeforeTheNextRunAppends) {
+  const auto golden = goldenLines();
+  testing::TempFolder tmp;
+  const std::string file = tmp.file("events.jsonl");
+  std::ofstream(file, std::ios::binary) << golden[0] << "\n"
+                                        << golden[1] << "\n"
+                                        << golden[2].substr(0, 20);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  {
+    EventSink sink(fds[1]);
+    ASSERT_TRUE(sink.alsoAppendTo(file));
+    ASSERT_TRUE(sink.emit(*core::decodeEventLine(golden[8]).event()));
+  }
+  ::close(fds[1]);
+  ::close(fds[0]);
+  EXPECT_EQ(fileText(file), golden[0] + "\n" + golden[1] + "\n" + golden[8] + "\n");
+  // A file that is one unterminated line is emptied.
+  std::ofstream(file, std::ios::binary) << golden[0].substr(0, 7);
+  const int fd = ::open(file.c_str(), O_RDWR | O_APPEND);
+  ASSERT_GE(fd, 0);
+  dropUnterminatedLine(fd);
+  ::close(fd);
+  EXPECT_EQ(fileText(file), "");
+}
+
+// A write the disk cuts short is taken back: here the file size limit stops it mid-line, as a
+// full disk does.
+TEST(TrainerEvents, ALineTheDiskCutsShortIsTakenBack) {
+  const auto golden = goldenLines();
+  testing::TempFolder tmp;
+  const std::string file = tmp.file("events.jsonl");
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(appendWholeLines(fd, golden[0] + "\n"));
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit tight = saved;
+  tight.rlim_cur = golden[0].size() + 1 + 10;  // room for 10 bytes of the next line
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tight), 0);
+  const bool written = appendWholeLines(fd, golden[1] + "\n");
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous);
+  ::close(fd);
+  EXPECT_FALSE(written);
+  EXPECT_EQ(fileText(file), golden[0] + "\n");
 }
 
 TEST(RuntimeInfo, ReportsTorchVersionAndLoadedBlas) {

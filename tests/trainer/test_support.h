@@ -64,6 +64,35 @@ inline media::VideoFrames makeClip(int width, int height, int count, double fps)
   return clip;
 }
 
+/// A 150k-parameter MAGVIT-v2 on 16x16, 5-frame procedural clips that learns in a few dozen
+/// steps (lr 3e-3, batch 2, one thread), logging every step, without validation, checkpoints,
+/// perceptual or GAN losses.
+inline core::RunConfig tinyConfig() {
+  core::RunConfig c;
+  c.data.image_size = 16;
+  c.data.num_frames = 5;
+  c.data.synthetic_clips = 64;
+  c.data.hflip = false;
+  c.model.init_dim = 16;
+  c.model.max_dim = 32;
+  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"residual", {}}, {"compress_time", {}}, {"residual", {}}};
+  c.model.input_conv_kernel = {3, 3, 3};
+  c.model.quantizer.codebook_size = 256;
+  c.loss.perceptual_weight = 0;
+  c.loss.adversarial_weight = 0;
+  c.train.batch_size = 2;
+  c.train.lr = 3e-3;
+  c.train.warmup_steps = 5;
+  c.train.max_steps = 40;
+  c.train.log_every = 1;
+  c.train.valid_every = 0;
+  c.train.checkpoint_every = 0;
+  c.train.threads = 1;
+  c.train.ema_start_step = 10;
+  c.train.ema_update_every = 1;
+  return c;
+}
+
 /// A training run's exit code and the protocol events it emitted, one line each.
 struct RunResult {
   int code;

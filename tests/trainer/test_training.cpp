@@ -1,10 +1,12 @@
+#include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/run_directory.h"
+#include "tests/trainer/test_support.h"
 #include "trainer/event_sink.h"
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/training_run.h"
-#include "tests/trainer/test_support.h"
+#include "trainer/weights/state_dict_io.h"
 
 #include <gtest/gtest.h>
 
@@ -29,34 +31,10 @@ fs::path freshDir(const std::string& name) {
   return dir;
 }
 
-core::RunConfig tinyConfig() {
-  core::RunConfig c;
-  c.data.image_size = 16;
-  c.data.num_frames = 5;
-  c.data.synthetic_clips = 64;
-  c.data.hflip = false;
-  c.model.init_dim = 16;
-  c.model.max_dim = 32;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"residual", {}}, {"compress_time", {}}, {"residual", {}}};
-  c.model.input_conv_kernel = {3, 3, 3};
-  c.model.quantizer.codebook_size = 256;
-  c.loss.perceptual_weight = 0;
-  c.loss.adversarial_weight = 0;
-  c.train.batch_size = 2;
-  c.train.lr = 3e-3;
-  c.train.warmup_steps = 5;
-  c.train.max_steps = 40;
-  c.train.log_every = 1;
-  c.train.valid_every = 0;
-  c.train.checkpoint_every = 0;
-  c.train.threads = 1;
-  c.train.ema_start_step = 10;
-  c.train.ema_update_every = 1;
-  return c;
-}
-
 using testing::RunResult;
+using testing::tinyConfig;
 using testing::train;
+using weights::NamedTensors;
 
 std::vector<core::MetricsRow> trainRows(const fs::path& dir) {
   std::vector<core::MetricsRow> rows;
@@ -147,6 +125,135 @@ TEST(Training, StopAndResumeIsBitIdenticalToAnUninterruptedRun) {
   }
   fs::remove_all(straight);
   fs::remove_all(split);
+}
+
+// The error event of a run that failed, or "" when there is none.
+std::string errorEventOf(const RunResult& r) {
+  for (const auto& line : r.events) {
+    const auto decoded = core::decodeEventLine(line);
+    if (!decoded.ok()) continue;
+    if (const auto* e = std::get_if<core::ErrorEvent>(decoded.event()))
+      return e->code + ": " + e->message;
+  }
+  return "";
+}
+
+// A resume that loads the weights but quietly starts the optimizer or the RNG afresh is not
+// the run it continues: every tensor it expects must be there with its dtype and shape.
+TEST(Training, CheckpointsFromBeforeStateVersion2StillResume) {
+  // Tokenbench 0.1 wrote the AdamW state of updated parameters only (no ".step" for the others,
+  // no state_version): such checkpoints resume, a parameter without entries never updated.
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 2;
+  config.train.checkpoint_every = 2;
+  config.loss.adversarial_weight = 0.5;  // a discriminator that has not started: no updates
+  config.loss.discr_start_step = 100;
+  config.model.discriminator.type = "patchgan";
+  config.model.discriminator.dim = 8;
+  config.model.discriminator.patchgan_layers = 2;
+  const fs::path dir = freshDir("state_v1");
+  ASSERT_EQ(train(config, dir).code, 0);
+  const fs::path step = dir / "checkpoints" / "step_2";
+  auto asVersion1 = [&](const std::string& file) {
+    NamedTensors kept;
+    const NamedTensors all = weights::loadTensors(step / file);
+    for (const auto& [name, t] : all) {
+      const bool never_updated = name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0 &&
+                                 t.item<std::int64_t>() == 0;
+      if (!never_updated) kept.emplace_back(name, t);
+    }
+    weights::saveTensors(kept, step / file, {{"format", "tokenbench-adamw"}, {"step", "2"}});
+    return all.size() - kept.size();
+  };
+  EXPECT_EQ(asVersion1("optimizer.safetensors"), 0u);  // every tokenizer parameter was updated
+  EXPECT_GT(asVersion1("discr_optimizer.safetensors"), 0u);
+  EXPECT_TRUE(weights::loadTensors(step / "discr_optimizer.safetensors").empty());
+  config.train.max_steps = 4;
+  const RunResult r = train(config, dir, /*resume=*/true);
+  ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
+  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":4"), std::string::npos) << r.events.back();
+  fs::remove_all(dir);
+}
+
+TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 2;
+  config.train.checkpoint_every = 2;
+  config.train.ema_start_step = 0;
+  const fs::path dir = freshDir("lost_state");
+  ASSERT_EQ(train(config, dir).code, 0);
+  const fs::path step = dir / "checkpoints" / "step_2";
+  const fs::path kept = freshDir("lost_state_kept");
+  fs::copy(step, kept, fs::copy_options::recursive);
+  config.train.max_steps = 3;
+  // Breaks one file of the checkpoint, resumes, restores the file; returns the error event.
+  const std::map<std::string, std::string> v2 = {{"format", "tokenbench-adamw"}, {"state_version", "2"}};
+  auto resumeWith = [&](const std::string& file, const NamedTensors& tensors,
+                        const std::map<std::string, std::string>& meta = {}) {
+    weights::saveTensors(tensors, step / file, meta);
+    const RunResult r = train(config, dir, /*resume=*/true);
+    EXPECT_EQ(r.code, 1) << file;
+    fs::copy_file(kept / file, step / file, fs::copy_options::overwrite_existing);
+    return errorEventOf(r);
+  };
+  const NamedTensors optimizer = weights::loadTensors(kept / "optimizer.safetensors");
+  ASSERT_FALSE(optimizer.empty());
+  const std::string first_param =
+      optimizer.front().first.substr(0, optimizer.front().first.rfind('.'));
+
+  const std::string empty = resumeWith("optimizer.safetensors", {}, v2);
+  EXPECT_EQ(empty.rfind("checkpoint_unreadable: ", 0), 0u) << empty;
+  EXPECT_NE(empty.find("step_2/optimizer.safetensors: missing tensor '"), std::string::npos)
+      << empty;
+  // A file without the optimizer's metadata is someone else's.
+  const std::string foreign = resumeWith("optimizer.safetensors", optimizer);
+  EXPECT_NE(foreign.find("step_2/optimizer.safetensors: not a Tokenbench optimizer state"), std::string::npos)
+      << foreign;
+  // Written before state_version 2 (only updated parameters listed): empty after step 0 is lost
+  // state, not an old file.
+  const std::string empty_v1 = resumeWith("optimizer.safetensors", {}, {{"format", "tokenbench-adamw"}});
+  EXPECT_NE(empty_v1.find("step_2/optimizer.safetensors: no optimizer state, but the checkpoint is past step 0"),
+            std::string::npos)
+      << empty_v1;
+
+  // A step count of 10 stored as F64 was read as 0 (its bytes reinterpreted).
+  NamedTensors float_step = optimizer;
+  for (auto& [name, t] : float_step) {
+    if (name == first_param + ".step") t = torch::tensor({10.0}, torch::kFloat64);
+  }
+  const std::string wrong_dtype = resumeWith("optimizer.safetensors", float_step, v2);
+  EXPECT_NE(wrong_dtype.find("optimizer.safetensors: tensor '" + first_param +
+                             ".step': expected one int64, got Double"),
+            std::string::npos)
+      << wrong_dtype;
+
+  NamedTensors short_moment = optimizer;
+  for (auto& [name, t] : short_moment) {
+    if (name == first_param + ".exp_avg") t = t.flatten().narrow(0, 0, 1).clone();
+  }
+  const std::string wrong_shape = resumeWith("optimizer.safetensors", short_moment, v2);
+  EXPECT_NE(wrong_shape.find("tensor '" + first_param + ".exp_avg': Float of shape [1]"),
+            std::string::npos)
+      << wrong_shape;
+
+  const std::string no_rng = resumeWith("rng.safetensors", {});
+  EXPECT_NE(
+      no_rng.find(
+          "step_2/rng.safetensors: tensors are not the ones expected: missing 'cpu_generator'"),
+      std::string::npos)
+      << no_rng;
+
+  NamedTensors ema = weights::loadTensors(kept / "ema.safetensors");
+  ema.pop_back();
+  const std::string short_ema = resumeWith("ema.safetensors", ema);
+  EXPECT_NE(short_ema.find("step_2/ema.safetensors: tensors are not the ones expected: missing '"),
+            std::string::npos)
+      << short_ema;
+
+  // The intact checkpoint resumes.
+  EXPECT_EQ(train(config, dir, /*resume=*/true).code, 0);
+  fs::remove_all(dir);
+  fs::remove_all(kept);
 }
 
 core::RunConfig ganConfig() {
@@ -266,6 +373,92 @@ TEST(Training, PerceptualLossWithTheFixtureWeightsIsLoggedAndValidated) {
     tensorboard |= entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
   }
   EXPECT_TRUE(tensorboard);
+  fs::remove_all(dir);
+}
+
+// The non-finite guard, driven by the trainer's fault injection (TB_FAULT_NONFINITE: the loss of
+// the next N step attempts from step S reads as NaN).
+class FaultInjection {
+ public:
+  explicit FaultInjection(const std::string& spec) { ::setenv("TB_FAULT_NONFINITE", spec.c_str(), 1); }
+  ~FaultInjection() { ::unsetenv("TB_FAULT_NONFINITE"); }
+};
+
+std::vector<std::string> eventsWith(const RunResult& r, const std::string& needle) {
+  std::vector<std::string> out;
+  for (const auto& e : r.events) {
+    if (e.find(needle) != std::string::npos) out.push_back(e);
+  }
+  return out;
+}
+
+// train/lr of the last row logged for `step` (a step retried after a rollback is logged again).
+double lrAt(const std::vector<core::MetricsRow>& rows, std::int64_t step) {
+  double lr = -1;
+  for (const auto& row : rows) {
+    if (row.step != step) continue;
+    for (const auto& [name, value] : row.values) {
+      if (name == "train/lr") lr = value;
+    }
+  }
+  EXPECT_GE(lr, 0) << "no train/lr at step " << step;
+  return lr;
+}
+
+TEST(Training, NonFiniteStepsAreSkippedThenRolledBackWithALowerRate) {
+  const fs::path dir = freshDir("nan_guard");
+  core::RunConfig config = tinyConfig();
+  config.train.warmup_steps = 0;
+  config.train.max_steps = 10;
+  config.train.checkpoint_every = 4;
+  config.train.nan_max_consecutive = 3;
+  config.train.nan_lr_scale = 0.5;
+  RunResult r{};
+  {
+    FaultInjection fault("6:3");  // steps 6, 6, 6: three attempts in a row
+    r = train(config, dir);
+  }
+  ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
+  const auto skipped = eventsWith(r, "\"code\":\"nonfinite_step\"");
+  ASSERT_EQ(skipped.size(), 3u);
+  for (const auto& e : skipped) EXPECT_NE(e.find("step 6: non-finite loss, step skipped"), std::string::npos) << e;
+  const auto rollbacks = eventsWith(r, "\"code\":\"rollback\"");
+  ASSERT_EQ(rollbacks.size(), 1u);
+  EXPECT_NE(rollbacks[0].find("rolled back to checkpoints/step_4 with the learning rate scaled by 0.5"), std::string::npos)
+      << rollbacks[0];
+  // The run went on from step 4 at half the rate and finished.
+  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":10"), std::string::npos) << r.events.back();
+  // Steps 1-5 at the full rate, then (after the rollback to step 4) steps 5-10 at half of it.
+  const auto rows = trainRows(dir);
+  ASSERT_EQ(rows.size(), 11u);
+  EXPECT_EQ(rows[4].step, 5);
+  EXPECT_EQ(rows[5].step, 5);
+  EXPECT_DOUBLE_EQ(lrAt({rows[4]}, 5), config.train.lr);
+  EXPECT_DOUBLE_EQ(lrAt(rows, 5), 0.5 * config.train.lr);
+  EXPECT_DOUBLE_EQ(lrAt(rows, 10), 0.5 * config.train.lr);
+  fs::remove_all(dir);
+}
+
+TEST(Training, NonFiniteStepsThatRollbacksCannotFixEndTheRunAsDiverged) {
+  const fs::path dir = freshDir("nan_diverged");
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 20;
+  config.train.checkpoint_every = 2;
+  config.train.nan_max_consecutive = 2;
+  config.train.nan_max_rollbacks = 2;
+  RunResult r{};
+  {
+    FaultInjection fault("3:1000");  // every attempt from step 3 on
+    r = train(config, dir);
+  }
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(eventsWith(r, "\"code\":\"rollback\"").size(), 2u);
+  const auto errors = eventsWith(r, "\"type\":\"error\"");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("\"code\":\"diverged\""), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("2 rollbacks to checkpoints/step_2"), std::string::npos) << errors[0];
+  // What was saved stays: the step-2 checkpoint is complete and resumable.
+  EXPECT_TRUE(fs::exists(dir / "checkpoints" / "step_2" / "COMPLETE"));
   fs::remove_all(dir);
 }
 

@@ -1,6 +1,7 @@
 #include "trainer/baseline/block_kmeans.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -22,10 +23,19 @@ void checkPoints(const torch::Tensor& points) {
   }
 }
 
-// k-means++ on `sample` [S, D]: each next seed drawn with probability proportional to its squared
-// distance from the seeds so far; uniformly when every point already is a seed.
+// Candidates a greedy k-means++ step draws for k seeds.
+int seedCandidates(std::int64_t k) {
+  return 2 + static_cast<int>(std::log(static_cast<double>(k)));
+}
+
+// Greedy k-means++ on `sample` [S, D] (Arthur & Vassilvitskii's seeding with scikit-learn's
+// 2 + ln k candidates a step): each step draws candidates with probability proportional to their
+// squared distance from the seeds so far and keeps the one that lowers the total the most; plain
+// k-means++ (one draw) left one of 16 blobs without a seed for 3 of the 4 seeds tried.
+// Uniform draws when every point already is a seed.
 torch::Tensor kmeansPlusPlus(const torch::Tensor& sample, std::int64_t k, std::mt19937_64& rng) {
   const std::int64_t s = sample.size(0);
+  const int candidates = seedCandidates(k);
   std::vector<std::int64_t> chosen;
   chosen.reserve(static_cast<std::size_t>(k));
   chosen.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s)));
@@ -34,17 +44,25 @@ torch::Tensor kmeansPlusPlus(const torch::Tensor& sample, std::int64_t k, std::m
   while (static_cast<std::int64_t>(chosen.size()) < k) {
     const torch::Tensor cumulative = d2.to(torch::kFloat64).cumsum(0);
     const double total = cumulative[s - 1].item<double>();
-    std::int64_t next;
-    if (total > 0) {
-      const double* c = cumulative.data_ptr<double>();
-      const double r = unit(rng) * total;
-      next = std::upper_bound(c, c + s, r) - c;
-      next = std::min(next, s - 1);
-    } else {
-      next = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s));
+    std::vector<std::int64_t> drawn;
+    for (int c = 0; c < candidates; ++c) {
+      std::int64_t next;
+      if (total > 0) {
+        const double* cum = cumulative.data_ptr<double>();
+        next = std::upper_bound(cum, cum + s, unit(rng) * total) - cum;
+        next = std::min(next, s - 1);
+      } else {
+        next = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s));
+      }
+      drawn.push_back(next);
     }
-    chosen.push_back(next);
-    d2 = torch::minimum(d2, (sample - sample[next]).pow(2).sum(1));
+    // [candidates, S]: each candidate's distances, then the seeds' distances if it joined them.
+    const torch::Tensor rows = sample.index_select(0, torch::tensor(drawn, torch::kInt64));
+    const torch::Tensor joined =
+        torch::minimum(d2.unsqueeze(0), (sample.unsqueeze(0) - rows.unsqueeze(1)).pow(2).sum(2));
+    const std::int64_t best = joined.to(torch::kFloat64).sum(1).argmin().item<std::int64_t>();
+    chosen.push_back(drawn[static_cast<std::size_t>(best)]);
+    d2 = joined[best];
   }
   return sample.index_select(0, torch::tensor(chosen, torch::kInt64)).clone();
 }
@@ -133,10 +151,10 @@ KMeansResult fitKMeans(const torch::Tensor& points, const KMeansOptions& options
   order.resize(static_cast<std::size_t>(s));
   const torch::Tensor sample =
       points.index_select(0, torch::tensor(order, torch::kInt64).to(points.device())).contiguous();
-  // k-means++ costs k passes over the sample; past a few billion multiply-adds the seeds are
-  // simply the sample's first k points (already a seeded random choice).
-  const double work =
-      static_cast<double>(k) * static_cast<double>(s) * static_cast<double>(points.size(1));
+  // k-means++ costs k x candidates passes over the sample; past a few billion multiply-adds the
+  // seeds are simply the sample's first k points (already a seeded random choice).
+  const double work = static_cast<double>(seedCandidates(k)) * static_cast<double>(k) *
+                      static_cast<double>(s) * static_cast<double>(points.size(1));
   const torch::Tensor seeds =
       work <= 4e9 ? kmeansPlusPlus(sample, k, rng) : sample.slice(0, 0, k).clone();
   return lloydIterations(points, seeds, options.iterations);

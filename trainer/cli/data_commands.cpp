@@ -23,7 +23,16 @@ using Json = nlohmann::ordered_json;
 
 constexpr int kPreviewFrames = 8;
 
-Json describeIndex(const core::DataConfig& data, const data::ClipDataset& dataset) {
+Json describeShards(const data::ClipShards& shards, bool verified) {
+  const data::ShardSettings& s = shards.settings();
+  return {{"data_type", s.data_type},     {"image_size", s.image_size},
+          {"num_frames", s.num_frames},   {"frame_stride", s.frame_stride},
+          {"count", shards.shardCount()}, {"usable", shards.usableShards()},
+          {"clips", shards.clipCount()},  {"bytes", shards.bytes()},
+          {"verified", verified}};
+}
+
+Json describeIndex(const core::DataConfig& data, const data::ClipDataset& dataset, bool verified) {
   Json j;
   j["type"] = data.type;
   j["path"] = data.path;
@@ -32,8 +41,9 @@ Json describeIndex(const core::DataConfig& data, const data::ClipDataset& datase
   j["files"] = data.type == "synthetic" ? static_cast<std::size_t>(data.synthetic_clips) : index.files.size();
   j["train_files"] = dataset.trainSize();
   j["valid_files"] = dataset.validSize();
-  // Clips: non-overlapping windows of num_frames x frame_stride per file (one per procedural clip).
-  const std::int64_t window = static_cast<std::int64_t>(data.num_frames - 1) * data.frame_stride + 1;
+  // Clips: the consecutive, non-overlapping clips `pack` cuts from each file (one per image or
+  // procedural clip).
+  const data::ShardSettings cut{data.type, data.image_size, data.num_frames, data.frame_stride};
   std::int64_t train_clips = dataset.trainSize(), valid_clips = dataset.validSize();
   std::int64_t min_frames = data.num_frames, max_frames = data.num_frames,
                total = static_cast<std::int64_t>(data.synthetic_clips) * data.num_frames;
@@ -49,9 +59,24 @@ Json describeIndex(const core::DataConfig& data, const data::ClipDataset& datase
       total += f.frames;
     }
     std::int64_t clips = 0;
-    for (const auto& f : index.files) clips += std::max<std::int64_t>(1, f.frames / window);
+    for (const auto& f : index.files) {
+      clips += std::max<std::int64_t>(1, static_cast<std::int64_t>(data::clipStarts(f.frames, cut).size()));
+    }
     valid_clips = dataset.validSize();  // validation takes one clip per held-out file
     train_clips = data.valid_path.empty() ? std::max<std::int64_t>(0, clips - valid_clips) : clips;
+  }
+  if (const data::ClipShards* shards = dataset.shards()) {
+    // Shards know their clips exactly: those of the training sources.
+    train_clips = shards->clipCount();
+    if (data.valid_path.empty()) {
+      std::map<std::string, std::size_t> source_of;
+      for (std::size_t s = 0; s < index.files.size(); ++s)
+        source_of.emplace(index.files[s].path, s);
+      for (std::int64_t i = 0; i < dataset.validSize(); ++i) {
+        train_clips -=
+            static_cast<std::int64_t>(shards->clips(source_of.at(dataset.validSource(i))).size());
+      }
+    }
   }
   j["train_clips"] = train_clips;
   j["valid_clips"] = valid_clips;
@@ -65,6 +90,11 @@ Json describeIndex(const core::DataConfig& data, const data::ClipDataset& datase
   Json skipped = Json::array();
   for (const auto& s : dataset.indexSkips()) skipped.push_back({{"path", s.path}, {"reason", s.reason}});
   j["skipped"] = skipped;
+  if (const data::ClipShards* shards = dataset.shards())
+    j["shards"] = describeShards(*shards, verified);
+  if (const data::ClipShards* shards = dataset.shards(false); shards && !data.valid_path.empty()) {
+    j["valid_shards"] = describeShards(*shards, verified);
+  }
   return j;
 }
 
@@ -76,8 +106,9 @@ int dataInfo(const DataInfoArgs& args) {
   if (!loadConfigArgument(args.config, args.preset, config)) return 2;
   std::unique_ptr<data::ClipDataset> dataset;
   try {
-    dataset = std::make_unique<data::ClipDataset>(config.data, static_cast<std::uint64_t>(config.train.seed),
-                                                  fs::path(), std::max(1, config.data.workers));
+    dataset = std::make_unique<data::ClipDataset>(
+        config.data, static_cast<std::uint64_t>(config.train.seed), fs::path(),
+        std::max(1, config.data.workers), args.verify);
   } catch (const UserError& e) {
     std::cerr << kPrefix << e.what() << (e.hint().empty() ? "" : " (" + e.hint() + ")") << "\n";
     return 2;
@@ -85,7 +116,7 @@ int dataInfo(const DataInfoArgs& args) {
     std::cerr << kPrefix << e.what() << "\n";
     return 2;
   }
-  Json out = describeIndex(config.data, *dataset);
+  Json out = describeIndex(config.data, *dataset, args.verify);
   Json preview = Json::array();
   if (!args.preview.empty()) {
 #if TB_WITH_OPENCV

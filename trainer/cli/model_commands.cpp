@@ -88,40 +88,55 @@ int modelInfo(const std::string& source, const std::string& preset) {
   return 0;
 }
 
-int initCheckpoint(const std::string& source, const std::string& preset,
-                   const std::filesystem::path& out) {
-  core::RunConfig config;
-  if (!loadConfigArgument(source, preset, config)) return 2;
+void writeCheckpointFolder(const std::filesystem::path& out, const core::RunConfig& config,
+                           const weights::NamedTensors& tokenizer,
+                           const weights::NamedTensors& discriminator,
+                           std::map<std::string, std::string> metadata) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(out, ec)) {
-    std::cerr << "tokenbench-trainer init: " << out.string() << " already exists\n";
-    return 1;
-  }
+  if (fs::exists(out, ec)) throw std::runtime_error(out.string() + " already exists");
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   const fs::path tmp =
       parent / ("." + out.filename().string() + ".tmp-" + std::to_string(std::random_device{}()));
   try {
-    torch::manual_seed(static_cast<std::uint64_t>(config.train.seed));
-    const auto tokenizer = makeTokenizer(config.model, config.data);
-    const auto discriminator = makeDiscriminator(config.model, config.data);
     fs::create_directories(tmp);
-    const std::map<std::string, std::string> meta{{"format", "tokenbench"},
-                                                  {"tokenbench_version", core::versionString()},
-                                                  {"model_kind", config.model.kind},
-                                                  {"module", "tokenizer"}};
-    weights::saveStateDict(*tokenizer, tmp / "model.safetensors", meta);
-    auto dmeta = meta;
-    dmeta["module"] = "discriminator";
-    weights::saveStateDict(*discriminator, tmp / "discriminator.safetensors", dmeta);
+    metadata["module"] = "tokenizer";
+    weights::saveTensors(tokenizer, tmp / "model.safetensors", metadata);
+    if (!discriminator.empty()) {
+      metadata["module"] = "discriminator";
+      weights::saveTensors(discriminator, tmp / "discriminator.safetensors", metadata);
+    }
     {
       std::ofstream f(tmp / "config.json", std::ios::binary);
       f << core::toJsonText(config);
       if (!f.flush()) throw std::runtime_error("cannot write " + (tmp / "config.json").string());
     }
     fs::rename(tmp, out);
-  } catch (const std::exception& e) {
+  } catch (...) {
     fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+int initCheckpoint(const std::string& source, const std::string& preset,
+                   const std::filesystem::path& out) {
+  core::RunConfig config;
+  if (!loadConfigArgument(source, preset, config)) return 2;
+  std::error_code ec;
+  if (std::filesystem::exists(out, ec)) {
+    std::cerr << "tokenbench-trainer init: " << out.string() << " already exists\n";
+    return 1;
+  }
+  try {
+    torch::manual_seed(static_cast<std::uint64_t>(config.train.seed));
+    const auto tokenizer = makeTokenizer(config.model, config.data);
+    const auto discriminator = makeDiscriminator(config.model, config.data);
+    writeCheckpointFolder(out, config, weights::stateDict(*tokenizer),
+                          weights::stateDict(*discriminator),
+                          {{"format", "tokenbench"},
+                           {"tokenbench_version", core::versionString()},
+                           {"model_kind", config.model.kind}});
+  } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer init: " << e.what() << "\n";
     return 1;
   }

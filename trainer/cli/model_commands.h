@@ -2,10 +2,12 @@
 // Subcommands that build models from a configuration: model-info, init.
 
 #include "core/run_config.h"
+#include "trainer/weights/state_dict_io.h"
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace tb::trainer::cli {
@@ -40,5 +42,15 @@ int modelInfo(const std::string& source, const std::string& preset);
 /// other failures (message on stderr).
 int initCheckpoint(const std::string& source, const std::string& preset,
                    const std::filesystem::path& out);
+
+/// Writes the checkpoint folder `out`/{model.safetensors (`tokenizer`), discriminator.safetensors
+/// (`discriminator`, when not empty), config.json} through a temporary folder next to `out`
+/// renamed into place, so `out` is whole or absent. `metadata` goes into both weight files, with
+/// "module" set to "tokenizer" / "discriminator". Throws std::runtime_error when `out` exists or a
+/// write fails (nothing is left behind).
+void writeCheckpointFolder(const std::filesystem::path& out, const core::RunConfig& config,
+                           const weights::NamedTensors& tokenizer,
+                           const weights::NamedTensors& discriminator,
+                           std::map<std::string, std::string> metadata);
 
 }  // namespace tb::trainer::cli

@@ -7,10 +7,12 @@
 #include "core/version.h"
 #include "trainer/baseline/classic_vq_codec.h"
 #include "trainer/data/clip_loader.h"
+#include "trainer/data/clip_shards.h"
 #include "trainer/media/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
+#include "trainer/training/checkpoint_store.h"
 #include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 #if TB_WITH_FFMPEG
@@ -38,14 +40,6 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-fs::path newestCheckpoint(const fs::path& run_dir) {
-  const auto steps = core::RunDirectory(run_dir).listCheckpointSteps();
-  if (steps.empty()) {
-    throw std::runtime_error(run_dir.string() + ": run directory without a complete checkpoint");
-  }
-  return core::RunDirectory(run_dir).checkpointDir(steps.back());
-}
 
 struct Clip {
   std::string name;
@@ -83,19 +77,21 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const co
 #if TB_WITH_FFMPEG
   media::VideoDecoder decoder(file.string());
   const auto& info = decoder.info();
-  const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
-  const int step = d.num_frames * d.frame_stride;            // consecutive clips do not overlap
-  if (info.frameCount < span) {
+  // The clips `pack` cuts: consecutive, not overlapping.
+  const std::vector<int> starts =
+      data::clipStarts(info.frameCount, {"videos", d.image_size, d.num_frames, d.frame_stride});
+  if (starts.empty()) {
+    const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
     throw media::MediaError(file.string(), "too short: " + std::to_string(info.frameCount) +
                                                " frames, a clip of data.num_frames " +
                                                std::to_string(d.num_frames) + " x data.frame_stride " +
                                                std::to_string(d.frame_stride) + " needs " +
                                                std::to_string(span));
   }
-  for (int start = 0, k = 0; start + span <= info.frameCount; start += step, ++k) {
+  for (int k = 0; k < static_cast<int>(starts.size()); ++k) {
     if (max_clips > 0 && k >= max_clips) break;
     media::ClipRequest request;
-    request.start = start;
+    request.start = starts[k];
     request.count = d.num_frames;
     request.stride = d.frame_stride;
     request.resizeShortSide = d.image_size;
@@ -103,7 +99,7 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const co
     const media::VideoFrames frames = decoder.decode(request);
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "_clip%04d", k);
-    clips.push_back({base + suffix, start, d.num_frames, info.fps, media::framesToTensor(frames)});
+    clips.push_back({base + suffix, starts[k], d.num_frames, info.fps, media::framesToTensor(frames)});
   }
   return clips;
 #else
@@ -137,13 +133,10 @@ std::string metadataValue(const std::map<std::string, std::string>& meta, const 
 
 LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std::string& device) {
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) {
-    throw std::runtime_error(path.string() + ": not a checkpoint folder or run directory");
-  }
   LoadedCheckpoint out;
   // A classic VQ codec folder (baseline) stands where a checkpoint folder does.
   const bool codec = baseline::isCodecFolder(path);
-  out.folder = codec || fs::exists(path / "model.safetensors", ec) ? path : newestCheckpoint(path);
+  out.folder = codec ? path : resolveCheckpointFolder(path);
   const fs::path config_file = out.folder / "config.json";
   const core::ConfigLoad load = core::loadRunConfig(config_file);
   if (!load.ok()) {

@@ -67,10 +67,8 @@ bool readDocument(const std::string& source, Json& doc, std::string& error) {
     }
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  doc = Json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    // Let the parser produce its precise message.
-    error = source + ": " + core::parseRunConfig(std::string_view(text)).errors.front().message;
+  if (const auto problem = core::readConfigDocument(text, doc)) {
+    error = source + ": " + problem->message;
     return false;
   }
   return true;

@@ -4,11 +4,13 @@
 #include "core/version.h"
 #include "trainer/cli/baseline_command.h"
 #include "trainer/cli/bench_command.h"
+#include "trainer/cli/compare_command.h"
 #include "trainer/cli/config_commands.h"
 #include "trainer/cli/data_commands.h"
-#include "trainer/cli/compare_command.h"
+#include "trainer/cli/magvit2_commands.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
+#include "trainer/cli/pack_command.h"
 #include "trainer/cli/token_commands.h"
 #include "trainer/cli/train_command.h"
 #include "trainer/runtime_info.h"
@@ -132,6 +134,22 @@ int runTrainerCli(int argc, char** argv) {
   data_info->add_option("--preview", data_info_args.preview, "Folder for preview_<k>.png frame strips (created)");
   data_info->add_option("--preview-clips", data_info_args.preview_clips, "Preview strips to write (default 4)")
       ->check(CLI::Range(1, 64));
+  data_info->add_flag(
+      "--verify", data_info_args.verify,
+      "Shards: check every shard against its manifest content hash (reads every byte)");
+
+  cli::PackArgs pack_args;
+  auto* pack = app.add_subcommand(
+      "pack",
+      "Decode a configuration's dataset once into clip shards (uint8 safetensors) "
+      "for data.type shards; one JSON summary on stdout");
+  pack->add_option("--config", pack_args.config, "Configuration file, or - for standard input");
+  pack->add_option("--preset", pack_args.preset, "Use this preset instead of a file");
+  pack->add_option("--out", pack_args.out, "Shard folder to create (missing or empty)")->required();
+  pack->add_option("--shard-mb", pack_args.shard_mb, "Pixels per shard in MiB (default 256)")
+      ->check(CLI::PositiveNumber);
+  pack->add_option("--threads", pack_args.threads, "Decoding threads (default: data.workers)")
+      ->check(CLI::PositiveNumber);
 
   cli::BenchArgs bench_args;
   auto* bench = app.add_subcommand("bench", "Time one piece of a training step with the training code; one JSON "
@@ -175,6 +193,33 @@ int runTrainerCli(int argc, char** argv) {
   baseline
       ->add_option("--iterations", base.iterations, "Lloyd iterations per codebook (default 15)")
       ->check(CLI::NonNegativeNumber);
+  cli::ImportMagvit2Args import_args;
+  auto* import_magvit2 = app.add_subcommand(
+      "import-magvit2",
+      "Turn a magvit2-pytorch VideoTokenizer checkpoint into a Tokenbench checkpoint folder");
+  import_magvit2
+      ->add_option(
+          "--weights", import_args.weights,
+          "safetensors of VideoTokenizer.state_dict(), or VideoTokenizer.save()'s .pt file")
+      ->required();
+  import_magvit2->add_option(
+      "--config", import_args.config,
+      "KWARGS.json: the VideoTokenizer keyword arguments (default: the .pt file's own)");
+  import_magvit2
+      ->add_option("--out", import_args.out, "Checkpoint folder to create (must not exist)")
+      ->required();
+  cli::ExportMagvit2Args export_args;
+  auto* export_magvit2 = app.add_subcommand(
+      "export-magvit2",
+      "Write a checkpoint's tokenizer as magvit2-pytorch VideoTokenizer weights (safetensors)");
+  export_magvit2
+      ->add_option("--checkpoint", export_args.checkpoint, "Checkpoint folder, or a run directory")
+      ->required();
+  export_magvit2->add_option("--out", export_args.out, "safetensors file to write")->required();
+  export_magvit2->add_option("--config-out", export_args.config_out,
+                             "Also write the VideoTokenizer keyword arguments to this JSON file");
+  export_magvit2->add_flag("--raw-weights", export_args.raw_weights,
+                           "Use model.safetensors even when EMA weights exist");
 
   std::string summary_dir;
   auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
@@ -221,6 +266,7 @@ int runTrainerCli(int argc, char** argv) {
   if (*bench) return cli::bench(bench_args);
   if (*model_info) return cli::modelInfo(model_config, model_preset);
   if (*data_info) return cli::dataInfo(data_info_args);
+  if (*pack) return cli::pack(pack_args);
   if (*tokenize) return cli::tokenize(tok);
   if (*detokenize) return cli::detokenize(detok);
   if (*metrics) return cli::computeMetrics(met);
@@ -230,6 +276,8 @@ int runTrainerCli(int argc, char** argv) {
     if (*base_seed_option) base.seed = base_seed;
     return cli::baseline(base);
   }
+  if (*import_magvit2) return cli::importMagvit2(import_args);
+  if (*export_magvit2) return cli::exportMagvit2(export_args);
   std::cerr << app.help();
   return 2;
 }

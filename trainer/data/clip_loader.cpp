@@ -37,7 +37,10 @@ std::pair<std::int64_t, std::int64_t> resizedShape(std::int64_t h, std::int64_t 
   return {size, std::max<std::int64_t>(size, std::llround(static_cast<double>(w) * size / h))};
 }
 
-std::string kindName(const std::string& type) { return type == "videos" ? "videos" : "images"; }
+std::string kindName(const std::string& type) {
+  if (type == "shards") return "clip shards (written by tokenbench-trainer pack)";
+  return type == "videos" ? "videos" : "images";
+}
 
 }  // namespace
 
@@ -64,9 +67,10 @@ torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::i
   return x.slice(2, top, top + crop).slice(3, left, left + crop).contiguous();
 }
 
-ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed, const std::filesystem::path& index_cache,
-                         int probe_threads)
-    : m_data(data), m_seed(seed) {
+ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
+                         const std::filesystem::path& index_cache, int probe_threads,
+                         bool verify_shards)
+    : m_data(data), m_seed(seed), m_verify_shards(verify_shards) {
   if (data.type == "synthetic") {
     m_synthetic = std::make_unique<SyntheticClips>(data.synthetic_clips, data.num_frames, data.image_size, seed);
     const std::int64_t n = data.synthetic_clips;
@@ -112,12 +116,17 @@ DatasetIndex ClipDataset::indexFolder(const std::string& key, const std::string&
     throw DataError("data_path_missing", key + " \"" + folder + "\" is not a folder",
                     "point " + key + " at a folder of " + kindName(m_data.type));
   }
-  IndexOptions options;
-  options.kind = m_data.type == "videos" ? media::MediaKind::Video : media::MediaKind::Image;
-  options.min_frames = (m_data.num_frames - 1) * m_data.frame_stride + 1;
-  options.threads = probe_threads;
-  options.cache_file = cache;
-  DatasetIndex index = buildDatasetIndex(folder, options);
+  DatasetIndex index;
+  if (m_data.type == "shards") {
+    index = openShards(key, folder);
+  } else {
+    IndexOptions options;
+    options.kind = m_data.type == "videos" ? media::MediaKind::Video : media::MediaKind::Image;
+    options.min_frames = (m_data.num_frames - 1) * m_data.frame_stride + 1;
+    options.threads = probe_threads;
+    options.cache_file = cache;
+    index = buildDatasetIndex(folder, options);
+  }
   // Skips are named relative to data.path; those of another folder by their full path.
   for (SkippedFile s : index.skipped) {
     if (folder != m_data.path) s.path = (std::filesystem::path(folder) / s.path).string();
@@ -131,6 +140,26 @@ DatasetIndex ClipDataset::indexFolder(const std::string& key, const std::string&
     throw DataError("dataset_empty", key + " \"" + folder + "\": " + why,
                     "check the folder, data.type and data.num_frames x data.frame_stride");
   }
+  return index;
+}
+
+DatasetIndex ClipDataset::openShards(const std::string& key, const std::string& folder) {
+  auto shards = std::make_unique<ClipShards>(folder, key, m_verify_shards);
+  const ShardSettings& packed = shards->settings();
+  for (const auto& [name, wanted, have] :
+       {std::tuple{"data.image_size", m_data.image_size, packed.image_size},
+        {"data.num_frames", m_data.num_frames, packed.num_frames},
+        {"data.frame_stride", m_data.frame_stride, packed.frame_stride}}) {
+    if (wanted != have) {
+      throw DataError("data_config_invalid",
+                      std::string(name) + " is " + std::to_string(wanted) + " but the shards in " +
+                          key + " \"" + folder + "\" were packed with " + std::to_string(have),
+                      "set " + std::string(name) + " to " + std::to_string(have) +
+                          ", or pack the data again with " + std::to_string(wanted));
+    }
+  }
+  DatasetIndex index = shards->index();
+  (key == "data.valid_path" ? m_valid_shards : m_shards) = std::move(shards);
   return index;
 }
 
@@ -168,14 +197,30 @@ torch::Tensor ClipDataset::trainSample(std::int64_t position) {
       return load(item, draw, true);
     } catch (const media::MediaError& e) {
       std::lock_guard<std::mutex> guard(m_mutex);
-      if (m_bad_items.insert(item).second) {
+      if (m_bad_items.emplace(item, e.reason()).second) {
         m_new_skips.push_back({m_index.files[static_cast<std::size_t>(item)].path, e.reason()});
         ++m_runtime_skips;
       }
     }
   }
-  throw DataError("dataset_empty", "data.path \"" + m_data.path + "\": every training file failed to decode",
-                  "check the files named in the warnings");
+  // Named here too: the run ends before any step could report them as warnings.
+  std::string named;
+  {
+    std::lock_guard<std::mutex> guard(m_mutex);
+    int listed = 0;
+    for (const auto& [item, reason] : m_bad_items) {
+      if (listed++ == 3) {
+        named += "; and " + std::to_string(m_bad_items.size() - 3) + " more";
+        break;
+      }
+      named += std::string(named.empty() ? "" : "; ") +
+               m_index.files[static_cast<std::size_t>(item)].path + ": " + reason;
+    }
+  }
+  throw DataError(
+      "dataset_empty",
+      "data.path \"" + m_data.path + "\": every training file failed to decode (" + named + ")",
+      "check the files named in the warnings");
 }
 
 std::string ClipDataset::itemSource(std::int64_t item, bool train) const {
@@ -218,6 +263,18 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     }
     return flip ? clip.flip({3}) : clip;
   }
+  if (const ClipShards* shards = this->shards(train)) {
+    // The clip is drawn with the bits that draw a video's start frame; validation takes the
+    // middle one. Shards hold centre squares already, so data.crop has nothing to choose.
+    const std::uint64_t n = shards->clips(static_cast<std::size_t>(item)).size();
+    const std::uint64_t k = !train                         ? (n - 1) / 2
+                            : m_data.clip_start == "first" ? 0
+                                                           : (draw >> 40) % n;
+    const ShardSettings& s = shards->settings();
+    torch::Tensor clip = media::framesToTensor(shards->pixels(static_cast<std::size_t>(item), k),
+                                               s.num_frames, s.image_size, s.image_size);
+    return flip ? clip.flip({3}).contiguous() : clip;
+  }
   const DatasetIndex& index = indexOf(train);
   const IndexedFile& file = index.files[static_cast<std::size_t>(item)];
   const std::string path = index.absolute(file).string();
@@ -248,7 +305,10 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     request.cropSize = static_cast<int>(crop);
     request.cropX = static_cast<int>(left);
     request.cropY = static_cast<int>(top);
-    media::VideoDecoder decoder(path);
+    // The index counted the frames: no second demux of the whole file for every clip.
+    media::VideoDecoderOptions options;
+    options.known = media::KnownFrames{file.frames, file.sparse_timestamps};
+    media::VideoDecoder decoder(path, options);
     clip = media::framesToTensor(decoder.decode(request));
 #else
     throw media::MediaError(path, "this build has no FFmpeg");
@@ -279,14 +339,20 @@ std::string ClipDataset::describe() const {
   if (m_synthetic) {
     s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize() << " for validation)";
   } else {
-    s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files (";
+    s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files";
+    if (m_shards)
+      s << ", " << m_shards->clipCount() << " clips in " << m_shards->usableShards() << " shards";
+    s << " (";
     if (m_data.valid_path.empty()) {
       s << validSize() << " for validation";
     } else {
       s << "validation: " << validSize() << " in " << m_data.valid_path;
     }
-    s << "), " << m_index_skips.size() << " skipped, index " << m_index.reused + m_valid_index.reused << " cached + "
-      << m_index.probed + m_valid_index.probed << " probed";
+    s << "), " << m_index_skips.size() << " skipped";
+    if (!m_shards) {
+      s << ", index " << m_index.reused + m_valid_index.reused << " cached + "
+        << m_index.probed + m_valid_index.probed << " probed";
+    }
   }
   return s.str();
 }

@@ -1,10 +1,11 @@
 #pragma once
-// ClipDataset: the training and validation clips of a run (procedural, video folder or image
-// folder), each sample a pure function of (seed, position), so a resumed run, a second rank or
-// another number of loader threads sees exactly the same clips. ClipLoader: worker threads that
-// assemble batches ahead of the training step in a bounded queue.
+// ClipDataset: the training and validation clips of a run (procedural, video folder, image
+// folder or clip shards), each sample a pure function of (seed, position), so a resumed run, a
+// second rank or another number of loader threads sees exactly the same clips. ClipLoader: worker
+// threads that assemble batches ahead of the training step in a bounded queue.
 
 #include "core/run_config.h"
+#include "trainer/data/clip_shards.h"
 #include "trainer/data/dataset_index.h"
 #include "trainer/data/synthetic_clips.h"
 #include "trainer/user_error.h"
@@ -16,7 +17,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -37,10 +37,12 @@ torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::i
 class ClipDataset {
  public:
   /// Opens the dataset `data` describes. For folders, the index is cached in `index_cache`
-  /// (empty: none) and probing uses `probe_threads`. Throws DataError when the folder is
-  /// missing, the config does not fit the data, or no file is usable.
-  ClipDataset(const core::DataConfig& data, std::uint64_t seed, const std::filesystem::path& index_cache = {},
-              int probe_threads = 1);
+  /// (empty: none) and probing uses `probe_threads`; shards are checked against their
+  /// manifest's content hashes too with `verify_shards` (reading every byte). Throws DataError
+  /// when the folder is missing, the config does not fit the data, or no file is usable.
+  ClipDataset(const core::DataConfig& data, std::uint64_t seed,
+              const std::filesystem::path& index_cache = {}, int probe_threads = 1,
+              bool verify_shards = false);
 
   std::int64_t trainSize() const { return static_cast<std::int64_t>(m_train.size()); }
   std::int64_t validSize() const { return static_cast<std::int64_t>(m_valid.size()); }
@@ -61,8 +63,14 @@ class ClipDataset {
   /// validSample(i).
   std::string validSource(std::int64_t i) const;
 
-  /// The folder's index (files with frames, fps and size); empty for procedural data.
+  /// The folder's index (files with frames, fps and size); empty for procedural data. For
+  /// shards: the packed source files, and the damaged shards as skipped.
   const DatasetIndex& index() const { return m_index; }
+  /// The shard folder training (or validation) items come from; null unless data.type is
+  /// "shards".
+  const ClipShards* shards(bool train = true) const {
+    return train || m_data.valid_path.empty() ? m_shards.get() : m_valid_shards.get();
+  }
 
   /// Files skipped at indexing time and since (decode failures during training).
   const std::vector<SkippedFile>& indexSkips() const { return m_index_skips; }
@@ -78,6 +86,9 @@ class ClipDataset {
   /// The index of `folder` (`key` names it in errors); its skips join m_index_skips.
   DatasetIndex indexFolder(const std::string& key, const std::string& folder, const std::filesystem::path& cache,
                            int probe_threads);
+  /// Opens the shard folder `folder` into m_shards (data.path) or m_valid_shards; throws
+  /// DataError when it was packed with other data.image_size, num_frames or frame_stride.
+  DatasetIndex openShards(const std::string& key, const std::string& folder);
   /// Where training (or validation) items point: m_index, or m_valid_index with data.valid_path.
   const DatasetIndex& indexOf(bool train) const;
   torch::Tensor load(std::int64_t item, std::uint64_t draw, bool train);
@@ -86,15 +97,19 @@ class ClipDataset {
 
   core::DataConfig m_data;
   std::uint64_t m_seed;
+  bool m_verify_shards = false;  ///< check the shards' content hashes when opening them
   std::unique_ptr<SyntheticClips> m_synthetic;
   DatasetIndex m_index;
   DatasetIndex m_valid_index;  ///< data.valid_path's files (empty without it)
+  std::unique_ptr<ClipShards> m_shards;        ///< data.path's shards (data.type "shards")
+  std::unique_ptr<ClipShards> m_valid_shards;  ///< data.valid_path's shards, when set
   std::vector<std::int64_t> m_train;  ///< items: clip index (synthetic) or file index
   std::vector<std::int64_t> m_valid;
   std::vector<SkippedFile> m_index_skips;
 
   mutable std::mutex m_mutex;  ///< guards everything below (shared by loader threads)
-  std::set<std::int64_t> m_bad_items;
+  std::map<std::int64_t, std::string>
+      m_bad_items;  ///< training items that failed to decode, and why
   std::vector<SkippedFile> m_new_skips;
   std::int64_t m_runtime_skips = 0;
   std::int64_t m_epoch = -1;

@@ -26,7 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-constexpr int kCacheVersion = 1;
+// 2: frames counted by demuxing in every container (cut mp4/avi files are skipped, avi files
+// with dropped frames have their real count).
+constexpr int kCacheVersion = 2;
 
 // What probing one file found; cached by (path, bytes, mtime).
 struct Probe {
@@ -61,6 +63,7 @@ Probe probeFile(const fs::path& path, media::MediaKind kind) {
         probe.file.fps = info.fps;
         probe.file.width = info.width;
         probe.file.height = info.height;
+        probe.file.sparse_timestamps = info.sparseTimestamps;
       }
 #else
       probe.error = "this build has no FFmpeg (TB_WITH_FFMPEG=OFF): videos cannot be read";
@@ -107,6 +110,7 @@ std::map<std::string, Probe> readCache(const fs::path& file, const fs::path& roo
       p.file.fps = e.value("fps", 0.0);
       p.file.width = e.value("width", 0);
       p.file.height = e.value("height", 0);
+      p.file.sparse_timestamps = e.value("sparse_timestamps", false);
       cache[p.file.path] = p;
     }
   } catch (const Json::exception&) {
@@ -126,6 +130,7 @@ void writeCache(const fs::path& file, const fs::path& root, media::MediaKind kin
       e["fps"] = p.file.fps;
       e["width"] = p.file.width;
       e["height"] = p.file.height;
+      if (p.file.sparse_timestamps) e["sparse_timestamps"] = true;
     }
     entries.push_back(std::move(e));
   }

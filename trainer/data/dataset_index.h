@@ -20,6 +20,7 @@ struct IndexedFile {
   double fps = 0;  ///< 0 for images
   int width = 0;
   int height = 0;
+  bool sparse_timestamps = false;  ///< frames numbered in order only (media::VideoInfo)
 };
 
 /// A file left out, and why ("truncated: got 7 of 16 frames", "too short: ...", "cannot decode image").

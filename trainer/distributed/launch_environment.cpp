@@ -90,6 +90,7 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
     info.local_world_size = intVariable(env, "LOCAL_WORLD_SIZE");
     info.node_rank = intVariableOr(env, "GROUP_RANK", 0);
     info.store_served_by_launcher = true;
+    if (const auto file = env("TB_STORE_FILE")) info.store_file = *file;
     checkConsistent(info, "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE");
   } else if (env("RANK") && env("WORLD_SIZE") && env("LOCAL_RANK")) {
     info.launcher = "torchrun";
@@ -148,10 +149,12 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
 
 std::string describe(const LaunchInfo& info) {
   if (!info.distributed()) return "one process (" + info.launcher + ")";
-  return "rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) + " (" + info.launcher +
-         ", node " + std::to_string(info.node_rank) + ", local rank " + std::to_string(info.local_rank) + " of " +
-         std::to_string(info.local_world_size) + "), store " + info.master_addr + ":" +
-         std::to_string(info.master_port);
+  return "rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) + " (" +
+         info.launcher + ", node " + std::to_string(info.node_rank) + ", local rank " +
+         std::to_string(info.local_rank) + " of " + std::to_string(info.local_world_size) +
+         "), store " +
+         (info.store_file.empty() ? info.master_addr + ":" + std::to_string(info.master_port)
+                                  : info.store_file);
 }
 
 }  // namespace tb::trainer::distributed

@@ -23,6 +23,9 @@ struct LaunchInfo {
   int node_rank = 0;
   std::string master_addr;  ///< host of the c10d store
   int master_port = 0;      ///< port of the c10d store
+  /// The c10d FileStore the trainer's own launcher keeps for a one-node run (TB_STORE_FILE), in
+  /// a folder only this user may enter; empty: the TCP store at master_addr:master_port.
+  std::string store_file;
   /// The launcher already serves the store (torchrun's agent, our own launcher): connect as a
   /// client even on rank 0.
   bool store_served_by_launcher = false;
@@ -36,7 +39,8 @@ using Environment = std::function<std::optional<std::string>(const std::string& 
 /// The process environment (getenv).
 Environment processEnvironment();
 
-/// Detects the launcher from `env`, in this order: the trainer's own launcher (TB_LAUNCHER=local),
+/// Detects the launcher from `env`, in this order: the trainer's own launcher (TB_LAUNCHER=local;
+/// TB_STORE_FILE names its store file on one node),
 /// torchrun (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; GROUP_RANK for the node), mpirun
 /// (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE), Slurm srun tasks (SLURM_PROCID,
 /// SLURM_NTASKS or SLURM_STEP_NUM_TASKS, SLURM_LOCALID, SLURM_NODEID, SLURM_STEP_NODELIST or
@@ -51,7 +55,7 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
 /// First host of a Slurm node list: "gpu[03-07,12],login1" -> "gpu03", "node7" -> "node7".
 std::string firstSlurmHost(const std::string& nodelist);
 
-/// "rank 1 of 4 (torchrun, node 0, local rank 1), store 10.0.0.1:29500".
+/// "rank 1 of 4 (torchrun, node 0, local rank 1), store 10.0.0.1:29500" (or the store file).
 std::string describe(const LaunchInfo& info);
 
 }  // namespace tb::trainer::distributed

@@ -2,20 +2,26 @@
 
 #include "core/event_protocol.h"
 #include "trainer/distributed/rank_group.h"
+#include "trainer/event_sink.h"
 #include "trainer/user_error.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
-#include <iostream>
-#include <optional>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
 
 extern char** environ;
 
@@ -36,7 +42,47 @@ struct Rank {
   pid_t pid = -1;
   int stdin_fd = -1;  ///< write end of the rank's stdin
   bool running = false;
-  int status = 0;  ///< waitpid status once ended
+  int status = 0;                  ///< waitpid status once ended
+  int ended = 0;                   ///< 1 for the first rank to end, 2 for the next, ...
+  std::uint64_t sent_signals = 0;  ///< bit s: this launcher sent it signal s (a stop, escalation)
+  bool hung = false;               ///< killed by this launcher after being stopped for timeout_s
+  std::optional<Clock::time_point> stopped_since;  ///< first seen stopped (SIGSTOP), if it is
+};
+
+// A rank's process state is 'T' while it is stopped (SIGSTOP, SIGTSTP): it neither works nor
+// ends, and its peers can only time out on it.
+bool isStopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T';
+}
+
+// The folder of a one-node run's c10d FileStore: only this user may enter it; removed at the end.
+class StoreFolder {
+ public:
+  StoreFolder() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/tokenbench-store-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw UserError(
+          "rank_group_failed",
+          "cannot create the ranks' store folder " + pattern + ": " + std::strerror(errno),
+          "set TMPDIR to a writable folder");
+    }
+    m_folder = pattern;
+  }
+  ~StoreFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_folder, ec);
+  }
+  StoreFolder(const StoreFolder&) = delete;
+  StoreFolder& operator=(const StoreFolder&) = delete;
+  std::string file() const { return (m_folder / "store").string(); }
+
+ private:
+  std::filesystem::path m_folder;
 };
 
 std::string signalName(int signal) {
@@ -48,8 +94,12 @@ bool endedBadly(const Rank& r) {
   return !r.running && (WIFSIGNALED(r.status) || (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0));
 }
 
-std::string describeEnding(const Rank& r) {
+std::string describeEnding(const Rank& r, std::chrono::seconds timeout) {
   const std::string who = "rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.pid) + ")";
+  if (r.hung) {
+    return who + " stopped responding: it was stopped (SIGSTOP) for " +
+           std::to_string(timeout.count()) + " s, and the launcher killed it";
+  }
   if (WIFSIGNALED(r.status)) {
     const int sig = WTERMSIG(r.status);
     const bool crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
@@ -68,10 +118,12 @@ void writeAll(int fd, const std::string& bytes) {
   }
 }
 
-void appendToFile(const std::filesystem::path& file, const std::string& line) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+// After rank 0's own lines, the last of which it may have left unterminated when it died.
+void appendToFile(const std::filesystem::path& file, const std::string& lines) {
+  const int fd = ::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  writeAll(fd, line);
+  dropUnterminatedLine(fd);
+  (void)appendWholeLines(fd, lines);
   ::close(fd);
 }
 
@@ -125,16 +177,15 @@ int runLocalLaunch(const LocalLaunch& launch) {
   const int world = nproc * d.nnodes;
   const auto timeout = std::chrono::seconds(d.timeout_s);
 
-  // The store: on loopback, on a free port, for one node; on master_port, by node 0, for several.
+  // The store: a file in a private folder for one node (nothing listens on the network); a
+  // TCPStore on master_port, served by node 0, for several.
+  std::unique_ptr<StoreFolder> store_folder;
   std::unique_ptr<StoreServer> store;
-  std::string master_addr = d.nnodes == 1 ? "127.0.0.1" : d.master_addr;
-  int master_port = d.master_port;
   try {
     if (d.nnodes == 1) {
-      store = std::make_unique<StoreServer>(master_addr, 0, world, timeout);
-      master_port = store->port();
+      store_folder = std::make_unique<StoreFolder>();
     } else if (d.node_rank == 0) {
-      store = std::make_unique<StoreServer>(master_addr, master_port, world, timeout);
+      store = std::make_unique<StoreServer>(d.master_addr, d.master_port, world, timeout);
     }
   } catch (const UserError& e) {
     std::cerr << "tokenbench-trainer: error: " << e.what() << "\n";
@@ -142,8 +193,9 @@ int runLocalLaunch(const LocalLaunch& launch) {
   }
 
   // The ranks inherit the environment, with the variables that place them replaced.
-  const std::vector<std::string> placement = {"TB_LAUNCHER", "RANK",        "WORLD_SIZE",  "LOCAL_RANK",
-                                              "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT"};
+  const std::vector<std::string> placement = {
+      "TB_LAUNCHER", "RANK",        "WORLD_SIZE",  "LOCAL_RANK",   "LOCAL_WORLD_SIZE",
+      "GROUP_RANK",  "MASTER_ADDR", "MASTER_PORT", "TB_STORE_FILE"};
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry(*e);
@@ -154,8 +206,12 @@ int runLocalLaunch(const LocalLaunch& launch) {
   environment.push_back("WORLD_SIZE=" + std::to_string(world));
   environment.push_back("LOCAL_WORLD_SIZE=" + std::to_string(nproc));
   environment.push_back("GROUP_RANK=" + std::to_string(d.node_rank));
-  environment.push_back("MASTER_ADDR=" + master_addr);
-  environment.push_back("MASTER_PORT=" + std::to_string(master_port));
+  if (store_folder) {
+    environment.push_back("TB_STORE_FILE=" + store_folder->file());
+  } else {
+    environment.push_back("MASTER_ADDR=" + d.master_addr);
+    environment.push_back("MASTER_PORT=" + std::to_string(d.master_port));
+  }
 
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     std::cerr << "tokenbench-trainer: error: pipe: " << std::strerror(errno) << "\n";
@@ -209,10 +265,13 @@ int runLocalLaunch(const LocalLaunch& launch) {
     return false;
   };
   auto signalAll = [&](int sig) {
-    for (const auto& r : ranks) {
-      if (r.running) ::kill(r.pid, sig);
+    for (auto& r : ranks) {
+      if (!r.running) continue;
+      ::kill(r.pid, sig);
+      r.sent_signals |= std::uint64_t{1} << sig;
     }
   };
+  int ended = 0;
   auto relay = [&](const std::string& line) {
     const core::DecodeResult decoded = core::decodeEventLine(line);
     if (const core::Event* e = decoded.event()) {
@@ -283,12 +342,28 @@ int runLocalLaunch(const LocalLaunch& launch) {
         if (r.pid != pid) continue;
         r.running = false;
         r.status = status;
+        r.ended = ++ended;
         if (r.stdin_fd >= 0) ::close(r.stdin_fd);
         r.stdin_fd = -1;
         if (endedBadly(r)) {
-          std::cerr << "[tokenbench-trainer] " << describeEnding(r) << std::endl;
+          std::cerr << "[tokenbench-trainer] " << describeEnding(r, timeout) << std::endl;
           if (!deadline) deadline = Clock::now() + timeout;
         }
+      }
+    }
+    // A stopped rank never ends by itself, and its peers can only time out on it: after
+    // timeout_s it is killed, so the job ends within timeout_s of the stop, not twice that.
+    for (auto& r : ranks) {
+      if (!r.running || r.hung) continue;
+      if (!isStopped(r.pid)) {
+        r.stopped_since.reset();
+      } else if (!r.stopped_since) {
+        r.stopped_since = Clock::now();
+      } else if (Clock::now() - *r.stopped_since >= timeout) {
+        std::cerr << "[tokenbench-trainer] rank " << r.rank << " (pid " << r.pid
+                  << ") has been stopped for " << d.timeout_s << " s: killing it" << std::endl;
+        ::kill(r.pid, SIGKILL);
+        r.hung = true;
       }
     }
     if (deadline && anyRunning() && Clock::now() >= *deadline) {
@@ -308,14 +383,24 @@ int runLocalLaunch(const LocalLaunch& launch) {
   }
   if (has_rank0) ::close(events_pipe[0]);
 
-  // How it ended. A rank killed or crashed by a signal is the cause even when rank 0 reports
-  // only the broken connection; otherwise rank 0's own error says it best.
+  // How it ended, the most telling cause first: a rank ended by a signal this launcher did not
+  // send (killed from outside, crashed), the earliest such; then a rank it killed for being
+  // stopped. Either is the cause even when rank 0 reports only the broken connection. Then rank
+  // 0's own error, then a rank that exited with an error. Ranks this launcher ended (a stop, or
+  // after another rank failed) are never the cause by that signal.
+  std::vector<const Rank*> by_ending;
+  for (const auto& r : ranks) by_ending.push_back(&r);
+  std::sort(by_ending.begin(), by_ending.end(),
+            [](const Rank* a, const Rank* b) { return a->ended < b->ended; });
   const Rank* culprit = nullptr;
-  for (const auto& r : ranks) {
-    if (WIFSIGNALED(r.status) && !(forwarded_stop && WTERMSIG(r.status) == SIGTERM)) {
-      culprit = &r;
+  for (const Rank* r : by_ending) {
+    if (!r->hung && WIFSIGNALED(r->status) && !((r->sent_signals >> WTERMSIG(r->status)) & 1)) {
+      culprit = r;
       break;
     }
+  }
+  for (const Rank* r : by_ending) {
+    if (!culprit && r->hung) culprit = r;
   }
   bool rank0_error_is_own = false;
   for (const auto& line : held) {
@@ -325,9 +410,9 @@ int runLocalLaunch(const LocalLaunch& launch) {
     }
   }
   if (!culprit && !rank0_error_is_own) {
-    for (const auto& r : ranks) {
-      if (endedBadly(r) && r.rank != 0) {
-        culprit = &r;
+    for (const Rank* r : by_ending) {
+      if (endedBadly(*r) && r->rank != 0 && !WIFSIGNALED(r->status)) {
+        culprit = r;
         break;
       }
     }
@@ -336,7 +421,7 @@ int runLocalLaunch(const LocalLaunch& launch) {
 
   const core::RunDirectory& run = launch.run;
   if (culprit && has_rank0) {
-    std::string message = describeEnding(*culprit);
+    std::string message = describeEnding(*culprit, timeout);
     for (const auto& line : held) {
       const auto decoded = core::decodeEventLine(line);
       if (const auto* e = decoded.event(); e && std::holds_alternative<core::ErrorEvent>(*e)) {
@@ -354,7 +439,7 @@ int runLocalLaunch(const LocalLaunch& launch) {
   }
   for (const auto& line : held) writeAll(1, line + "\n");
   if (culprit) {
-    std::cerr << "tokenbench-trainer: error: " << describeEnding(*culprit) << "\n";
+    std::cerr << "tokenbench-trainer: error: " << describeEnding(*culprit, timeout) << "\n";
     return 1;
   }
   for (const auto& r : ranks) {

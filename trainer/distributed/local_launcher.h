@@ -1,11 +1,14 @@
 #pragma once
 // The trainer's own launcher, for distributed.nproc_per_node > 1 without an outside launcher
-// (torchrun, srun, mpirun): like torchrun, it serves the c10d store, starts this node's ranks as
-// child processes of the same executable, and supervises them.
+// (torchrun, srun, mpirun): like torchrun, it provides the c10d store (on one node a FileStore in
+// a folder only this user may enter, so nothing listens on the network; on several, a TCPStore
+// on master_port served by node 0), starts this node's ranks as child processes of the same
+// executable, and supervises them.
 //
 // - Rank 0's events are relayed on stdout; its `error` and `done` are held until every rank has
 //   ended, so a run where a rank died ends with one error that names the rank and what happened
-//   ("rank 1 (pid 4242) was killed by signal 9 (SIGKILL)").
+//   ("rank 1 (pid 4242) was killed by signal 9 (SIGKILL)"), never a rank this launcher ended.
+// - A rank stopped (SIGSTOP) for distributed.timeout_s is killed and named as the cause.
 // - Control lines on stdin go to every rank (each rank's stop request is agreed by all at the
 //   same step); SIGINT/SIGTERM are passed on as SIGTERM (a graceful stop); when the launcher
 //   dies, its ranks get SIGTERM (PR_SET_PDEATHSIG) and stop with a checkpoint.

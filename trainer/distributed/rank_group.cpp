@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace tb::trainer::distributed {
@@ -32,7 +34,19 @@ bool isLoopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// Where the ranks meet, for messages: the store file or host:port.
+std::string storeAddress(const LaunchInfo& launch) {
+  return launch.store_file.empty() ? launch.master_addr + ":" + std::to_string(launch.master_port)
+                                   : launch.store_file;
+}
+
 c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch, bool server, std::chrono::milliseconds timeout) {
+  if (!launch.store_file.empty()) {
+    // One node: a file in a folder only this user may enter. A TCPStore server listens on every
+    // interface (LibTorch 1.13 cannot bind it to loopback), unauthenticated. No worker count:
+    // the launcher removes the file, not the last rank to leave.
+    return compat::makeFileStore(launch.store_file, timeout);
+  }
   return compat::makeTcpStore(launch.master_addr, launch.master_port, server, launch.world_size, timeout);
 }
 
@@ -55,19 +69,22 @@ bool PendingReduce::valid() const { return static_cast<bool>(m_work); }
 RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config, const torch::Device& device)
     : m_launch(launch), m_timeout(std::chrono::seconds(config.timeout_s)), m_backend(resolveBackend(config, device)) {
   if (m_backend == "nccl") m_comm_device = device;
-  const std::string where = launch.master_addr + ":" + std::to_string(launch.master_port);
+  const std::string where = storeAddress(launch);
   try {
     const bool server = launch.rank == 0 && !launch.store_served_by_launcher;
     // torchrun restarts workers against the same agent store: a restart's keys must not meet
     // those of the attempt before it.
     const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
     const std::string prefix = std::string("tokenbench/") + (restart != nullptr ? restart : "0");
-    m_tcp_store = connectStore(launch, server, m_timeout);
-    m_store = c10::make_intrusive<c10d::PrefixStore>(prefix, m_tcp_store);
-    m_heartbeat_store = c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
-    m_heartbeat_store->set("hb/" + std::to_string(rank()), bytes(std::to_string(nowMs())));
+    m_base_store = connectStore(launch, server, m_timeout);
+    m_store = c10::make_intrusive<c10d::PrefixStore>(prefix, m_base_store);
+    if (launch.store_file.empty()) {
+      m_heartbeat_store =
+          c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
+    }
+    beat();
 
-    auto pg_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/pg", m_tcp_store);
+    auto pg_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/pg", m_base_store);
     if (m_backend == "nccl") {
       checkDistinctGpus(device);
       compat::setCurrentDevice(device);
@@ -77,7 +94,8 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
       const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
       if (ifname != nullptr && *ifname != '\0') {
         transport.interface = std::string(ifname).substr(0, std::string(ifname).find(','));
-      } else if (isLoopback(launch.master_addr)) {
+      } else if (!launch.store_file.empty() || isLoopback(launch.master_addr)) {
+        // One node: the ranks' own connections stay on loopback too.
         transport.hostname = "127.0.0.1";
       }
       m_group = compat::makeGlooBackend(pg_store, rank(), worldSize(), m_timeout, transport, 2);
@@ -124,13 +142,34 @@ void RankGroup::checkDistinctGpus(const torch::Device& device) {
 RankGroup::~RankGroup() {
   m_stop_heartbeat.store(true);
   if (m_heartbeat.joinable()) m_heartbeat.join();
+  // A FileStore's destructor appends to its file, and terminates the process when it cannot (a
+  // full disk). The launcher removes the file, so the store is left undestroyed at exit.
+  if (!m_launch.store_file.empty()) (void)m_base_store.release();
+}
+
+// Heartbeats of a one-node run are files beside the store file, replaced at every beat: a
+// FileStore appends every write and never compacts, so a key set every second would grow it
+// by some 4 MB a day per rank.
+std::filesystem::path RankGroup::heartbeatFile(int r) const {
+  return std::filesystem::path(m_launch.store_file).parent_path() / ("hb_" + std::to_string(r));
+}
+
+void RankGroup::beat() {
+  const std::string now = std::to_string(nowMs());
+  if (m_launch.store_file.empty()) {
+    m_heartbeat_store->set("hb/" + std::to_string(rank()), bytes(now));
+    return;
+  }
+  const std::filesystem::path file = heartbeatFile(rank());
+  const std::filesystem::path written = file.string() + ".new";
+  std::ofstream(written) << now;
+  std::filesystem::rename(written, file);
 }
 
 void RankGroup::heartbeatLoop() {
-  const std::string key = "hb/" + std::to_string(rank());
   while (!m_stop_heartbeat.load()) {
     try {
-      m_heartbeat_store->set(key, bytes(std::to_string(nowMs())));
+      beat();
     } catch (const std::exception&) {
       // The store is gone (its host died); the next collective reports it.
     }
@@ -142,6 +181,12 @@ void RankGroup::heartbeatLoop() {
 
 double RankGroup::heartbeatAgeS(int r) noexcept {
   try {
+    if (!m_launch.store_file.empty()) {
+      std::ifstream in(heartbeatFile(r));
+      std::int64_t ms = 0;
+      if (!(in >> ms)) return -1;
+      return static_cast<double>(nowMs() - ms) / 1000.0;
+    }
     const std::string key = "hb/" + std::to_string(r);
     if (!m_store->check({key})) return -1;
     return static_cast<double>(nowMs() - std::stoll(text(m_store->get(key)))) / 1000.0;
@@ -179,7 +224,7 @@ std::string RankGroup::diagnose() noexcept {
       }
     }
   } catch (const std::exception&) {
-    return "the c10d store at " + m_launch.master_addr + ":" + std::to_string(m_launch.master_port) +
+    return "the c10d store at " + storeAddress(m_launch) +
            " is unreachable (the rank or launcher that served it is gone)";
   }
   return out.str();

@@ -1,9 +1,10 @@
 #pragma once
 // RankGroup: this process's membership in a distributed run, on PyTorch's own c10d: a TCPStore
-// (served by the launcher or by rank 0), a ProcessGroupGloo or ProcessGroupNCCL (CUDA builds,
-// one GPU per rank), heartbeats in the store, and collectives whose failures become errors that
-// name the rank at fault. Collectives take tensors on any device: those not on the backend's
-// (the CPU for Gloo, the rank's GPU for NCCL) are staged there and back.
+// (served by the launcher or by rank 0; a FileStore under the trainer's own launcher on one
+// node), a ProcessGroupGloo or ProcessGroupNCCL (CUDA builds, one GPU per rank), heartbeats, and
+// collectives whose failures become errors that name the rank at fault. Collectives take tensors
+// on any device: those not on the backend's (the CPU for Gloo, the rank's GPU for NCCL) are
+// staged there and back.
 
 #include "core/run_config.h"
 #include "trainer/distributed/launch_environment.h"
@@ -14,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -96,15 +98,17 @@ class RankGroup {
   template <class Op>
   void onCommDevice(std::vector<torch::Tensor>& tensors, bool copy_back, Op&& op);
   void heartbeatLoop();
+  void beat();
+  std::filesystem::path heartbeatFile(int rank) const;
   double heartbeatAgeS(int rank) noexcept;
 
   LaunchInfo m_launch;
   std::chrono::milliseconds m_timeout;
   std::string m_backend;
   torch::Device m_comm_device{torch::kCPU};
-  c10::intrusive_ptr<c10d::Store> m_tcp_store;  ///< this rank's connection (or the server on rank 0)
-  c10::intrusive_ptr<c10d::Store> m_store;      ///< prefixed view used for our keys
-  c10::intrusive_ptr<c10d::Store> m_heartbeat_store;
+  c10::intrusive_ptr<c10d::Store> m_base_store;       ///< this rank's store connection (or server, or file)
+  c10::intrusive_ptr<c10d::Store> m_store;            ///< prefixed view used for our keys
+  c10::intrusive_ptr<c10d::Store> m_heartbeat_store;  ///< a connection of its own; null on a FileStore
   c10::intrusive_ptr<compat::CollectiveBackend> m_group;
   std::int64_t m_sync_count = 0;
   std::atomic<bool> m_stop_heartbeat{false};
@@ -117,8 +121,9 @@ class RankGroup {
 /// gradient of the global batch.
 torch::Tensor averageOverRanks(const torch::Tensor& local, RankGroup& group);
 
-/// Serves a c10d TCPStore for the ranks a launcher starts (the trainer's own launcher). With
-/// `port` 0 the system picks a free one; port() tells which.
+/// Serves a c10d TCPStore for the ranks a launcher starts (the trainer's own launcher, on several
+/// nodes; it listens on every interface). With `port` 0 the system picks a free one; port()
+/// tells which.
 class StoreServer {
  public:
   StoreServer(const std::string& host, int port, int world_size, std::chrono::milliseconds timeout);

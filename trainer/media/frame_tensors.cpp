@@ -10,10 +10,13 @@ torch::Tensor framesToTensor(const VideoFrames& frames) {
   if (!frames.consistent())
     throw std::invalid_argument(
         "framesToTensor: rgb size does not match count x height x width x 3");
+  return framesToTensor(frames.rgb.data(), frames.count, frames.height, frames.width);
+}
+
+torch::Tensor framesToTensor(const std::uint8_t* rgb, int count, int height, int width) {
   // from_blob only reads here: the float conversion copies before anything could write.
   const torch::Tensor bytes =
-      torch::from_blob(const_cast<uint8_t*>(frames.rgb.data()),
-                       {frames.count, frames.height, frames.width, 3}, torch::kUInt8);
+      torch::from_blob(const_cast<uint8_t*>(rgb), {count, height, width, 3}, torch::kUInt8);
   return bytes.permute({3, 0, 1, 2}).to(torch::kFloat32).div_(127.5).sub_(1.0).contiguous();
 }
 

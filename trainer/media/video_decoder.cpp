@@ -212,11 +212,19 @@ class VideoDecoder::Impl {
     m_info.fps = (m_rate.num > 0 && m_rate.den > 0) ? av_q2d(m_rate) : 0.0;
     m_timeBase = stream->time_base;
     m_startPts = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
-    if (stream->nb_frames > 0 && stream->nb_frames <= INT_MAX) {
-      m_info.frameCount = static_cast<int>(stream->nb_frames);
+    // Frames are counted by demuxing every packet, even where the container stores a count: a
+    // cut mp4 or avi still promises every frame, and an avi with dropped frames stores its
+    // length in frame periods (tree.avi: 68 frames, timestamps up to frame 444).
+    const bool stored = stream->nb_frames > 0 && stream->nb_frames <= INT_MAX;
+    m_info.frameCountCounted = !stored;
+    PacketScan scan;
+    if (m_options.known) {
+      m_info.frameCount = m_options.known->frameCount;
+      m_info.sparseTimestamps = m_options.known->sparseTimestamps;
     } else {
-      m_info.frameCount = countPackets();
-      m_info.frameCountCounted = true;
+      scan = scanPackets();
+      m_info.frameCount =
+          stored ? std::min(scan.count, static_cast<int>(stream->nb_frames)) : scan.count;
     }
     const bool headerDuration = m_format->duration != AV_NOPTS_VALUE && m_format->duration > 0;
     if (headerDuration)
@@ -225,36 +233,60 @@ class VideoDecoder::Impl {
       m_info.durationSeconds = static_cast<double>(stream->duration) * av_q2d(m_timeBase);
     else if (m_info.fps > 0)
       m_info.durationSeconds = m_info.frameCount / m_info.fps;
-    // A cut file whose frames we counted still has its header: compare with its duration.
-    if (m_info.frameCountCounted && headerDuration && m_format->nb_streams == 1 && m_info.fps > 0 &&
-        m_format->duration_estimation_method != AVFMT_DURATION_FROM_BITRATE) {
-      const long long expected = std::llround(m_info.durationSeconds * m_info.fps);
-      if (expected > m_info.frameCount && expected <= INT_MAX) {
-        m_expectedFrames = static_cast<int>(expected);
+    // How many frames the header promises: its count, else (a single stream whose duration is
+    // not a bitrate estimate) its duration in frames.
+    long long promised = stored ? stream->nb_frames : 0;
+    if (!stored && headerDuration && m_format->nb_streams == 1 && m_info.fps > 0 &&
+        m_format->duration_estimation_method != AVFMT_DURATION_FROM_BITRATE)
+      promised = std::llround(m_info.durationSeconds * m_info.fps);
+    if (!m_options.known && promised > m_info.frameCount && promised <= INT_MAX) {
+      // Fewer frames than promised: a cut file when its packets stop early, a file with gaps
+      // in its timestamps (dropped frames, variable rate) when they reach the promised end.
+      const long long reached = scan.lastPts == AV_NOPTS_VALUE || m_info.fps <= 0
+                                    ? 0
+                                    : std::llround(static_cast<double>(scan.lastPts - m_startPts) *
+                                                   av_q2d(m_timeBase) * m_info.fps) +
+                                          1;
+      if (reached >= promised) {
+        m_info.sparseTimestamps = true;
+      } else {
+        m_expectedFrames = static_cast<int>(promised);
         m_info.warning = "truncated: got " + std::to_string(m_info.frameCount) + " of " +
-                         std::to_string(expected) + " frames (the header says " +
-                         std::to_string(m_info.durationSeconds) + " s)";
+                         std::to_string(promised) + " frames";
+        if (!stored)
+          m_info.warning += " (the header says " + std::to_string(m_info.durationSeconds) + " s)";
       }
     }
     if (m_info.frameCount <= 0)
       fail("zero frames" + (m_info.warning.empty() ? std::string() : " (" + m_info.warning + ")"));
   }
 
-  int countPackets() {
+  /// What demuxing every packet of the stream found.
+  struct PacketScan {
+    int count = 0;                     ///< packets not flagged corrupt
+    int64_t lastPts = AV_NOPTS_VALUE;  ///< the latest timestamp among them, in stream time base
+  };
+
+  PacketScan scanPackets() {
     PacketPtr packet(av_packet_alloc());
     if (!packet) fail("out of memory");
     m_fresh = false;
-    int count = 0;
+    PacketScan scan;
     for (;;) {
       const int ret = av_read_frame(m_format, packet.get());
       if (ret < 0) {
         if (ret == AVERROR_EXIT || pastDeadline()) fail(errorReason("counting frames", ret));
         break;  // EOF, or a damaged tail: the frames before it are what the file has
       }
-      if (packet->stream_index == m_streamIndex && !(packet->flags & AV_PKT_FLAG_CORRUPT)) ++count;
+      if (packet->stream_index == m_streamIndex && !(packet->flags & AV_PKT_FLAG_CORRUPT)) {
+        ++scan.count;
+        if (packet->pts != AV_NOPTS_VALUE &&
+            (scan.lastPts == AV_NOPTS_VALUE || packet->pts > scan.lastPts))
+          scan.lastPts = packet->pts;
+      }
       av_packet_unref(packet.get());
     }
-    return count;
+    return scan;
   }
 
   Geometry geometryFor(const ClipRequest& r) const {
@@ -345,7 +377,9 @@ class VideoDecoder::Impl {
   }
 
   bool canSeek() const {
-    return m_info.fps > 0 && m_format->pb && (m_format->pb->seekable & AVIO_SEEKABLE_NORMAL) &&
+    // Seeking numbers frames by timestamp; with gaps in them only counting numbers them right.
+    return !m_info.sparseTimestamps && m_info.fps > 0 && m_format->pb &&
+           (m_format->pb->seekable & AVIO_SEEKABLE_NORMAL) &&
            std::strcmp(m_format->iformat->name, "gif") != 0 &&
            !(m_format->iformat->flags & AVFMT_NOTIMESTAMPS);
   }
@@ -471,7 +505,7 @@ class VideoDecoder::Impl {
   AVRational m_rate{0, 1};
   AVRational m_timeBase{1, 1};
   int64_t m_startPts = 0;
-  int m_expectedFrames = 0;  // from the header's duration, when it exceeds the count
+  int m_expectedFrames = 0;  // from the header, when a cut file holds fewer frames
   SwsContext* m_sws = nullptr;
   std::array<int, 6> m_swsKey{};  // source size, format, target size, colour key of m_sws
   uint8_t* m_scratch[4] = {nullptr, nullptr, nullptr, nullptr};

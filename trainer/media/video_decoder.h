@@ -5,6 +5,7 @@
 #include "trainer/media/video_frames.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tb::trainer::media {
@@ -13,22 +14,36 @@ namespace tb::trainer::media {
 struct VideoInfo {
   int width = 0;  ///< coded picture size in pixels
   int height = 0;
-  /// Exact number of frames: the container's count when it stores one (mp4, mov, avi),
-  /// otherwise counted by demuxing every packet of the stream (mkv, webm, gif, ...; one frame
-  /// per packet, true for every codec this layer writes). Never 0 (the constructor throws).
+  /// Exact number of frames, counted by demuxing every packet of the stream (one frame per
+  /// packet, true for every codec this layer writes), at most the container's count when it
+  /// stores one (mp4, mov, avi). A file with gaps in its timestamps (an avi with dropped frames)
+  /// has fewer frames than its length in frame periods; they are numbered in order. Never 0
+  /// (the constructor throws).
   int frameCount = 0;
-  bool frameCountCounted = false;  ///< true when frameCount came from counting packets
+  bool frameCountCounted = false;  ///< true when the container stores no count (mkv, webm, gif)
+  /// Fewer frames than the header's length in frame periods, their timestamps spread over all of
+  /// it (an avi with dropped frames): frames are numbered in order, never found by timestamp.
+  bool sparseTimestamps = false;
   double fps = 0.0;                ///< nominal frame rate (FFmpeg's av_guess_frame_rate)
   double durationSeconds = 0.0;    ///< container duration, else frameCount / fps
   std::string codecName;           ///< e.g. "h264", "ffv1", "gif"
   std::string formatName;          ///< demuxer, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"
-  /// Non-empty when the file is readable but damaged, e.g. a counted mkv whose header says it
-  /// lasts longer than the frames found ("truncated: got 7 of 16 frames ..."). Checked only
-  /// for single-stream files whose duration is not a bitrate estimate.
+  /// Non-empty when the file is readable but damaged: its packets stop before the frame count
+  /// or duration its header states ("truncated: got 7 of 16 frames ..."). Durations are checked
+  /// only for single-stream files whose duration is not a bitrate estimate.
   std::string warning;
 };
 
+/// What probing a file found about its frames (a dataset index keeps it).
+struct KnownFrames {
+  int frameCount = 0;
+  bool sparseTimestamps = false;
+};
+
 struct VideoDecoderOptions {
+  /// The file's frames as an earlier probe found them: opening it for one clip then trusts them
+  /// instead of demuxing the whole file again. Unset: probe (count every packet).
+  std::optional<KnownFrames> known;
   int threads = 1;  ///< decoder threads for this file; 1 because loaders parallelise across files
   /// Upper bound on the wall time of one open or decode call; an input that stalls FFmpeg past
   /// it fails with MediaError "timed out" instead of hanging the loader.

@@ -1,5 +1,6 @@
 #include "trainer/metrics/lpips.h"
 
+#include "core/config_io.h"
 #include "trainer/metrics/image_metrics.h"
 #include "trainer/torch_compat.h"
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -66,11 +68,27 @@ std::string shapeText(torch::IntArrayRef sizes) {
   return s.str();
 }
 
+// VGG16's features, the largest backbone LPIPS uses, take 59 MB; a file 16 times that is no
+// weight file, and reading it whole could exhaust memory.
+constexpr std::uintmax_t kMaxWeightFileBytes = std::uintmax_t{1} << 30;
+
 c10::Dict<c10::IValue, c10::IValue> readDict(const std::string& path) {
+  if (const std::string kind = core::irregularFileKind(path); !kind.empty()) {
+    throw std::runtime_error(path + ": is " + kind + ", not a weight file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open (missing or unreadable)");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error(path + ": read error");
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot read its size: " + ec.message());
+  if (size > kMaxWeightFileBytes) {
+    throw std::runtime_error(path + ": " + std::to_string(size) +
+                             " bytes, larger than any LPIPS weight file");
+  }
+  std::vector<char> bytes(static_cast<std::size_t>(size));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (in.gcount() != static_cast<std::streamsize>(bytes.size()))
+    throw std::runtime_error(path + ": read error");
   c10::IValue value;
   try {
     value = compat::pickleLoad(bytes);

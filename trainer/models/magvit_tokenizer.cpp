@@ -99,7 +99,9 @@ std::int64_t countParameters(const torch::nn::Module& module) {
 // ---- MAGVIT-v2 ----------------------------------------------------------------------------
 
 MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
-    : m_config(c), m_time_padding(parseTimePadding(c.time_padding)) {
+    : m_config(c),
+      m_time_padding(parseTimePadding(c.time_padding)),
+      m_pixel_range(parsePixelRange(c.pixel_range)) {
   require(c.channels >= 1, "model.channels", "must be >= 1");
   require(c.init_dim >= 1, "model.init_dim", "must be >= 1");
   require(c.max_dim >= 1, "model.max_dim", "must be >= 1");
@@ -238,7 +240,7 @@ torch::Tensor MagvitTokenizerImpl::condIn(torch::nn::Linear stem, const torch::T
 }
 
 torch::Tensor MagvitTokenizerImpl::encode(const torch::Tensor& input, const torch::Tensor& cond) {
-  const auto video = input.dim() == 4 ? input.unsqueeze(2) : input;
+  const auto video = toPixelRange(input.dim() == 4 ? input.unsqueeze(2) : input, m_pixel_range);
   TORCH_CHECK(video.dim() == 5 && video.size(1) == m_config.channels, "expected [B, ",
               m_config.channels, ", T, H, W], got ", input.sizes());
   TORCH_CHECK((video.size(2) - 1) % m_time_factor == 0, "frames - 1 must be divisible by ",
@@ -256,6 +258,7 @@ torch::Tensor MagvitTokenizerImpl::encode(const torch::Tensor& input, const torc
     x = conv_in(padTimeFront(video, pad, m_time_padding));
   }
   x = encoder_layers(x, c);
+  if (!m_config.encoder_norm) return x;
   return encoder_norm(x.movedim(1, -1)).movedim(-1, 1);
 }
 
@@ -267,10 +270,10 @@ torch::Tensor MagvitTokenizerImpl::decode(const torch::Tensor& quantized,
   auto x = decoder_layers(quantized, condIn(decoder_cond_in, cond));
   if (conv_out_first_frame) {
     auto first = conv_out_first_frame(x.select(2, pad)).unsqueeze(2);
-    if (x.size(2) > pad + 1) return torch::cat({first, conv_out(x.slice(2, pad + 1))}, 2);
-    return first;
+    if (x.size(2) > pad + 1) first = torch::cat({first, conv_out(x.slice(2, pad + 1))}, 2);
+    return fromPixelRange(first, m_pixel_range);
   }
-  return conv_out(x).slice(2, pad);
+  return fromPixelRange(conv_out(x).slice(2, pad), m_pixel_range);
 }
 
 void MagvitTokenizerImpl::setActivationCheckpointing(const std::vector<std::string>& layer_types) {

@@ -5,6 +5,7 @@
 #include "core/run_config.h"
 #include "trainer/models/causal_conv.h"
 #include "trainer/models/magvit_blocks.h"
+#include "trainer/models/pixel_range.h"
 #include "trainer/models/tokenizer.h"
 
 #include <torch/torch.h>
@@ -28,7 +29,9 @@ struct MagvitStage {
 /// MAGVIT-v2 tokenizer. Input `[B, C, T, H, W]` with T = 1 + k x 2^(compress_time layers) and H, W
 /// multiples of 2^(compress_space layers); the encoder pads 2^n - 1 zero frames in front so the
 /// first frame gets a latent frame of its own: 1 + 4k frames -> 1 + k latent frames with two
-/// compress_time layers. Latent `[B, D, t, h, w]`, D = channels after the last layer.
+/// compress_time layers. Latent `[B, D, t, h, w]`, D = channels after the last layer. Frames in
+/// and out are [-1, 1]; with model.pixel_range zero_one the layers see and give [0, 1]. The
+/// encoder ends with encoder_norm (LayerNorm over channels) unless model.encoder_norm is false.
 ///
 /// Parameter names: conv_in.conv.*, conv_in_first_frame.* (separate_first_frame_encoding),
 /// encoder_layers.<i>.*, encoder_norm.*, quantizer.*, decoder_layers.<i>.* (decoder order: the
@@ -68,6 +71,7 @@ class MagvitTokenizerImpl : public Tokenizer {
   std::shared_ptr<Quantizer> m_quantizer;
   std::int64_t m_time_factor = 1, m_space_factor = 1, m_latent_dim = 0;
   TimePadding m_time_padding = TimePadding::Zeros;
+  PixelRange m_pixel_range = PixelRange::MinusOneOne;
   bool m_has_cond = false;
 };
 TORCH_MODULE(MagvitTokenizer);

@@ -173,7 +173,7 @@ torch::Tensor VqganDecoderImpl::forward(const torch::Tensor& z) {
 }
 
 VqganTokenizerImpl::VqganTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
-    : m_config(c) {
+    : m_config(c), m_pixel_range(parsePixelRange(c.pixel_range)) {
   require(c.channels >= 1, "model.channels", "must be >= 1");
   const std::int64_t code_dim = c.quantizer.codebook_dim;
   require(code_dim >= 1, "model.quantizer.codebook_dim", "must be >= 1");
@@ -187,7 +187,7 @@ VqganTokenizerImpl::VqganTokenizerImpl(const core::ModelConfig& c, std::int64_t 
 
 torch::Tensor VqganTokenizerImpl::encode(const torch::Tensor& input,
                                          const torch::Tensor& /*cond*/) {
-  const auto video = input.dim() == 4 ? input.unsqueeze(2) : input;
+  const auto video = toPixelRange(input.dim() == 4 ? input.unsqueeze(2) : input, m_pixel_range);
   TORCH_CHECK(video.dim() == 5 && video.size(1) == m_config.channels, "expected [B, ",
               m_config.channels, ", T, H, W], got ", input.sizes());
   return batchToFrames(quant_conv(encoder(framesToBatch(video))), video.size(0));
@@ -196,7 +196,9 @@ torch::Tensor VqganTokenizerImpl::encode(const torch::Tensor& input,
 torch::Tensor VqganTokenizerImpl::decode(const torch::Tensor& quantized,
                                          const torch::Tensor& /*cond*/) {
   TORCH_CHECK(quantized.dim() == 5, "expected latent [B, D, T, h, w], got ", quantized.sizes());
-  return batchToFrames(decoder(post_quant_conv(framesToBatch(quantized))), quantized.size(0));
+  return fromPixelRange(
+      batchToFrames(decoder(post_quant_conv(framesToBatch(quantized))), quantized.size(0)),
+      m_pixel_range);
 }
 
 std::array<std::int64_t, 3> VqganTokenizerImpl::tokenGrid(std::int64_t frames,

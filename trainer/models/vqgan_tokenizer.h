@@ -3,6 +3,7 @@
 // attention at low resolution, applied frame by frame to videos.
 
 #include "core/run_config.h"
+#include "trainer/models/pixel_range.h"
 #include "trainer/models/tokenizer.h"
 
 #include <torch/torch.h>
@@ -99,6 +100,7 @@ class VqganTokenizerImpl : public Tokenizer {
 
  private:
   core::ModelConfig m_config;
+  PixelRange m_pixel_range = PixelRange::MinusOneOne;
   std::shared_ptr<Quantizer> m_quantizer;
   std::int64_t m_factor = 1;
 };

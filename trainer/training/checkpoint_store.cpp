@@ -13,6 +13,18 @@ namespace tb::trainer {
 
 namespace fs = std::filesystem;
 
+fs::path resolveCheckpointFolder(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec))
+    throw std::runtime_error(path.string() + ": not a checkpoint folder or run directory");
+  if (fs::exists(path / "model.safetensors", ec)) return path;
+  const core::RunDirectory run(path);
+  const auto steps = run.listCheckpointSteps();
+  if (steps.empty())
+    throw std::runtime_error(path.string() + ": run directory without a complete checkpoint");
+  return run.checkpointDir(steps.back());
+}
+
 void syncPath(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(path.string() + ": cannot open to sync: " + std::strerror(errno));

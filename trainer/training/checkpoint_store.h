@@ -46,6 +46,11 @@ class CheckpointStore {
   core::RunDirectory m_run;
 };
 
+/// The checkpoint folder `path` names: `path` itself when it holds model.safetensors (a folder
+/// written by training, `init` or `import-magvit2`), else the newest complete checkpoint of the
+/// run directory `path`. Throws std::runtime_error naming `path` when it is neither.
+std::filesystem::path resolveCheckpointFolder(const std::filesystem::path& path);
+
 /// fsync a file or folder by path; throws std::runtime_error naming it.
 void syncPath(const std::filesystem::path& path);
 /// Writes `text` to `path` and fsyncs it; throws naming the file (e.g. on a full disk).

@@ -1,5 +1,6 @@
 #include "trainer/training/sharded_adamw.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -90,13 +91,17 @@ void ShardedAdamW::shareUpdatedParameters(distributed::RankGroup& group) {
 
 NamedTensors ShardedAdamW::state(distributed::RankGroup* group) const {
   NamedTensors out;
-  auto add = [&](const Slot& s) {
-    out.emplace_back(s.name + ".exp_avg", s.exp_avg);
-    out.emplace_back(s.name + ".exp_avg_sq", s.exp_avg_sq);
-    out.emplace_back(s.name + ".step", torch::tensor({s.steps}, torch::kInt64));
-  };
+  // Every parameter has its step count, 0 for one never updated (no moments yet), so a file that
+  // lost entries is told apart from a parameter without state.
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
-    if (m_owner[i] == m_rank && m_slots[i].exp_avg.defined()) add(m_slots[i]);
+    const Slot& s = m_slots[i];
+    if (m_owner[i] != m_rank) continue;
+    if (s.exp_avg.defined()) {
+      out.emplace_back(s.name + ".exp_avg", s.exp_avg);
+      out.emplace_back(s.name + ".exp_avg_sq", s.exp_avg_sq);
+    }
+    out.emplace_back(s.name + ".step",
+                     torch::tensor({s.exp_avg.defined() ? s.steps : 0}, torch::kInt64));
   }
   if (!sharded() || group == nullptr) return out;
   // Rank 0 gathers every other owner's share: the step counts of its parameters first (0 means
@@ -129,47 +134,90 @@ NamedTensors ShardedAdamW::state(distributed::RankGroup* group) const {
       for (std::size_t k = 0; k < owned.size(); ++k) {
         if (steps[static_cast<std::int64_t>(k)].item<std::int64_t>() > 0) numel += 2 * m_slots[owned[k]].param.numel();
       }
-      if (numel == 0) continue;
       torch::Tensor flat = torch::empty({numel}, m_slots[owned.front()].param.options().requires_grad(false));
-      group->receive(flat, r);
+      if (numel > 0) group->receive(flat, r);  // the owner sends no moments when it has none
       std::int64_t offset = 0;
       for (std::size_t k = 0; k < owned.size(); ++k) {
         const std::int64_t count = steps[static_cast<std::int64_t>(k)].item<std::int64_t>();
-        if (count == 0) continue;
         const Slot& s = m_slots[owned[k]];
-        const std::int64_t n = s.param.numel();
-        out.emplace_back(s.name + ".exp_avg", flat.narrow(0, offset, n).view(s.param.sizes()).clone());
-        out.emplace_back(s.name + ".exp_avg_sq", flat.narrow(0, offset + n, n).view(s.param.sizes()).clone());
+        if (count > 0) {
+          const std::int64_t n = s.param.numel();
+          out.emplace_back(s.name + ".exp_avg",
+                           flat.narrow(0, offset, n).view(s.param.sizes()).clone());
+          out.emplace_back(s.name + ".exp_avg_sq",
+                           flat.narrow(0, offset + n, n).view(s.param.sizes()).clone());
+          offset += 2 * n;
+        }
         out.emplace_back(s.name + ".step", torch::tensor({count}, torch::kInt64));
-        offset += 2 * n;
       }
     }
   }
   return out;
 }
 
-void ShardedAdamW::loadState(const NamedTensors& state) {
+void ShardedAdamW::loadState(const NamedTensors& state, bool every_parameter_listed) {
   std::map<std::string, torch::Tensor> byName(state.begin(), state.end());
+  // Every entry must belong to a parameter: anything else is another model's state.
+  for (const auto& [key, t] : byName) {
+    const auto dot = key.rfind('.');
+    const std::string suffix = dot == std::string::npos ? std::string() : key.substr(dot + 1);
+    const std::string param = dot == std::string::npos ? key : key.substr(0, dot);
+    const bool known =
+        (suffix == "exp_avg" || suffix == "exp_avg_sq" || suffix == "step") &&
+        std::any_of(m_slots.begin(), m_slots.end(), [&](const Slot& s) { return s.name == param; });
+    if (!known)
+      throw std::runtime_error("unexpected tensor '" + key +
+                               "' (not the state of a parameter of this model)");
+  }
+  auto entry = [&](const std::string& key) -> const torch::Tensor& {
+    const auto it = byName.find(key);
+    if (it == byName.end()) throw std::runtime_error("missing tensor '" + key + "'");
+    return it->second;
+  };
+  // Checked whole before anything changes, so a bad file leaves the state as it was.
+  std::vector<std::int64_t> steps(m_slots.size(), 0);
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    const Slot& s = m_slots[i];
+    if (!every_parameter_listed && !byName.count(s.name + ".step")) continue;  // never updated
+    const torch::Tensor& step = entry(s.name + ".step");
+    if (step.scalar_type() != torch::kInt64 || step.numel() != 1) {
+      throw std::runtime_error("tensor '" + s.name + ".step': expected one int64, got " +
+                               c10::toString(step.scalar_type()) + " of shape " +
+                               c10::str(step.sizes()));
+    }
+    steps[i] = step.item<std::int64_t>();
+    if (steps[i] < 0)
+      throw std::runtime_error("tensor '" + s.name + ".step': negative step count " +
+                               std::to_string(steps[i]));
+    const std::string avg = s.name + ".exp_avg", sq = s.name + ".exp_avg_sq";
+    if (steps[i] == 0) {
+      if (byName.count(avg) || byName.count(sq)) {
+        throw std::runtime_error("tensor '" + s.name +
+                                 ".step' is 0 but the file holds moments for it");
+      }
+      continue;
+    }
+    for (const std::string& key : {avg, sq}) {
+      const torch::Tensor& t = entry(key);
+      if (t.sizes() != s.param.sizes() || t.scalar_type() != s.param.scalar_type()) {
+        throw std::runtime_error("tensor '" + key + "': " + c10::toString(t.scalar_type()) +
+                                 " of shape " + c10::str(t.sizes()) + ", the parameter is " +
+                                 c10::toString(s.param.scalar_type()) + " of shape " +
+                                 c10::str(s.param.sizes()));
+      }
+    }
+  }
   torch::NoGradGuard no_grad;
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     Slot& s = m_slots[i];
     s.exp_avg = torch::Tensor();
     s.exp_avg_sq = torch::Tensor();
     s.steps = 0;
-    if (m_owner[i] != m_rank) continue;
-    const auto avg = byName.find(s.name + ".exp_avg");
-    const auto sq = byName.find(s.name + ".exp_avg_sq");
-    const auto steps = byName.find(s.name + ".step");
-    if (avg == byName.end() || sq == byName.end() || steps == byName.end()) continue;  // never updated
-    for (const auto* t : {&avg->second, &sq->second}) {
-      if (t->sizes() != s.param.sizes()) {
-        throw std::runtime_error("optimizer state of " + s.name + " has shape " + c10::str(t->sizes()) +
-                                 ", the parameter " + c10::str(s.param.sizes()));
-      }
-    }
-    s.exp_avg = avg->second.to(s.param.options().requires_grad(false)).clone();
-    s.exp_avg_sq = sq->second.to(s.param.options().requires_grad(false)).clone();
-    s.steps = steps->second.item<std::int64_t>();
+    if (m_owner[i] != m_rank || steps[i] == 0) continue;
+    s.exp_avg = byName.at(s.name + ".exp_avg").to(s.param.options().requires_grad(false)).clone();
+    s.exp_avg_sq =
+        byName.at(s.name + ".exp_avg_sq").to(s.param.options().requires_grad(false)).clone();
+    s.steps = steps[i];
   }
 }
 

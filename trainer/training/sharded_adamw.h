@@ -44,13 +44,17 @@ class ShardedAdamW {
   /// ZeRO-1: every owner sends the parameters it updated to all ranks.
   void shareUpdatedParameters(distributed::RankGroup& group);
 
-  /// The whole state, keyed "<parameter>.exp_avg", ".exp_avg_sq", ".step". When sharded this is
-  /// collective: every rank must call it, and only rank 0's result is complete (the others return
-  /// their own share).
+  /// The whole state, keyed "<parameter>.exp_avg", ".exp_avg_sq" (float, the parameter's shape;
+  /// absent while the parameter was never updated) and ".step" (int64 [1], every parameter; 0
+  /// when never updated). When sharded this is collective: every rank must call it, and only
+  /// rank 0's result is complete (the others return their own share).
   NamedTensors state(distributed::RankGroup* group) const;
-  /// Takes the entries of the parameters this rank owns from a full state (others ignored).
-  /// Throws std::runtime_error naming a tensor whose shape does not match its parameter.
-  void loadState(const NamedTensors& state);
+  /// Takes the entries of the parameters this rank owns from a full state (others checked, then
+  /// ignored). The state must be complete: throws std::runtime_error naming the tensor that is
+  /// missing, unexpected, or of the wrong dtype or shape, and then changes nothing. With
+  /// `every_parameter_listed` false (files written before every parameter had a ".step"), a
+  /// parameter without entries was never updated.
+  void loadState(const NamedTensors& state, bool every_parameter_listed = true);
 
   /// Bytes of optimizer state this rank holds.
   std::int64_t stateBytes() const;

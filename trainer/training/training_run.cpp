@@ -29,13 +29,19 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fcntl.h>
@@ -55,6 +61,42 @@ double secondsSince(Clock::time_point t) {
 
 double unixTime() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A write refused because its file system is full (or the user's quota is spent). Every writer
+// puts the errno text (strerror) in its message; std::filesystem's errors carry the code.
+bool isDiskFull(const std::exception& e) {
+  if (const auto* s = dynamic_cast<const std::system_error*>(&e)) {
+    if (s->code() == std::errc::no_space_on_device || s->code().value() == EDQUOT) return true;
+  }
+  const std::string what = e.what();
+  return what.find(std::strerror(ENOSPC)) != std::string::npos ||
+         what.find(std::strerror(EDQUOT)) != std::string::npos;
+}
+
+std::uintmax_t folderBytes(const fs::path& folder) {
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
+    if (entry.is_regular_file(ec)) bytes += entry.file_size(ec);
+  }
+  return bytes;
+}
+
+std::int64_t tensorBytes(const NamedTensors& tensors, bool trainable_only) {
+  std::int64_t bytes = 0;
+  for (const auto& [name, t] : tensors) {
+    if (!trainable_only || t.requires_grad())
+      bytes += t.numel() * static_cast<std::int64_t>(t.element_size());
+  }
+  return bytes;
+}
+
+std::string megabytes(std::uintmax_t bytes) {
+  std::ostringstream s;
+  s.precision(1);
+  s << std::fixed << static_cast<double>(bytes) / 1e6 << " MB";
+  return s.str();
 }
 
 // Exclusive lock on the run directory for the life of the trainer. flock is released by the
@@ -155,9 +197,12 @@ class TrainingLoop {
         m_log(run.logsDir(), group ? group->rank() : 0, group != nullptr) {}
   ~TrainingLoop() { setBatchMeanReducer(nullptr); }
 
+  /// Trains to the end; a write refused by a full disk becomes a `disk_full` error.
   int run();
 
  private:
+  int runSteps();
+  TrainingError diskFullError(const std::string& what) const;
   void setUp();
   void checkUnsupported();
   void reportDataSkips(const std::vector<data::SkippedFile>& skips);
@@ -170,6 +215,7 @@ class TrainingLoop {
   void saveCheckpoint();
   void writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state);
   void loadCheckpoint(std::int64_t step);
+  void loadInitialWeights();
   void truncateMetricsAfter(std::int64_t step);
   // Work only rank 0 does (validation, checkpoint files, the data index): the others wait for it.
   template <class F>
@@ -218,6 +264,18 @@ class TrainingLoop {
   std::unique_ptr<data::ClipLoader> m_loader;
   std::unique_ptr<core::MetricsWriter> m_metrics;
 
+  // Fault injection for the tests of the non-finite guard (TB_FAULT_NONFINITE="S:N": the loss of
+  // the first N step attempts from step S on reads as NaN, on every rank).
+  struct Fault {
+    std::int64_t nonfinite_from = 0;
+    std::int64_t nonfinite_left = 0;
+  } m_fault = faultFromEnvironment();
+  static Fault faultFromEnvironment() {
+    Fault f;
+    const char* text = std::getenv("TB_FAULT_NONFINITE");
+    if (text != nullptr && std::sscanf(text, "%ld:%ld", &f.nonfinite_from, &f.nonfinite_left) != 2) f = Fault{};
+    return f;
+  }
   std::int64_t m_step = 0;  // optimizer steps done
   std::int64_t m_batches = 0;  // batches this rank's loader has handed out (skipped steps included)
   double m_lr_scale = 1.0;  // lowered by rollbacks
@@ -350,6 +408,9 @@ void TrainingLoop::validate() {
 // reference/: the classic VQ codec at this tokenizer's grid and bits, fitted on the training
 // clips and scored on the validation clips as validate() scores the tokenizer. A failure costs
 // the reference line only, never the run.
+// The reference is fitted on the CPU whatever train.device says: it runs once per run, its
+// k-means++ seeding reads distances on the host, and a CPU fit gives the same codec for a seed on
+// every machine, so references of runs on different devices compare.
 void TrainingLoop::fitReference() {
   try {
     baseline::ReferenceFitOptions options;
@@ -417,8 +478,9 @@ void TrainingLoop::saveCheckpoint() {
 }
 
 void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
-  const std::map<std::string, std::string> meta = {{"step", std::to_string(m_step)},
-                                                   {"format", "tokenbench-adamw"}};
+  // state_version 2: every parameter has a ".step" entry (0: never updated).
+  const std::map<std::string, std::string> meta = {
+      {"step", std::to_string(m_step)}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
   const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
     weights::saveStateDict(*m_tokenizer, dir / "model.safetensors",
                            {{"step", std::to_string(m_step)}, {"format", "tokenbench-tokenizer"}});
@@ -460,27 +522,50 @@ void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state, const Na
 void TrainingLoop::loadCheckpoint(std::int64_t step) {
   const fs::path dir = m_store.folder(step);
   try {
+    // Every tensor a resume restores must be there with its dtype and shape: a resume that
+    // quietly starts an optimizer or the RNG afresh is not the run it continues.
+    auto loadOptimizer = [&](ShardedAdamW& optimizer, const fs::path& file, bool updated_since_start) {
+      try {
+        const core::SafetensorsFile f = core::SafetensorsFile::read(file);
+        const auto& meta = f.metadata();
+        const auto format = meta.find("format");
+        if (format == meta.end() || format->second != "tokenbench-adamw")
+          throw std::runtime_error("not a Tokenbench optimizer state (metadata format is not \"tokenbench-adamw\")");
+        NamedTensors state;
+        for (const auto& info : f.tensors()) state.emplace_back(info.name, weights::readTensor(f, info));
+        // Checkpoints written before state_version 2 list only the parameters that were updated
+        // (they stay resumable); an empty one after steps that updated every parameter is not.
+        const bool listed = meta.count("state_version") > 0;
+        if (!listed && state.empty() && updated_since_start)
+          throw std::runtime_error("no optimizer state, but the checkpoint is past step 0");
+        optimizer.loadState(state, listed);
+      } catch (const weights::WeightsError&) {
+        throw;  // names the file already
+      } catch (const std::exception& e) {
+        throw std::runtime_error(file.string() + ": " + e.what());
+      }
+    };
     weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
-    m_optimizer->loadState(weights::loadTensors(dir / "optimizer.safetensors"));
+    loadOptimizer(*m_optimizer, dir / "optimizer.safetensors", step > 0);
     if (m_discr) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
         weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
-        m_discr_optimizer->loadState(weights::loadTensors(dir / "discr_optimizer.safetensors"));
+        loadOptimizer(*m_discr_optimizer, dir / "discr_optimizer.safetensors", false);
       } else {
         m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
       }
     }
-    for (const auto& [name, state] : weights::loadTensors(dir / "rng.safetensors")) {
-      if (name == "cpu_generator") {
-        at::Generator generator = at::detail::getDefaultCPUGenerator();
-        std::lock_guard<std::mutex> guard(generator.mutex());
-        generator.set_state(state);
-      } else if (name == "cuda_generator" && m_device.is_cuda()) {
-        // A checkpoint moves between devices: the CUDA stream of random numbers continues only
-        // on CUDA (the training loop draws from the CPU generator, whatever the device).
-        compat::setCudaRngState(m_device.index(), state);
-      }
+    {
+      // Exactly the generator states a checkpoint holds: the CPU's, and the CUDA device's when it
+      // was written on one (applied only when training on CUDA: the loop draws from the CPU
+      // generator whatever the device, so a checkpoint moves between devices).
+      at::Generator generator = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> guard(generator.mutex());
+      const auto rng = weights::loadExpectedTensors(dir / "rng.safetensors", {{"cpu_generator", generator.get_state()}},
+                                                    {"cuda_generator"});
+      generator.set_state(rng.front().second);
+      if (rng.size() > 1 && m_device.is_cuda()) compat::setCudaRngState(m_device.index(), rng[1].second);
     }
     std::ifstream in(dir / "state.json");
     const Json state = Json::parse(in);
@@ -507,13 +592,39 @@ void TrainingLoop::loadCheckpoint(std::int64_t step) {
     restoreScaler(m_steps->discriminatorLossScaler(), "discr_loss_scale");
     m_ema.clear();
     if (state.value("ema_active", false)) {
-      for (auto& [name, t] : weights::loadTensors(dir / "ema.safetensors")) m_ema.emplace_back(name, t.to(m_device));
+      NamedTensors expected;
+      for (const auto& p : m_tokenizer->named_parameters())
+        expected.emplace_back(p.key(), p.value());
+      m_ema = weights::loadExpectedTensors(dir / "ema.safetensors", expected);
+      for (auto& [name, t] : m_ema) t = t.to(m_device);
     }
   } catch (const std::exception& e) {
     throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
                         "delete that folder to resume from the previous checkpoint");
   }
   m_last_checkpoint = m_step;
+}
+
+// train.init_checkpoint: a new run starts from another checkpoint's weights (fine-tuning, an
+// imported magvit2-pytorch tokenizer); its step, optimiser state and RNG stay those of a new run.
+void TrainingLoop::loadInitialWeights() {
+  const std::string& source = m_train.init_checkpoint;
+  try {
+    const fs::path dir = resolveCheckpointFolder(source);
+    // Weights trained on [0, 1] frames fed [-1, 1] ones would train on, silently wrong.
+    const core::ConfigLoad theirs = core::loadRunConfig(dir / "config.json");
+    if (theirs.ok() && theirs.config.model.pixel_range != m_config.model.pixel_range)
+      throw std::runtime_error("its model.pixel_range is " + theirs.config.model.pixel_range +
+                               ", this run's " + m_config.model.pixel_range);
+    weights::loadStateDict(*m_tokenizer, dir / "model.safetensors", true);
+    if (m_discr && fs::exists(dir / "discriminator.safetensors"))
+      weights::loadStateDict(*m_discr, dir / "discriminator.safetensors", true);
+    m_log("weights from " + dir.string());
+  } catch (const std::exception& e) {
+    throw TrainingError("init_checkpoint_invalid",
+                        "train.init_checkpoint " + source + ": " + e.what(),
+                        "give a checkpoint folder whose config.json has this run's model section");
+  }
 }
 
 // Rows logged after the checkpoint a run resumes from are replaced by the resumed run's own.
@@ -533,6 +644,49 @@ void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
 }
 
 int TrainingLoop::run() {
+  try {
+    return runSteps();
+  } catch (const TrainingError&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (isDiskFull(e)) throw diskFullError(e.what());
+    throw;
+  }
+}
+
+// The message names the file the disk refused; the hint says how much room the next checkpoint
+// needs: the newest checkpoint's size, else the tensors a checkpoint holds (weights, EMA, both
+// AdamW moments, the discriminator's likewise).
+TrainingError TrainingLoop::diskFullError(const std::string& what) const {
+  std::uintmax_t needed = 0;
+  std::string basis;
+  if (const auto latest = m_store.latest()) {
+    needed = folderBytes(m_store.folder(*latest));
+    basis = "the size of checkpoints/step_" + std::to_string(*latest);
+  } else {
+    const NamedTensors model = weights::stateDict(*m_tokenizer);
+    std::int64_t bytes = tensorBytes(model, false) +
+                         (m_train.ema ? 1 : 0) * tensorBytes(model, true) +
+                         2 * tensorBytes(model, true);
+    if (m_discr) {
+      const NamedTensors discr = weights::stateDict(*m_discr);
+      bytes += tensorBytes(discr, false) + 2 * tensorBytes(discr, true);
+    }
+    needed = static_cast<std::uintmax_t>(bytes);
+    basis = "estimated from the model";
+  }
+  std::error_code ec;
+  const fs::space_info space = fs::space(m_run.root(), ec);
+  const std::string free_text = ec ? std::string("too little") : megabytes(space.available);
+  return TrainingError(
+      "disk_full", what,
+      "the file system of " + m_run.root().string() + " is full (" + free_text +
+          " free); the next checkpoint needs about " + megabytes(needed) + " (" + basis +
+          "). Free space there, then resume with --resume: the run continues from its newest "
+          "complete checkpoint");
+}
+
+int TrainingLoop::runSteps() {
   const auto session_start = Clock::now();
   m_run.create();
   // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
@@ -547,15 +701,19 @@ int TrainingLoop::run() {
   checkUnsupported();
   setUp();
 
+  bool resumed = false;
   if (m_options.resume) {
     if (auto latest = m_store.latest()) {
       loadCheckpoint(*latest);
       m_log("resumed from checkpoints/step_" + std::to_string(*latest));
+      resumed = true;
     } else {
       m_log("no complete checkpoint to resume from: starting at step 0");
     }
   }
-  if (m_step == 0 && m_config.model.quantizer.data_init) {
+  if (!resumed && !m_train.init_checkpoint.empty()) loadInitialWeights();
+  if (m_step == 0 && m_train.init_checkpoint.empty() && m_config.model.quantizer.data_init) {
+    // Loaded initial weights keep their own scale.
     // The same first clips on every rank (samples are functions of their position), so the
     // ranks' tokenizers stay identical.
     std::vector<torch::Tensor> first;
@@ -591,6 +749,7 @@ int TrainingLoop::run() {
   int summed = 0;
   double data_wait = 0, comm = 0;
   int consecutive_bad = 0;
+  int rollbacks_without_checkpoint = 0;
   bool state_logged = false;
   auto interval_start = Clock::now();
   std::string status = "completed";
@@ -628,7 +787,13 @@ int TrainingLoop::run() {
       }
     };
     for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-      const data::LoadedBatch batch = m_loader->next();  // a DataError is a TrainingError
+      data::LoadedBatch batch;
+      try {
+        batch = m_loader->next();
+      } catch (const TrainingError&) {  // a DataError: the files that failed are named first
+        reportDataSkips(m_dataset->takeNewSkips());
+        throw;
+      }
       ++m_batches;
       data_wait += batch.wait_s;
       // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
@@ -669,6 +834,10 @@ int TrainingLoop::run() {
     } else {
       checkpoint_now = m_control.checkpoint.exchange(false);
     }
+    if (m_fault.nonfinite_left > 0 && next >= m_fault.nonfinite_from) {
+      --m_fault.nonfinite_left;
+      values[1].second = std::numeric_limits<double>::quiet_NaN();
+    }
     const double loss_value = values[1].second;
     const LossScaler* scaler = m_steps->lossScaler();
     if (overflow && scaler != nullptr && scaler->scale() >= 1.0) {
@@ -695,6 +864,17 @@ int TrainingLoop::run() {
                                               " non-finite steps in a row and no checkpoint to roll back to",
                               "lower train.lr or raise train.warmup_steps");
         }
+        // A cause that the learning rate does not fix (broken weights or data) would roll back for
+        // ever: after nan_max_rollbacks without a new checkpoint the run ends.
+        if (rollbacks_without_checkpoint >= m_train.nan_max_rollbacks) {
+          throw TrainingError("diverged",
+                              std::to_string(rollbacks_without_checkpoint) +
+                                  " rollbacks to checkpoints/step_" + std::to_string(*latest) +
+                                  " in a row and the steps after it are still non-finite",
+                              "lower train.lr, raise train.warmup_steps, or look for NaN in the data and "
+                              "weight files (see docs/troubleshooting.md)");
+        }
+        ++rollbacks_without_checkpoint;
         const double scale = m_lr_scale * m_train.nan_lr_scale;
         loadCheckpoint(*latest);
         m_loader->restart(m_batches);
@@ -752,6 +932,7 @@ int TrainingLoop::run() {
     if (periodic || checkpoint_now) {
       m_elapsed_before += secondsSince(session_start);
       saveCheckpoint();
+      rollbacks_without_checkpoint = 0;
       m_elapsed_before -= secondsSince(session_start);
     }
   }

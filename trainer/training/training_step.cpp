@@ -2,6 +2,7 @@
 
 #include "trainer/distributed/gradient_reducer.h"
 #include "trainer/distributed/rank_group.h"
+#include "trainer/models/pixel_range.h"
 
 #include "trainer/torch_compat.h"
 
@@ -193,11 +194,13 @@ void TrainingStep::zeroGrad(bool gan) {
 }
 
 // Frame discriminators judge one frame per clip (`frame_pick[b]` of clip b); the video
-// discriminator whole clips.
+// discriminator whole clips. Both in the pixel range of the tokenizer's weights (an imported
+// magvit2-pytorch discriminator was trained on [0, 1] frames).
 torch::Tensor TrainingStep::discriminatorInput(const torch::Tensor& clips,
                                                const torch::Tensor& frame_pick) const {
-  if (m_discr->takesVideo()) return clips;
-  return framesAt(clips, frame_pick);
+  const PixelRange range = parsePixelRange(m_config.model.pixel_range);
+  if (m_discr->takesVideo()) return toPixelRange(clips, range);
+  return toPixelRange(framesAt(clips, frame_pick), range);
 }
 
 // The generator's hinge GAN term on the reconstruction; the discriminator's own parameters

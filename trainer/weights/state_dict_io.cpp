@@ -1,5 +1,6 @@
 #include "trainer/weights/state_dict_io.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -129,42 +130,84 @@ void saveStateDict(const torch::nn::Module& module, const std::filesystem::path&
   saveTensors(stateDict(module), path, metadata);
 }
 
-LoadReport loadStateDict(torch::nn::Module& module, const std::filesystem::path& path,
-                         bool strict) {
-  const auto file = core::SafetensorsFile::read(path);
+namespace {
+
+// Throws WeightsError unless the file's entry for `target` has its shape and dtype.
+void checkMatches(const std::filesystem::path& path, const core::TensorInfo& info,
+                  const torch::Tensor& target, const char* owner) {
+  torch::ScalarType type;
+  try {
+    type = toTorchDType(info.dtype);
+  } catch (const WeightsError& e) {
+    throw WeightsError(path.string() + ": tensor '" + info.name + "': " + e.what());
+  }
+  if (c10::IntArrayRef(info.shape) != target.sizes())
+    throw WeightsError(path.string() + ": tensor '" + info.name + "': shape " +
+                       shapeText(info.shape) + " in the file, " + shapeText(target.sizes()) +
+                       " in the " + owner);
+  if (type != target.scalar_type())
+    throw WeightsError(path.string() + ": tensor '" + info.name + "': dtype " +
+                       std::string(core::dtypeName(info.dtype)) + " in the file, " +
+                       c10::toString(target.scalar_type()) + " in the " + owner);
+}
+
+// Names of `expected` missing from `file`, and names of `file` not in `expected`.
+LoadReport compareNames(const core::SafetensorsFile& file, const NamedTensors& expected) {
   LoadReport report;
-  auto targets = stateDict(module);
   std::set<std::string> known;
-  for (auto& [name, target] : targets) {
+  for (const auto& [name, target] : expected) {
     known.insert(name);
-    const auto* info = file.find(name);
-    if (!info) {
-      report.missing.push_back(name);
-      continue;
-    }
-    torch::ScalarType type;
-    try {
-      type = toTorchDType(info->dtype);
-    } catch (const WeightsError& e) {
-      throw WeightsError(path.string() + ": tensor '" + name + "': " + e.what());
-    }
-    if (c10::IntArrayRef(info->shape) != target.sizes())
-      throw WeightsError(path.string() + ": tensor '" + name + "': shape " +
-                         shapeText(info->shape) + " in the file, " + shapeText(target.sizes()) +
-                         " in the model");
-    if (type != target.scalar_type())
-      throw WeightsError(path.string() + ": tensor '" + name + "': dtype " +
-                         std::string(core::dtypeName(info->dtype)) + " in the file, " +
-                         c10::toString(target.scalar_type()) + " in the model");
+    if (!file.find(name)) report.missing.push_back(name);
   }
   for (const auto& info : file.tensors())
     if (!known.count(info.name)) report.unexpected.push_back(info.name);
+  return report;
+}
+
+void throwMismatch(const std::filesystem::path& path, const LoadReport& report, const char* what) {
+  std::ostringstream s;
+  s << path.string() << ": " << what << ":";
+  for (const auto& n : report.missing) s << " missing '" << n << "';";
+  for (const auto& n : report.unexpected) s << " unexpected '" << n << "';";
+  throw WeightsError(s.str());
+}
+
+}  // namespace
+
+NamedTensors loadExpectedTensors(const std::filesystem::path& path, const NamedTensors& expected,
+                                 const std::vector<std::string>& optional) {
+  const auto file = core::SafetensorsFile::read(path);
+  LoadReport report = compareNames(file, expected);
+  const auto is_optional = [&](const std::string& name) {
+    return std::find(optional.begin(), optional.end(), name) != optional.end();
+  };
+  report.unexpected.erase(std::remove_if(report.unexpected.begin(), report.unexpected.end(), is_optional),
+                          report.unexpected.end());
+  if (!report.missing.empty() || !report.unexpected.empty()) {
+    throwMismatch(path, report, "tensors are not the ones expected");
+  }
+  NamedTensors out;
+  for (const auto& [name, target] : expected) {
+    const core::TensorInfo& info = *file.find(name);
+    checkMatches(path, info, target, "run");
+    out.emplace_back(name, readTensor(file, info));
+  }
+  for (const auto& name : optional) {
+    if (const core::TensorInfo* info = file.find(name)) out.emplace_back(name, readTensor(file, *info));
+  }
+  return out;
+}
+
+LoadReport loadStateDict(torch::nn::Module& module, const std::filesystem::path& path,
+                         bool strict) {
+  const auto file = core::SafetensorsFile::read(path);
+  auto targets = stateDict(module);
+  for (auto& [name, target] : targets) {
+    if (const auto* info = file.find(name)) checkMatches(path, *info, target, "model");
+  }
+  const LoadReport report = compareNames(file, targets);
   if (strict && (!report.missing.empty() || !report.unexpected.empty())) {
-    std::ostringstream s;
-    s << path.string() << ": weights do not match the model:";
-    for (const auto& n : report.missing) s << " missing '" << n << "';";
-    for (const auto& n : report.unexpected) s << " unexpected '" << n << "';";
-    throw WeightsError(s.str());
+    throwMismatch(path, report, "weights do not match the model");
   }
   torch::NoGradGuard no_grad;
   for (auto& [name, target] : targets) {

@@ -60,6 +60,13 @@ struct LoadReport {
   std::vector<std::string> unexpected;  ///< in the file, not in the module (ignored)
 };
 
+/// The tensors of `path`, which must be exactly those of `expected` (by name), each with the
+/// dtype and shape of its namesake there, plus any of `optional` the file has (as stored, after
+/// the expected ones). Throws WeightsError naming the file and the tensors missing, unexpected
+/// or mismatched. For state a resume restores whole (EMA weights, RNG).
+NamedTensors loadExpectedTensors(const std::filesystem::path& path, const NamedTensors& expected,
+                                 const std::vector<std::string>& optional = {});
+
 /// Copies the file's tensors into the module's parameters and buffers (on their devices), without
 /// recording gradients. A shape or dtype mismatch always throws WeightsError naming the tensor,
 /// both shapes/dtypes and the file; with `strict`, so do missing and unexpected names (all listed).
