@@ -687,7 +687,6 @@ TrainingError TrainingLoop::diskFullError(const std::string& what) const {
 }
 
 int TrainingLoop::runSteps() {
-  const auto session_start = Clock::now();
   m_run.create();
   // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
   std::unique_ptr<RunLock> lock;
@@ -740,6 +739,9 @@ int TrainingLoop::runSteps() {
     }
   }
 
+  // The time budget is training time: setting up, resuming and fitting the reference (seconds to
+  // minutes before step 0) do not spend it.
+  const auto session_start = Clock::now();
   const double budget = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
   const std::int64_t total = m_train.max_steps;
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
