@@ -80,6 +80,7 @@ std::optional<CompareReport> CompareReport::load(const QString& directory, QStri
     t.checkpoint = o.value(QLatin1String("checkpoint")).toString();
     t.weights = o.value(QLatin1String("weights")).toString();
     t.modelKind = o.value(QLatin1String("model_kind")).toString();
+    t.label = o.value(QLatin1String("label")).toString();
     if (t.name.isEmpty()) return fail(QObject::tr("a tokenizer without a \"name\""));
     report.m_tokenizers.append(t);
   }

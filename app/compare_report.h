@@ -34,7 +34,11 @@ struct CompareTokenizer {
   QString name;        ///< column name, also the PNG strip's file name
   QString checkpoint;  ///< checkpoint folder the trainer loaded
   QString weights;     ///< which weights ("ema", "model", ...)
-  QString modelKind;   ///< "magvit2", "vqgan", ...
+  QString modelKind;   ///< "magvit2", "vqgan", "classic_vq" ...
+  QString label;       ///< what it is, for a reference codec ("classic VQ, 10 bits/token"); else ""
+
+  /// The label, else the model kind.
+  QString description() const { return label.isEmpty() ? modelKind : label; }
 };
 
 /// One compared clip.

@@ -2,8 +2,9 @@
 # How fast a configuration learns, on real footage it has never seen: cuts clips from the video
 # files given (centre square crop, resized, lossless FFV1), trains on the --train sources for a
 # wall-clock budget (validating on the held-out clips: the window's held-out PSNR curve), then
-# prints PSNR and SSIM by frame position and overall on every clip of the --held-out sources
-# (other videos, never trained on), for the untrained tokenizer and the trained one.
+# prints PSNR and SSIM by frame position, by source and overall on every clip of the --held-out
+# sources (other videos, never trained on), for the untrained tokenizer, the classic VQ reference
+# at the same token grid and bits (tokenbench-trainer baseline), and the trained tokenizer.
 #
 # Usage: bench/learning.sh [--build DIR] [--preset NAME] [--budget 20m] [--set KEY=VALUE ...]
 #                          [--size 64] [--frames 17] [--weights ema|raw] [--work DIR]
@@ -110,30 +111,49 @@ start=$(date +%s)
 seconds=$(($(date +%s) - start))
 steps=$(tail -1 "$work/train.events" | jq -r '.step')
 
-# The same tokenizer untrained (the run's own initialisation), then trained.
+# The same tokenizer untrained (the run's own initialisation), then trained, beside the classic
+# VQ reference at its token grid and bits (the run's own when train.reference_codec fitted it,
+# else fitted now on the same training videos).
 rm -rf "$work/untrained" "$work/review"
 "$trainer" init --config "$work/run/config.json" --out "$work/untrained" >/dev/null
+reference=$work/run/reference
+if [ ! -f "$reference/codec.safetensors" ]; then
+  reference=$work/reference
+  rm -rf "$reference"
+  "$trainer" baseline --config "$work/run/config.json" --out "$reference" >/dev/null 2>"$work/baseline.log" || {
+    echo "learning.sh: baseline failed (log: $work/baseline.log):" >&2; tail -5 "$work/baseline.log" >&2; exit 1; }
+fi
+label=$(jq -r '.name' "$reference/reference.json")
 review=$work/review
 raw=()
 [ "$weights" = raw ] && raw=(--raw-weights)
-"$trainer" compare --checkpoint "untrained=$work/untrained" --checkpoint "trained=$work/run" "${raw[@]}" \
-  --data "$work/held-out" --clips "$n_held" --out "$review" >/dev/null
+"$trainer" compare --checkpoint "untrained=$work/untrained" --checkpoint "reference=$reference" \
+  --checkpoint "trained=$work/run" "${raw[@]}" --data "$work/held-out" --clips "$n_held" --out "$review" >/dev/null
 report=$review/metrics.json
 
 echo
 echo "preset $preset${sets[*]:+ (${sets[*]})}: $steps steps in $seconds s (budget $budget), $weights weights"
 echo "held-out: $n_held clips of $frames frames from ${#held[@]} videos never trained on"
+echo "reference: $label ($reference)"
 echo
-printf '%-6s %17s %17s\n' "" untrained trained
-printf '%-6s %8s %8s %8s %8s\n' frame "PSNR dB" SSIM "PSNR dB" SSIM
+printf '%-14s %17s %17s %17s\n' "" untrained reference trained
+printf '%-14s %8s %8s %8s %8s %8s %8s\n' frame "PSNR dB" SSIM "PSNR dB" SSIM "PSNR dB" SSIM
+row() {  # NAME then three PSNR/SSIM pairs
+  printf '%-14s %8.2f %8.3f %8.2f %8.3f %8.2f %8.3f\n' "$@"
+}
 jq -r '.per_frame as $p | range(0; $p.trained.psnr | length) as $t |
-  "\($t)\t\($p.untrained.psnr[$t])\t\($p.untrained.ssim[$t])\t\($p.trained.psnr[$t])\t\($p.trained.ssim[$t])"' "$report" |
-  while IFS=$'\t' read -r t p0 s0 p1 s1; do
-    printf '%-6s %8.2f %8.3f %8.2f %8.3f\n' "$t" "$p0" "$s0" "$p1" "$s1"
-  done
-jq -r '.mean | "all\t\(.untrained.psnr)\t\(.untrained.ssim)\t\(.trained.psnr)\t\(.trained.ssim)"' "$report" |
-  while IFS=$'\t' read -r t p0 s0 p1 s1; do
-    printf '%-6s %8.2f %8.3f %8.2f %8.3f\n' "$t" "$p0" "$s0" "$p1" "$s1"
-  done
+  "\($t)\t\($p.untrained.psnr[$t])\t\($p.untrained.ssim[$t])\t\($p.reference.psnr[$t])\t\($p.reference.ssim[$t])\t\($p.trained.psnr[$t])\t\($p.trained.ssim[$t])"' "$report" |
+  while IFS=$'\t' read -r t a b c d e f; do row "$t" "$a" "$b" "$c" "$d" "$e" "$f"; done
+# Per source video (held-out clips are named <source>_<k>), then every clip.
+jq -r '[.clips[] | {s: (.source | sub("_[0-9]+\\.[a-z0-9]+$"; "")), m: .metrics}] | group_by(.s)[] |
+  (length) as $n | "\(.[0].s)\t\(map(.m.untrained.psnr) | add / $n)\t\(map(.m.untrained.ssim) | add / $n)\t\(map(.m.reference.psnr) | add / $n)\t\(map(.m.reference.ssim) | add / $n)\t\(map(.m.trained.psnr) | add / $n)\t\(map(.m.trained.ssim) | add / $n)"' "$report" |
+  while IFS=$'\t' read -r t a b c d e f; do row "$t" "$a" "$b" "$c" "$d" "$e" "$f"; done
+jq -r '.mean | "all\t\(.untrained.psnr)\t\(.untrained.ssim)\t\(.reference.psnr)\t\(.reference.ssim)\t\(.trained.psnr)\t\(.trained.ssim)"' "$report" |
+  while IFS=$'\t' read -r t a b c d e f; do row "$t" "$a" "$b" "$c" "$d" "$e" "$f"; done
+echo
+# The validation curve during training: held-out PSNR and codebook usage at each validation.
+echo "validation during training (step, valid/psnr, valid/ssim, valid/codebook_usage):"
+jq -r 'select(has("valid/psnr")) | "\(.step)\t\(.["valid/psnr"])\t\(.["valid/ssim"])\t\(.["valid/codebook_usage"])"' \
+  "$work/run/metrics.jsonl" | while IFS=$'\t' read -r st p ss u; do printf '  %6s %8.2f %8.3f %8.3f\n' "$st" "$p" "$ss" "$u"; done
 echo
 echo "run: $work/run   review: $review (grid.png, metrics.json)"

@@ -134,11 +134,21 @@ void checkMagvit(const RunConfig& c, std::vector<ConfigError>& errors) {
                                              std::to_string(space) + " compress_space layers), got " +
                                              std::to_string(c.data.image_size)});
   }
+  if (c.data.train_crop > 0 && c.data.train_crop % space_factor != 0) {
+    errors.push_back({"data.train_crop", "must be divisible by " + std::to_string(space_factor) +
+                                             " (" + std::to_string(space) +
+                                             " compress_space layers), got " +
+                                             std::to_string(c.data.train_crop)});
+  }
   const long long time_factor = 1LL << std::min(time, 30);
-  if (c.data.num_frames > 1 && (c.data.num_frames - 1) % time_factor != 0) {
-    errors.push_back({"data.num_frames", "must be 1 + k * " + std::to_string(time_factor) + " (" +
-                                             std::to_string(time) + " compress_time layers), got " +
-                                             std::to_string(c.data.num_frames)});
+  for (const auto& [key, frames] :
+       {std::pair<const char*, int>{"data.num_frames", c.data.num_frames},
+        std::pair<const char*, int>{"data.train_frames", c.data.train_frames}}) {
+    if (frames > 1 && (frames - 1) % time_factor != 0) {
+      errors.push_back({key, "must be 1 + k * " + std::to_string(time_factor) + " (" +
+                                 std::to_string(time) + " compress_time layers), got " +
+                                 std::to_string(frames)});
+    }
   }
   for (const char* key : {"input_conv_kernel", "output_conv_kernel"}) {
     const auto& k = std::string(key) == "input_conv_kernel" ? m.input_conv_kernel : m.output_conv_kernel;
@@ -232,6 +242,16 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   }
   if (d.type == "images" && d.num_frames != 1) {
     errors.push_back({"data.num_frames", "must be 1 when data.type is \"images\", got " + std::to_string(d.num_frames)});
+  }
+  if (d.train_crop > d.image_size) {
+    errors.push_back({"data.train_crop", "must be at most data.image_size (" +
+                                             std::to_string(d.image_size) + "), got " +
+                                             std::to_string(d.train_crop)});
+  }
+  if (d.train_frames > d.num_frames) {
+    errors.push_back({"data.train_frames", "must be at most data.num_frames (" +
+                                               std::to_string(d.num_frames) + "), got " +
+                                               std::to_string(d.train_frames)});
   }
   if (config.model.kind == "magvit2") {
     checkMagvit(config, errors);

@@ -42,6 +42,8 @@ struct DataConfig {
   bool hflip = true;
   double valid_fraction = 0.1;
   int synthetic_clips = 2048;
+  int train_crop = 0;
+  int train_frames = 0;
   int workers = 2;
   int prefetch = 4;
 
@@ -72,6 +74,21 @@ struct DataConfig {
     v.field("crop", crop, FieldSpec("Square crop after resizing the short side to image_size")
                               .choices({"random", "center"}));
     v.field("hflip", hflip, FieldSpec("Flip clips horizontally at random (training split only)"));
+    v.field(
+        "train_crop", train_crop,
+        FieldSpec("Side of the square training crops, taken at random from the frames resized to "
+                  "image_size (the tokenizer is convolutional: smaller crops, many more clips per "
+                  "second); 0: image_size. Validation, compare and tokenize see whole frames")
+            .unit("pixels")
+            .min(0)
+            .max(4096));
+    v.field("train_frames", train_frames,
+            FieldSpec(
+                "Frames of each training clip (a random window of the video, its first frame coded "
+                "alone as a clip's first frame is); 0: num_frames. Validation uses num_frames")
+                .unit("frames")
+                .min(0)
+                .max(1024));
     v.field("valid_fraction", valid_fraction,
             FieldSpec("Share of data.path's files (seeded split) held out for validation when "
                       "data.valid_path is empty").min(0).max(0.9));
@@ -100,6 +117,7 @@ struct QuantizerConfig {
   bool vq_ema = false;
   double vq_ema_decay = 0.99;
   int vq_dead_code_threshold = 2;
+  bool data_init = false;
 
   template <class V>
   void describe(V& v) {
@@ -139,7 +157,14 @@ struct QuantizerConfig {
     v.field("vq_dead_code_threshold", vq_dead_code_threshold,
             FieldSpec("Codes used fewer times than this over a window are restarted from recent "
                       "encoder outputs; 0 turns restarts off")
-                .unit("uses").min(0));
+                .unit("uses")
+                .min(0));
+    v.field(
+        "data_init", data_init,
+        FieldSpec("Data-dependent initialisation: before the first step of a new run, scale and "
+                  "shift the quantizer's input projection so that each code dimension has zero "
+                  "mean and unit variance on the first training batch (lfq, fsq and vq with a "
+                  "projection)"));
   }
 };
 
@@ -198,6 +223,7 @@ struct ModelConfig {
   std::vector<int> input_conv_kernel = {7, 7, 7};
   std::vector<int> output_conv_kernel = {3, 3, 3};
   int residual_conv_kernel = 3;
+  double residual_gate_bias = -10.0;
   bool separate_first_frame_encoding = false;
   std::string time_padding = "zeros";
   std::string pixel_range = "minus_one_one";
@@ -231,6 +257,14 @@ struct ModelConfig {
             FieldSpec("Output convolution kernel [t, h, w]").length(3).min(1).max(15));
     v.field("residual_conv_kernel", residual_conv_kernel,
             FieldSpec("Kernel of the causal convolutions in residual blocks").min(1).max(15));
+    v.field(
+        "residual_gate_bias", residual_gate_bias,
+        FieldSpec("Initial bias of the residual units' squeeze-excite gates (a sigmoid). "
+                  "magvit2-pytorch's -10 shuts them: every residual unit starts as the identity "
+                  "and opens by about train.lr per step, so for thousands of steps the tokenizer "
+                  "is nearly linear; 0 starts them half open")
+            .min(-20)
+            .max(20));
     v.field("separate_first_frame_encoding", separate_first_frame_encoding,
             FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)"));
     v.field("time_padding", time_padding,
@@ -345,6 +379,7 @@ struct TrainConfig {
   int log_every = 10;
   int valid_every = 500;
   int valid_clips = 8;
+  bool reference_codec = false;
   int sample_every = 500;
   int checkpoint_every = 1000;
   int checkpoint_total_limit = 3;
@@ -400,9 +435,18 @@ struct TrainConfig {
     v.field("ema_start_step", ema_start_step,
             FieldSpec("Step at which the EMA copies the weights and starts averaging").unit("steps").min(0));
     v.field("log_every", log_every, FieldSpec("Steps between metric rows").unit("steps").min(1));
-    v.field("valid_every", valid_every, FieldSpec("Steps between validations; 0 never").unit("steps").min(0));
-    v.field("valid_clips", valid_clips, FieldSpec("Held-out clips per validation").unit("clips").min(1));
-    v.field("sample_every", sample_every, FieldSpec("Steps between sample GIFs; 0 never").unit("steps").min(0));
+    v.field("valid_every", valid_every,
+            FieldSpec("Steps between validations; 0 never").unit("steps").min(0));
+    v.field("valid_clips", valid_clips,
+            FieldSpec("Held-out clips per validation").unit("clips").min(1));
+    v.field(
+        "reference_codec", reference_codec,
+        FieldSpec(
+            "Before the first step, fit the classic VQ reference codec (k-means of pixel blocks at "
+            "this tokenizer's token grid and bits) on the training data into <run>/reference, "
+            "scored on the validation clips: the window draws its PSNR beside valid/psnr"));
+    v.field("sample_every", sample_every,
+            FieldSpec("Steps between sample GIFs; 0 never").unit("steps").min(0));
     v.field("checkpoint_every", checkpoint_every,
             FieldSpec("Steps between checkpoints; 0 only at the end").unit("steps").min(0));
     v.field("checkpoint_total_limit", checkpoint_total_limit,

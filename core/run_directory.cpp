@@ -51,6 +51,8 @@ fs::path RunDirectory::eventsFile() const { return m_root / "events.jsonl"; }
 fs::path RunDirectory::codebookDir() const { return m_root / "codebook"; }
 fs::path RunDirectory::checkpointsDir() const { return m_root / "checkpoints"; }
 fs::path RunDirectory::logsDir() const { return m_root / "logs"; }
+fs::path RunDirectory::referenceDir() const { return m_root / "reference"; }
+fs::path RunDirectory::referenceInfoFile() const { return referenceDir() / "reference.json"; }
 
 fs::path RunDirectory::checkpointDir(std::int64_t step) const {
   requireNonNegative(step);

@@ -17,6 +17,9 @@
 //         COMPLETE         written last; a folder without it is incomplete and ignored
 //       .step_<N>.tmp/     being written; renamed to step_<N> when complete
 //     logs/                one log per rank
+//     reference/           the classic VQ reference codec fitted for this run's configuration
+//                          (train.reference_codec or `tokenbench-trainer baseline`): config.json,
+//                          codec.safetensors, reference.json (see ReferenceCodecInfo)
 //
 // RunDirectory only computes paths and inspects/creates folders; it owns no open files.
 
@@ -38,16 +41,18 @@ class RunDirectory {
   explicit RunDirectory(std::filesystem::path root);
 
   const std::filesystem::path& root() const { return m_root; }
-  std::filesystem::path configFile() const;      ///< <root>/config.json
-  std::filesystem::path metricsFile() const;     ///< <root>/metrics.jsonl
-  std::filesystem::path indexCacheFile() const;  ///< <root>/data_index.json
-  std::filesystem::path lockFile() const;        ///< <root>/.lock
-  std::filesystem::path tensorboardDir() const;  ///< <root>/tensorboard
-  std::filesystem::path samplesDir() const;      ///< <root>/samples
-  std::filesystem::path eventsFile() const;      ///< <root>/events.jsonl
-  std::filesystem::path codebookDir() const;     ///< <root>/codebook
-  std::filesystem::path checkpointsDir() const;  ///< <root>/checkpoints
-  std::filesystem::path logsDir() const;         ///< <root>/logs
+  std::filesystem::path configFile() const;         ///< <root>/config.json
+  std::filesystem::path metricsFile() const;        ///< <root>/metrics.jsonl
+  std::filesystem::path indexCacheFile() const;     ///< <root>/data_index.json
+  std::filesystem::path lockFile() const;           ///< <root>/.lock
+  std::filesystem::path tensorboardDir() const;     ///< <root>/tensorboard
+  std::filesystem::path samplesDir() const;         ///< <root>/samples
+  std::filesystem::path eventsFile() const;         ///< <root>/events.jsonl
+  std::filesystem::path codebookDir() const;        ///< <root>/codebook
+  std::filesystem::path checkpointsDir() const;     ///< <root>/checkpoints
+  std::filesystem::path logsDir() const;            ///< <root>/logs
+  std::filesystem::path referenceDir() const;       ///< <root>/reference
+  std::filesystem::path referenceInfoFile() const;  ///< <root>/reference/reference.json
 
   /// <root>/checkpoints/step_<step>. Throws std::invalid_argument when step < 0.
   std::filesystem::path checkpointDir(std::int64_t step) const;

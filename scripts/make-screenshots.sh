@@ -2,7 +2,8 @@
 # scripts/make-screenshots.sh [BUILD_DIR]: the screenshots of docs/ (docs/images/<page>.png for
 # setup, monitor, samples, compare and runs), made by the window itself, offscreen, from a real
 # run: a short training of the `demo` preset, a second shorter run so the Runs page lists more
-# than one, and a comparison of the untrained and trained demo tokenizers in <run>/compare.
+# than one, and a comparison of the untrained and trained demo tokenizers and the classic VQ
+# reference in <run>/compare.
 #
 #   tokenbench --run-dir DIR --page NAME --screenshot docs/images/NAME.png
 #
@@ -33,13 +34,13 @@ if [[ ! -f $run/metrics.jsonl ]]; then
   echo "== training the demo preset into $run (validation and samples every 50 steps)"
   "$trainer" train --preset demo --run-dir "$run" --set train.valid_every=50 \
     --set train.sample_every=50 >"$work/demo.events"
-  echo "== a second, shorter run: $runs/demo-lr3e-3"
-  "$trainer" train --preset demo --run-dir "$runs/demo-lr3e-3" --set train.max_steps=100 \
-    --set train.lr=3e-3 --set train.valid_every=50 --set train.sample_every=50 >"$work/second.events"
-  echo "== comparing the untrained and the trained demo tokenizer: $run/compare"
+  echo "== a second, shorter run: $runs/demo-lr1e-3"
+  "$trainer" train --preset demo --run-dir "$runs/demo-lr1e-3" --set train.max_steps=100 \
+    --set train.lr=1e-3 --set train.valid_every=50 --set train.sample_every=50 >"$work/second.events"
+  echo "== comparing the untrained demo tokenizer, the classic VQ reference and the trained one: $run/compare"
   "$trainer" init --preset demo --out "$work/untrained" >/dev/null
-  "$trainer" compare --checkpoint untrained="$work/untrained" --checkpoint trained="$run" \
-    --out "$run/compare" --clips 4 >/dev/null
+  "$trainer" compare --checkpoint untrained="$work/untrained" --checkpoint classic-vq="$run/reference" \
+    --checkpoint trained="$run" --out "$run/compare" --clips 4 >/dev/null
 fi
 
 # The window, offscreen, with its settings kept out of the user's (QSettings under XDG_CONFIG_HOME),

@@ -2,7 +2,8 @@
 # The README's run command: installs what is missing, builds the full configuration into
 # build/, then runs the default job: a short real training of the `demo` preset on the built-in
 # procedural clips, a summary comparing the start of the run with its end, and a review of
-# the trained tokenizer against the untrained one on the same clips (compare).
+# the trained tokenizer against the untrained one and the classic VQ reference codec on the
+# same clips (compare).
 #
 # Everything the job writes goes inside the run directory (the trainer keeps its events in
 # <run>/events.jsonl, the untrained tokenizer goes to <run>/compare/untrained), so that
@@ -27,9 +28,12 @@ mkdir -p "$(dirname "$run_dir")"
 "$trainer" train --preset demo --run-dir "$run_dir" >/dev/null
 echo "== Summary (tokenbench-trainer summary --run-dir $run_dir)"
 "$trainer" summary --run-dir "$run_dir"
-echo "== Comparison: the untrained demo tokenizer against the trained one on the same clips"
+echo "== Comparison on the same clips: the untrained demo tokenizer, the classic VQ reference"
+echo "   (k-means of pixel blocks at the same token grid and bits, fitted before training into"
+echo "   $run_dir/reference) and the trained tokenizer"
 "$trainer" init --preset demo --out "$run_dir/compare/untrained" >/dev/null
-"$trainer" compare --checkpoint untrained="$run_dir/compare/untrained" --checkpoint trained="$run_dir" \
+"$trainer" compare --checkpoint untrained="$run_dir/compare/untrained" \
+  --checkpoint classic-vq="$run_dir/reference" --checkpoint trained="$run_dir" \
   --out "$run_dir/compare" --clips 4
 echo "Review: $run_dir/compare/grid.png, clip_*.gif, metrics.json"
 echo "Open it in the window: build/bin/tokenbench --run-dir $run_dir"

@@ -455,6 +455,60 @@ QString CurvePlot::markerLabel(const QString& id) const {
   return it == m_markers.cend() ? QString() : it->text->text();
 }
 
+void CurvePlot::setReferenceLine(const QString& id, double y, const QString& label,
+                                 const QColor& color) {
+  auto it = m_references.find(id);
+  if (it == m_references.end()) {
+    ReferenceLine reference;
+    reference.line = new QCPItemLine(m_plot);
+    reference.line->setLayer(QString::fromLatin1(kRawLayer));
+    reference.text = new QCPItemText(m_plot);
+    reference.text->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
+    reference.text->setPadding(QMargins(3, 1, 3, 1));
+    reference.text->setClipToAxisRect(true);
+    for (QCPItemPosition* position :
+         {reference.line->start, reference.line->end, reference.text->position}) {
+      position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+      position->setTypeY(QCPItemPosition::ptPlotCoords);
+    }
+    it = m_references.insert(id, reference);
+  }
+  QPen pen(color);
+  pen.setStyle(Qt::DashDotLine);
+  pen.setWidthF(1.4);
+  it->y = y;
+  it->line->setPen(pen);
+  it->line->start->setCoords(0.0, y);
+  it->line->end->setCoords(1.0, y);
+  it->text->setText(label);
+  it->text->setColor(color.darker(130));
+  it->text->setBrush(QColor(255, 255, 255, 200));
+  it->text->position->setCoords(0.995, y);
+  it->text->setVisible(!label.isEmpty());
+  scheduleReplot();
+}
+
+bool CurvePlot::removeReferenceLine(const QString& id) {
+  const auto it = m_references.find(id);
+  if (it == m_references.end()) return false;
+  m_plot->removeItem(it->line);
+  m_plot->removeItem(it->text);
+  m_references.erase(it);
+  scheduleReplot();
+  return true;
+}
+
+std::optional<double> CurvePlot::referenceLineValue(const QString& id) const {
+  const auto it = m_references.constFind(id);
+  if (it == m_references.cend()) return std::nullopt;
+  return it->y;
+}
+
+QString CurvePlot::referenceLineLabel(const QString& id) const {
+  const auto it = m_references.constFind(id);
+  return it == m_references.cend() ? QString() : it->text->text();
+}
+
 bool CurvePlot::followsData() const { return m_followData; }
 
 void CurvePlot::setFollowData(bool follow) { followData(follow); }
@@ -692,6 +746,15 @@ void CurvePlot::rescaleToData() {
       xRange = QCPRange(xRange.lower - pad, xRange.upper + pad);
     }
     m_plot->xAxis->setRange(xRange);
+  }
+  if (yRange) {
+    // Reference lines stay in view: the curves are read against them.
+    for (const ReferenceLine& reference : m_references) {
+      if (usable(reference.y, logY)) {
+        const double y = logY ? std::log10(reference.y) : reference.y;
+        unite({y, y});
+      }
+    }
   }
   if (yRange) {
     const double span = yRange->upper - yRange->lower;

@@ -138,6 +138,17 @@ class CurvePlot : public QWidget {
   /// The label of marker `id` ("" when it has none or there is no such marker).
   QString markerLabel(const QString& id) const;
 
+  /// Draws a horizontal line at value `y` across the plot in `color`, with `label` at its right
+  /// end (a figure to compare the curves with, such as a reference codec's PSNR), replacing the
+  /// line called `id` if there is one. While following the data the y axis keeps it in view.
+  void setReferenceLine(const QString& id, double y, const QString& label, const QColor& color);
+  /// Removes reference line `id`; false when there is none.
+  bool removeReferenceLine(const QString& id);
+  /// Where reference line `id` stands on the y axis, or nullopt when there is none.
+  std::optional<double> referenceLineValue(const QString& id) const;
+  /// The label of reference line `id` ("" when there is no such line).
+  QString referenceLineLabel(const QString& id) const;
+
   /// Whether the axes follow the data (true until the user drags or zooms).
   bool followsData() const;
   /// Follows the data again (what a double click does) or stops following it.
@@ -200,6 +211,12 @@ class CurvePlot : public QWidget {
     double x = 0.0;
   };
 
+  struct ReferenceLine {
+    QCPItemLine* line = nullptr;
+    QCPItemText* text = nullptr;
+    double y = 0.0;
+  };
+
   Series& seriesFor(const QString& name);
   void noteValues(Series& series, const QVector<double>& ys);
   void recomputeExtremes(Series& series);
@@ -222,6 +239,7 @@ class CurvePlot : public QWidget {
   QHash<QString, Series> m_series;
   QStringList m_order;
   QHash<QString, Marker> m_markers;
+  QHash<QString, ReferenceLine> m_references;
   QTimer m_replotTimer;
   double m_smoothing = 0.0;
   int m_replotCount = 0;

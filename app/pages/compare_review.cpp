@@ -218,7 +218,7 @@ void CompareReview::rebuildPlayers() {
     if (panel > 0) {
       const CompareTokenizer& t = m_report->tokenizers()[panel - 1];
       player->setToolTip(
-          tr("%1: %2 (%3 weights)\n%4").arg(t.name, t.modelKind, t.weights, t.checkpoint));
+          tr("%1: %2 (%3 weights)\n%4").arg(t.name, t.description(), t.weights, t.checkpoint));
     }
     m_playerLayout->addWidget(player, 1);
     m_players.append(player);

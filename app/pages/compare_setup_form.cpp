@@ -3,6 +3,7 @@
 #include "app/run_summary_reader.h"
 #include "app/wire_text.h"
 #include "core/config_io.h"
+#include "core/run_directory.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -212,6 +213,16 @@ void CompareSetupForm::setRunDirectories(const QStringList& runs) {
   for (const CompareEntry& e : entries()) listed << QDir::cleanPath(e.path);
   for (const QString& run : runs) {
     if (!listed.contains(QDir::cleanPath(run))) addEntry(run);
+    // A run with a classic VQ reference (train.reference_codec) is compared with it too.
+    const QString reference =
+        QString::fromStdString(core::RunDirectory(run.toStdString()).referenceDir().string());
+    if (QFileInfo::exists(QDir(reference).filePath(QStringLiteral("codec.safetensors"))) &&
+        !listed.contains(QDir::cleanPath(reference))) {
+      listed << QDir::cleanPath(reference);
+      QStringList taken;
+      for (const CompareEntry& e : entries()) taken << e.name;
+      addEntry(reference, compareEntryName(QStringLiteral("classic-vq"), taken));
+    }
   }
   if (first && !runs.isEmpty()) fillFromRunConfig(runs.front());
   updateCommandLine();

@@ -131,7 +131,7 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
   const CompareTokenizer& t = m_report->tokenizers()[tokenizer];
   if (role == Qt::ToolTipRole) {
     return tr("%1 (%2, %3 weights)\n%4")
-        .arg(t.name, t.modelKind.isEmpty() ? tr("unknown model") : t.modelKind,
+        .arg(t.name, t.description().isEmpty() ? tr("unknown model") : t.description(),
              t.weights.isEmpty() ? tr("default") : t.weights, t.checkpoint);
   }
   // Two lines, name over metric: the columns stay as narrow as their numbers.

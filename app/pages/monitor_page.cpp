@@ -11,6 +11,8 @@
 #include "app/wire_text.h"
 #include "core/metric_names.h"
 #include "core/metric_panels.h"
+#include "core/reference_codec_info.h"
+#include "core/run_directory.h"
 #include "widgets/codebook_view.h"
 #include "widgets/curve_plot.h"
 
@@ -309,6 +311,7 @@ void MonitorPage::setRunDirectory(const QString& path) {
     addRun(path, 0);
     m_clock.start();
   }
+  updateReferenceLine();
   loadConfiguration();
   updateRunLabels();
   updateView();
@@ -483,6 +486,7 @@ void MonitorPage::onRows(Run* run, const QVector<core::MetricsRow>& rows) {
     }
   }
   if (index == 0) {
+    updateReferenceLine();
     updateSameValues();
     if (m_xAxis == XAxis::WallClock || !m_alertMarks.isEmpty()) {
       updateMarkers();  // markers placed by wall time move as rows tell the times of steps
@@ -728,6 +732,25 @@ void MonitorPage::updateProgress() {
   if (lastWrite.isValid()) {
     m_progress->setLastWrite(lastWrite.secsTo(QDateTime::currentDateTime()));
   }
+}
+
+// The reference codec is fitted before the first step, so its file exists by the first row.
+void MonitorPage::updateReferenceLine() {
+  widgets::CurvePlot* psnr = panel(QStringLiteral("psnr"));
+  if (psnr == nullptr) return;
+  const QString id = QStringLiteral("reference");
+  const std::optional<core::ReferenceCodecInfo> info =
+      m_runs.empty() ? std::nullopt
+                     : core::readReferenceCodecInfo(
+                           core::RunDirectory(m_runs[0]->path.toStdString()).referenceInfoFile());
+  if (!info || !info->valid_psnr) {
+    psnr->removeReferenceLine(id);
+    return;
+  }
+  psnr->setReferenceLine(
+      id, *info->valid_psnr,
+      tr("%1: %2 dB").arg(QString::fromStdString(info->name)).arg(*info->valid_psnr, 0, 'f', 2),
+      QColor(0x6a, 0x3d, 0x9a));
 }
 
 void MonitorPage::updateMarkers() {

@@ -46,7 +46,9 @@ class RunProgressView;
 ///   gradient norm, held-out PSNR over wall-clock time, SSIM/LPIPS, codebook usage, perplexity,
 ///   throughput, step time and data wait, skipped files, anything else), fed from metrics.jsonl;
 ///   training curves are smoothed (slider) with the raw values faint behind, validation metrics
-///   are drawn as they are; a vertical line marks the step the discriminator starts at;
+///   are drawn as they are; a vertical line marks the step the discriminator starts at; a
+///   horizontal line on the held-out PSNR marks the classic VQ reference codec's PSNR on the same
+///   clips when the run has one (<run>/reference/reference.json);
 /// - a metric chooser (check boxes grouped by train/, valid/, perf/, data/);
 /// - the run's progress with its ETA, and a banner with the alerts (non-finite steps,
 ///   rollbacks, skipped data, errors) that also marks them on the loss plot;
@@ -154,6 +156,7 @@ class MonitorPage : public QWidget {
   Panel* panelOf(const QString& metric) const;
   int runIndexOf(const Run* run) const;
   void updateMarkers();
+  void updateReferenceLine();
   void updateProgress();
   void updateGrid();
   void updateView();

@@ -495,6 +495,26 @@ class ComparePageTest : public QObject {
     QVERIFY(form.commandLine().contains(QLatin1String("--lpips-net vgg --lpips-backbone")));
   }
 
+  // A run with a classic VQ reference (train.reference_codec) brings it along as a tokenizer.
+  void formAddsTheRunsClassicVqReference() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("run"));
+    QVERIFY(QDir().mkpath(run + QStringLiteral("/reference")));
+    for (const char* name :
+         {"config.json", "reference/config.json", "reference/codec.safetensors"}) {
+      QFile file(QDir(run).filePath(QString::fromLatin1(name)));
+      QVERIFY(file.open(QIODevice::WriteOnly) && file.write("{}\n") == 3);
+    }
+    tb::app::CompareSetupForm form;
+    form.setRunDirectories({run});
+    QCOMPARE(form.entries().size(), 2);
+    QCOMPARE(form.entries()[1].name, QStringLiteral("classic-vq"));
+    QCOMPARE(form.entries()[1].path, run + QStringLiteral("/reference"));
+    form.setRunDirectories({run});  // the same run again adds nothing
+    QCOMPARE(form.entries().size(), 2);
+    QVERIFY(form.commandLine().contains(QStringLiteral("--checkpoint classic-vq=") + run));
+  }
+
   void reportsTheTrainersError() {
     QTemporaryDir dir;
     const QString script = writeScript(

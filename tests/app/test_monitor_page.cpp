@@ -10,6 +10,7 @@
 #include "app/run_follower.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
+#include "core/reference_codec_info.h"
 #include "core/safetensors.h"
 #include "tests/app/trainer_lock.h"
 #include "widgets/codebook_view.h"
@@ -205,6 +206,43 @@ class TestMonitorPage : public QObject {
     page.metricChooser()->setChecked(QStringLiteral("train/lr"), true);
     settle(page);
     QVERIFY(page.shownPanelIds().contains(QStringLiteral("lr")));
+  }
+
+  void drawsTheClassicVqReferenceOnTheHeldOutPsnr() {
+    QTemporaryDir run;
+    writeRun(run.path());
+    MonitorPage page;
+    page.resize(1280, 800);
+    page.setRunDirectory(run.path());
+    settle(page);
+    CurvePlot* psnr = page.panel(QStringLiteral("psnr"));
+    QVERIFY(!psnr->referenceLineValue(QStringLiteral("reference")).has_value());
+
+    // reference.json appears (training fits the codec before its first step): the next rows
+    // bring the line, at the codec's held-out PSNR, named, and in view (above every point).
+    tb::core::ReferenceCodecInfo info;
+    info.name = "classic VQ, 10 bits/token";
+    info.bits_per_token = 10;
+    info.codebook_size = 1024;
+    info.valid_psnr = 27.5;
+    QVERIFY(QDir(run.path()).mkpath(QStringLiteral("reference")));
+    writeFile(run.filePath(QStringLiteral("reference/reference.json")),
+              QByteArray::fromStdString(tb::core::toJsonText(info)));
+    writeFile(run.filePath(QStringLiteral("metrics.jsonl")), validRow(250), true);
+    page.pollNow();
+    settle(page);
+    QCOMPARE(psnr->referenceLineValue(QStringLiteral("reference")).value_or(0.0), 27.5);
+    QVERIFY2(psnr->referenceLineLabel(QStringLiteral("reference"))
+                 .contains(QLatin1String("classic VQ, 10 bits/token: 27.50 dB")),
+             qPrintable(psnr->referenceLineLabel(QStringLiteral("reference"))));
+    QVERIFY(psnr->customPlot()->yAxis->range().contains(27.5));
+
+    // Another run without one: no line.
+    QTemporaryDir other;
+    writeRun(other.path());
+    page.setRunDirectory(other.path());
+    settle(page);
+    QVERIFY(!psnr->referenceLineValue(QStringLiteral("reference")).has_value());
   }
 
   void progressAndEta() {

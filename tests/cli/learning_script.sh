@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/learning.sh end to end on small made-up videos: the clips are cut (training sources whole,
 # held-out sources in 5-frame clips), a tiny model trains for a few seconds, and the table has a
-# row per frame position plus "all", with the untrained and trained figures. Also: a video on
+# row per frame position, per held-out source and "all", with the untrained, classic VQ reference
+# and trained figures. Also: a video on
 # both lists is refused. Usage: learning_script.sh TRAINER_BUILD_DIR WORKDIR. Exit 77 (skip)
 # without the ffmpeg and jq programs.
 set -uo pipefail
@@ -33,8 +34,9 @@ check "learning.sh exits 0" "[ $code -eq 0 ]"
 check "three training videos, two held-out clips" "grep -q '3 training videos, 2 held-out clips of 5 frames at 32x32' '$work/out.txt'"
 check "held-out clips are 5-frame files" "[ \$(ls '$work/w/held-out' | wc -l) -eq 2 ]"
 check "training used data.valid_path" "jq -e '.data.valid_path == \"$work/w/held-out\"' '$work/w/run/config.json' >/dev/null"
-check "a row per frame position and one for all" \
-  "[ \$(grep -cE '^[0-4] +[0-9.]+ +[0-9.-]+ +[0-9.]+ +[0-9.-]+$' '$work/out.txt') -eq 5 ] && grep -qE '^all +[0-9.]+' '$work/out.txt'"
+check "a row per frame position, one per held-out source and one for all, three tokenizers each" \
+  "[ \$(grep -cE '^[0-4] +([0-9.]+ +[0-9.-]+ *){3}$' '$work/out.txt') -eq 5 ] && grep -qE '^held +([0-9.]+ +[0-9.-]+ *){3}$' '$work/out.txt' && grep -qE '^all +([0-9.]+ +[0-9.-]+ *){3}$' '$work/out.txt'"
+check "the classic VQ reference is named" "grep -q '^reference: classic VQ, 8 bits/token' '$work/out.txt'"
 check "the steps done are named" "grep -qE ': [0-9]+ steps in [0-9]+ s \\(budget 4s\\)' '$work/out.txt'"
 check "validation wrote held-out PSNR" "grep -q 'valid/psnr' '$work/w/run/metrics.jsonl'"
 

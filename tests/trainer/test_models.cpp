@@ -147,6 +147,28 @@ TEST(MagvitLayers, SqueezeExciteEqualsTheFrameBatchFormula) {
   EXPECT_TRUE(torch::allclose(se->forward(frames), gates * frames, 1e-5, 1e-6)) << "images";
 }
 
+TEST(MagvitLayers, ResidualGateBiasSetsHowOpenTheResidualUnitsStart) {
+  for (const double bias : {-10.0, 0.0}) {
+    core::ModelConfig m =
+        tinyMagvit({{"residual", {}}, {"compress_space", {}}, {"consecutive_residual", 2}});
+    m.residual_gate_bias = bias;
+    const auto tokenizer = makeTokenizer(m, core::DataConfig{});
+    int gates = 0;
+    for (const auto& p : tokenizer->named_parameters()) {
+      if (p.key().find("gate.net_out.bias") == std::string::npos) continue;
+      ++gates;
+      EXPECT_TRUE(torch::all(p.value() == bias).item<bool>()) << p.key();
+    }
+    EXPECT_EQ(gates, 6) << "3 residual units in the encoder, 3 in the decoder";
+  }
+  // Half open: a unit's output is x + 0.5 x its branch.
+  torch::manual_seed(4);
+  ResidualUnit unit(8, 3, TimePadding::Zeros, 0.0);
+  const torch::Tensor x = torch::randn({1, 8, 3, 4, 4});
+  const torch::Tensor branch = torch::elu(unit->conv_out(torch::elu(unit->conv(x))));
+  EXPECT_TRUE(torch::allclose(unit->forward(x, {}), x + 0.5 * branch, 1e-5, 1e-6));
+}
+
 TEST(MagvitCausality, EveryTemporalLayerIsCausal) {
   for (const std::string name :
        {"residual", "cond_residual", "attend_time", "cond_attend_time", "gateloop_time"}) {

@@ -4,7 +4,7 @@
 #include "trainer/data/clip_loader.h"
 #include "core/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
-#include "trainer/metrics/image_metrics.h"
+#include "trainer/metrics/clip_scores.h"
 #include "trainer/metrics/lpips.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_encoder.h"
@@ -177,22 +177,17 @@ int compare(const CompareArgs& args) {
       const torch::Tensor x = clips[c].second.unsqueeze(0).to(entries.front().checkpoint.device);
       frames[c].push_back(media::tensorToFrames(clips[c].second, 8.0));
       for (std::size_t k = 0; k < entries.size(); ++k) {
-        const torch::Tensor recon = entries[k].checkpoint.tokenizer->forward(x).recon[0].clamp(-1, 1);
-        frames[c].push_back(media::tensorToFrames(recon, 8.0));
+        const torch::Tensor recon = entries[k].checkpoint.tokenizer->forward(x).recon[0];
+        // Scored as validation scores it (metrics::scoreClip), so the figures agree.
+        metrics::ClipScores clip = metrics::scoreClip(clips[c].second, recon);
+        Scores& s = scores[c][k];
+        s.frame_psnr = clip.frame_psnr;
+        s.frame_ssim = clip.frame_ssim;
+        s.psnr = clip.psnr;
+        s.ssim = clip.ssim;
+        frames[c].push_back(std::move(clip.decoded));
         const auto& a = frames[c].front();
         const auto& b = frames[c].back();
-        // Frame by frame once; the clip's PSNR and SSIM are the means (as metrics::psnr/ssim).
-        metrics::checkComparable(a, b);
-        Scores& s = scores[c][k];
-        const bool ssim_fits = a.width >= 11 && a.height >= 11;
-        for (int t = 0; t < a.count; ++t) {
-          s.frame_psnr.push_back(metrics::framePsnr(a.frame(t), b.frame(t), a.width, a.height));
-          s.frame_ssim.push_back(ssim_fits ? metrics::frameSsim(a.frame(t), b.frame(t), a.width, a.height) : 0.0);
-          s.psnr += s.frame_psnr.back();
-          s.ssim += s.frame_ssim.back();
-        }
-        s.psnr /= a.count;
-        s.ssim /= a.count;
         if (lpips) s.lpips = metrics::lpips(lpips, a, b);
       }
     }
@@ -246,7 +241,8 @@ int compare(const CompareArgs& args) {
       tokenizers.push_back({{"name", e.name},
                             {"checkpoint", e.checkpoint.folder.string()},
                             {"weights", e.checkpoint.weights},
-                            {"model_kind", e.checkpoint.config.model.kind}});
+                            {"model_kind", e.checkpoint.kind}});
+      if (!e.checkpoint.label.empty()) tokenizers.back()["label"] = e.checkpoint.label;
     }
     const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}, {"per_frame", per_frame}};
     core::writeFileAtomically(out / "metrics.json", report.dump(2) + "\n");

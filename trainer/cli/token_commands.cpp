@@ -1,9 +1,11 @@
 #include "trainer/cli/token_commands.h"
 
 #include "core/config_io.h"
+#include "core/reference_codec_info.h"
 #include "core/run_directory.h"
 #include "core/safetensors.h"
 #include "core/version.h"
+#include "trainer/baseline/classic_vq_codec.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/data/clip_shards.h"
 #include "core/atomic_file.h"
@@ -132,7 +134,9 @@ std::string metadataValue(const std::map<std::string, std::string>& meta, const 
 LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std::string& device) {
   std::error_code ec;
   LoadedCheckpoint out;
-  out.folder = resolveCheckpointFolder(path);
+  // A classic VQ codec folder (baseline) stands where a checkpoint folder does.
+  const bool codec = baseline::isCodecFolder(path);
+  out.folder = codec ? path : resolveCheckpointFolder(path);
   const fs::path config_file = out.folder / "config.json";
   const core::ConfigLoad load = core::loadRunConfig(config_file);
   if (!load.ok()) {
@@ -141,6 +145,21 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     throw std::runtime_error(message);
   }
   out.config = load.config;
+  out.kind = out.config.model.kind;
+  core::TrainConfig placement;
+  placement.device = device;
+  if (codec) {
+    out.weights = baseline::kCodecFile;
+    out.kind = "classic_vq";
+    const auto loaded = baseline::loadCodec(out.folder / out.weights);
+    const auto info = core::readReferenceCodecInfo(out.folder / baseline::kReferenceFile);
+    out.label = info ? info->name : baseline::classicVqName(loaded->quantizer()->bitsPerToken());
+    out.tokenizer = loaded;
+    out.device = resolveTrainingDevice(placement, "--device");
+    out.tokenizer->to(out.device);
+    out.tokenizer->eval();
+    return out;
+  }
   out.weights = prefer_ema && fs::exists(out.folder / "ema.safetensors", ec) ? "ema.safetensors"
                                                                               : "model.safetensors";
   try {
@@ -157,8 +176,6 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     throw std::runtime_error((out.folder / out.weights).string() + ": unexpected tensor \"" +
                              report.unexpected.front() + "\"");
   }
-  core::TrainConfig placement;
-  placement.device = device;
   out.device = resolveTrainingDevice(placement, "--device");
   out.tokenizer->to(out.device);
   out.tokenizer->eval();
@@ -205,7 +222,7 @@ int tokenize(const TokenizeArgs& args) {
             {"frame_stride", std::to_string(d.frame_stride)},
             {"fps", std::to_string(clip.fps)},
             {"image_size", std::to_string(d.image_size)},
-            {"model_kind", ckpt.config.model.kind},
+            {"model_kind", ckpt.kind},
             {"codebook_size", std::to_string(quantizer->codebookSize())},
             {"num_codebooks", std::to_string(quantizer->numCodebooks())},
             {"checkpoint", (ckpt.folder / ckpt.weights).string()},

@@ -16,12 +16,16 @@ struct LoadedCheckpoint {
   std::filesystem::path folder;  ///< the checkpoint folder the weights came from
   std::string weights;           ///< "ema.safetensors" or "model.safetensors"
   core::RunConfig config;        ///< the folder's config.json
+  std::string kind;   ///< "magvit2", "vqgan" (model.kind) or "classic_vq" (a baseline codec folder)
+  std::string label;  ///< a codec's name ("classic VQ, 10 bits/token"); empty for tokenizers
   std::shared_ptr<Tokenizer> tokenizer;
   torch::Device device = torch::kCPU;
 };
 
 /// Opens `path`, which is either a checkpoint folder (model.safetensors + config.json, as
-/// written by training or `init`) or a run directory (its newest complete checkpoint). Uses
+/// written by training or `init`), a classic VQ codec folder (codec.safetensors + config.json,
+/// as written by `baseline` or into a run's reference/) or a run directory (its newest complete
+/// checkpoint). Uses
 /// ema.safetensors when the folder has one and `prefer_ema`, else model.safetensors. Throws
 /// std::runtime_error naming the file and what is wrong (missing, invalid config, weights that
 /// do not fit the configured model). `device` is a train.device value ("auto": CUDA when this

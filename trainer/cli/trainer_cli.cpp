@@ -2,6 +2,7 @@
 
 #include "core/config_io.h"
 #include "core/version.h"
+#include "trainer/cli/baseline_command.h"
 #include "trainer/cli/bench_command.h"
 #include "trainer/cli/compare_command.h"
 #include "trainer/cli/config_commands.h"
@@ -173,6 +174,25 @@ int runTrainerCli(int argc, char** argv) {
   bench->add_option("--precision", bench_args.precision, "fp32, bf16 or fp16 (default: train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
 
+  cli::BaselineArgs base;
+  std::uint64_t base_seed = 0;
+  auto* baseline =
+      app.add_subcommand("baseline",
+                         "Fit the classic VQ reference codec (k-means of pixel blocks) at a "
+                         "configuration's token grid and bits on its training data");
+  baseline->add_option("--config", base.config, "Configuration file, or - for standard input");
+  baseline->add_option("--preset", base.preset, "Use this preset instead of a file");
+  baseline
+      ->add_option("--out", base.out,
+                   "Codec folder to write (config.json, codec.safetensors, reference.json)")
+      ->required();
+  auto* base_seed_option =
+      baseline->add_option("--seed", base_seed, "k-means seed (default: train.seed)");
+  baseline->add_option("--blocks", base.blocks, "Blocks per codebook at most (default 1048576)")
+      ->check(CLI::PositiveNumber);
+  baseline
+      ->add_option("--iterations", base.iterations, "Lloyd iterations per codebook (default 15)")
+      ->check(CLI::NonNegativeNumber);
   cli::ImportMagvit2Args import_args;
   auto* import_magvit2 = app.add_subcommand(
       "import-magvit2",
@@ -252,6 +272,10 @@ int runTrainerCli(int argc, char** argv) {
   if (*metrics) return cli::computeMetrics(met);
   if (*compare) return cli::compare(cmp);
   if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
+  if (*baseline) {
+    if (*base_seed_option) base.seed = base_seed;
+    return cli::baseline(base);
+  }
   if (*import_magvit2) return cli::importMagvit2(import_args);
   if (*export_magvit2) return cli::exportMagvit2(export_args);
   std::cerr << app.help();

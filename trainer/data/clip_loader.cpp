@@ -44,7 +44,8 @@ std::string kindName(const std::string& type) {
 
 }  // namespace
 
-torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::int64_t top, std::int64_t left) {
+torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::int64_t top,
+                            std::int64_t left, std::int64_t crop) {
   const std::int64_t h = clip.size(2), w = clip.size(3);
   torch::Tensor x = clip;
   if (std::min(h, w) != size) {
@@ -58,10 +59,12 @@ torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::i
             .permute({1, 0, 2, 3})
             .clamp(-1, 1);
   }
-  if (top < 0) top = (x.size(2) - size) / 2;
-  if (left < 0) left = (x.size(3) - size) / 2;
-  TORCH_CHECK(top + size <= x.size(2) && left + size <= x.size(3), "resizeAndCrop: crop outside the picture");
-  return x.slice(2, top, top + size).slice(3, left, left + size).contiguous();
+  if (crop < 0) crop = size;
+  if (top < 0) top = (x.size(2) - crop) / 2;
+  if (left < 0) left = (x.size(3) - crop) / 2;
+  TORCH_CHECK(top + crop <= x.size(2) && left + crop <= x.size(3),
+              "resizeAndCrop: crop outside the picture");
+  return x.slice(2, top, top + crop).slice(3, left, left + crop).contiguous();
 }
 
 ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
@@ -241,8 +244,23 @@ torch::Tensor ClipDataset::validSample(std::int64_t i) {
 
 torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool train) {
   const bool flip = train && m_data.hflip && (draw >> 63) != 0;
+  // Training crops (data.train_crop, data.train_frames) are windows of what validation sees.
+  const std::int64_t size = m_data.image_size;
+  const std::int64_t crop = train && m_data.train_crop > 0 ? m_data.train_crop : size;
+  const int frames = train && m_data.train_frames > 0 ? m_data.train_frames : m_data.num_frames;
   if (m_synthetic) {
     torch::Tensor clip = m_synthetic->clip(item);
+    if (crop < size || frames < clip.size(1)) {
+      const auto pick = [&](int shift, std::int64_t room) {
+        return static_cast<std::int64_t>((draw >> shift) % static_cast<std::uint64_t>(room + 1));
+      };
+      const std::int64_t t0 = pick(40, clip.size(1) - frames), y0 = pick(8, size - crop),
+                         x0 = pick(24, size - crop);
+      clip = clip.slice(1, t0, t0 + frames)
+                 .slice(2, y0, y0 + crop)
+                 .slice(3, x0, x0 + crop)
+                 .contiguous();
+    }
     return flip ? clip.flip({3}) : clip;
   }
   if (const ClipShards* shards = this->shards(train)) {
@@ -260,27 +278,31 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
   const DatasetIndex& index = indexOf(train);
   const IndexedFile& file = index.files[static_cast<std::size_t>(item)];
   const std::string path = index.absolute(file).string();
-  const std::int64_t size = m_data.image_size;
   const auto [sh, sw] = resizedShape(file.height, file.width, size);
   std::int64_t top = -1, left = -1;
-  if (train && m_data.crop == "random") {
-    top = static_cast<std::int64_t>((draw >> 8) % static_cast<std::uint64_t>(sh - size + 1));
-    left = static_cast<std::int64_t>((draw >> 24) % static_cast<std::uint64_t>(sw - size + 1));
+  if (train && (m_data.crop == "random" || crop < size)) {
+    top = static_cast<std::int64_t>((draw >> 8) % static_cast<std::uint64_t>(sh - crop + 1));
+    left = static_cast<std::int64_t>((draw >> 24) % static_cast<std::uint64_t>(sw - crop + 1));
+    if (m_data.crop == "center") {  // a random window of the centre square
+      top = (sh - size) / 2 + top % (size - crop + 1);
+      left = (sw - size) / 2 + left % (size - crop + 1);
+    }
   }
   torch::Tensor clip;
   if (m_data.type == "videos") {
 #if TB_WITH_FFMPEG
-    const int needed = (m_data.num_frames - 1) * m_data.frame_stride + 1;
+    const int needed = (frames - 1) * m_data.frame_stride + 1;
     const int room = file.frames - needed;
     media::ClipRequest request;
-    request.start = !train ? room / 2
-                           : (m_data.clip_start == "first"
-                                  ? 0
-                                  : static_cast<int>((draw >> 40) % static_cast<std::uint64_t>(room + 1)));
-    request.count = m_data.num_frames;
+    request.start =
+        !train ? room / 2
+               : (m_data.clip_start == "first"
+                      ? 0
+                      : static_cast<int>((draw >> 40) % static_cast<std::uint64_t>(room + 1)));
+    request.count = frames;
     request.stride = m_data.frame_stride;
     request.resizeShortSide = static_cast<int>(size);
-    request.cropSize = static_cast<int>(size);
+    request.cropSize = static_cast<int>(crop);
     request.cropX = static_cast<int>(left);
     request.cropY = static_cast<int>(top);
     // The index counted the frames: no second demux of the whole file for every clip.
@@ -293,7 +315,8 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
 #endif
   } else {
 #if TB_WITH_OPENCV
-    clip = resizeAndCrop(media::framesToTensor(media::ImageReader::read(path)), size, top, left);
+    clip =
+        resizeAndCrop(media::framesToTensor(media::ImageReader::read(path)), size, top, left, crop);
 #else
     throw media::MediaError(path, "this build has no OpenCV");
 #endif

@@ -28,10 +28,11 @@ namespace tb::trainer::data {
 /// ("data_path_missing", "dataset_empty", "data_config_invalid").
 using DataError = UserError;
 
-/// `[3, T, H, W]` -> short side `size` (bicubic, antialiased when shrinking), then the square
-/// whose top-left corner is (top, left) in the resized clip, or the centre one when they are -1.
+/// `[3, T, H, W]` -> short side `size` (bicubic, antialiased when shrinking), then the square of
+/// side `crop` (-1: `size`) whose top-left corner is (top, left) in the resized clip, or the
+/// centre one when they are -1.
 torch::Tensor resizeAndCrop(const torch::Tensor& clip, std::int64_t size, std::int64_t top = -1,
-                            std::int64_t left = -1);
+                            std::int64_t left = -1, std::int64_t crop = -1);
 
 class ClipDataset {
  public:

@@ -67,10 +67,11 @@ class MaybeAdaptiveNormImpl : public torch::nn::Module {
 TORCH_MODULE(MaybeAdaptiveNorm);
 
 /// Global-context squeeze-excite gate per frame (arXiv:2012.13375): softmax(to_k(x)) pools each
-/// frame to one vector, an MLP turns it into sigmoid gates (initialised near 0) on x.
+/// frame to one vector, an MLP turns it into sigmoid gates on x, initialised to
+/// sigmoid(`gate_bias`) (magvit2-pytorch: -10, gates shut).
 class SqueezeExciteImpl : public torch::nn::Module {
  public:
-  explicit SqueezeExciteImpl(std::int64_t dim);
+  explicit SqueezeExciteImpl(std::int64_t dim, double gate_bias = -10.0);
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::Conv2d to_k{nullptr}, net_in{nullptr}, net_out{nullptr};
 };
@@ -79,7 +80,8 @@ TORCH_MODULE(SqueezeExcite);
 /// `residual`: x + SE(ELU(conv1x1(ELU(causal_conv_k(x))))). Shape-preserving.
 class ResidualUnitImpl : public MagvitLayer {
  public:
-  ResidualUnitImpl(std::int64_t dim, std::int64_t kernel, TimePadding time_padding = TimePadding::Zeros);
+  ResidualUnitImpl(std::int64_t dim, std::int64_t kernel,
+                   TimePadding time_padding = TimePadding::Zeros, double gate_bias = -10.0);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   CausalConv3d conv{nullptr};
   torch::nn::Conv3d conv_out{nullptr};

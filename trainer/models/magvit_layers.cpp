@@ -192,14 +192,14 @@ torch::Tensor MaybeAdaptiveNormImpl::forward(const torch::Tensor& x, const torch
 
 // ---- residual units ------------------------------------------------------------------------
 
-SqueezeExciteImpl::SqueezeExciteImpl(std::int64_t dim) {
+SqueezeExciteImpl::SqueezeExciteImpl(std::int64_t dim, double gate_bias) {
   const std::int64_t hidden = std::max<std::int64_t>(16, dim / 2);
   to_k = register_module("to_k", torch::nn::Conv2d(torch::nn::Conv2dOptions(dim, 1, 1)));
   net_in = register_module("net_in", torch::nn::Conv2d(torch::nn::Conv2dOptions(dim, hidden, 1)));
   net_out = register_module("net_out", torch::nn::Conv2d(torch::nn::Conv2dOptions(hidden, dim, 1)));
   torch::NoGradGuard no_grad;
   net_out->weight.zero_();
-  net_out->bias.fill_(-10.0);
+  net_out->bias.fill_(gate_bias);
 }
 
 // Per frame: softmax-weighted pooling of the pixels (weights from to_k), a two-layer gate per
@@ -219,16 +219,15 @@ torch::Tensor SqueezeExciteImpl::forward(const torch::Tensor& input) {
   return is_video ? out : out.squeeze(2);
 }
 
-ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel,
-                                   TimePadding time_padding) {
+ResidualUnitImpl::ResidualUnitImpl(std::int64_t dim, std::int64_t kernel, TimePadding time_padding,
+                                   double gate_bias) {
   conv = register_module(
       "conv",
       CausalConv3d(
           CausalConv3dOptions(dim, dim, {kernel, kernel, kernel}).time_padding(time_padding)));
   conv_out = register_module("conv_out", torch::nn::Conv3d(torch::nn::Conv3dOptions(dim, dim, 1)));
-  gate = register_module("gate", SqueezeExcite(dim));
+  gate = register_module("gate", SqueezeExcite(dim, gate_bias));
 }
-
 
 torch::Tensor ResidualUnitImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
   return gate(eluInPlace(conv_out(eluInPlace(conv(x))))) + x;

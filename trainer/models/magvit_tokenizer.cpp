@@ -154,16 +154,16 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
     std::shared_ptr<MagvitLayer> enc, dec;
     try {
       if (spec.name == "residual") {
-        enc = ResidualUnit(dim, k, tp).ptr();
-        dec = ResidualUnit(dim, k, tp).ptr();
+        enc = ResidualUnit(dim, k, tp, c.residual_gate_bias).ptr();
+        dec = ResidualUnit(dim, k, tp, c.residual_gate_bias).ptr();
       } else if (spec.name == "consecutive_residual") {
         require(spec.arg.has_value() && *spec.arg >= 1, field,
                 "consecutive_residual needs a count >= 1");
         stage.repeat = *spec.arg;
         auto e = MagvitSequence(), d = MagvitSequence();
         for (int r = 0; r < *spec.arg; ++r) {
-          e->append(ResidualUnit(dim, k, tp).ptr());
-          d->append(ResidualUnit(dim, k, tp).ptr());
+          e->append(ResidualUnit(dim, k, tp, c.residual_gate_bias).ptr());
+          d->append(ResidualUnit(dim, k, tp, c.residual_gate_bias).ptr());
         }
         enc = e.ptr();
         dec = d.ptr();
