@@ -2,7 +2,7 @@
 
 #include "core/config_io.h"
 #include "trainer/baseline/block_kmeans.h"
-#include "trainer/media/atomic_file.h"
+#include "core/atomic_file.h"
 #include "trainer/metrics/clip_scores.h"
 
 #include <algorithm>
@@ -126,10 +126,10 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
 void writeReferenceFolder(const ReferenceFit& fit, const core::RunConfig& config,
                           const fs::path& dir) {
   fs::create_directories(dir);
-  media::writeFileAtomically(dir / "config.json", core::toJsonText(config));
+  core::writeFileAtomically(dir / "config.json", core::toJsonText(config));
   saveCodec(*fit.codec, dir / kCodecFile,
             {{"name", fit.info.name}, {"seed", std::to_string(fit.info.seed)}});
-  media::writeFileAtomically(dir / kReferenceFile, core::toJsonText(fit.info));
+  core::writeFileAtomically(dir / kReferenceFile, core::toJsonText(fit.info));
 }
 
 }  // namespace tb::trainer::baseline
