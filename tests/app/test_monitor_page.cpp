@@ -230,6 +230,7 @@ class TestMonitorPage : public QObject {
               QByteArray::fromStdString(tb::core::toJsonText(info)));
     writeFile(run.filePath(QStringLiteral("metrics.jsonl")), validRow(250), true);
     page.pollNow();
+    QVERIFY(page.waitForReads());  // the rows arrive from the follower's thread
     settle(page);
     QCOMPARE(psnr->referenceLineValue(QStringLiteral("reference")).value_or(0.0), 27.5);
     QVERIFY2(psnr->referenceLineLabel(QStringLiteral("reference"))

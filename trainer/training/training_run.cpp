@@ -782,9 +782,6 @@ int TrainingLoop::runSteps() {
                      : "model.quantizer.data_init: this quantizer has no input projection; nothing "
                        "to initialise");
   }
-  if (m_train.reference_codec && !fs::exists(m_run.referenceInfoFile())) {
-    onRankZero("reference", [&] { fitReference(); });
-  }
   m_loader->restart(m_batches);
   if (m_rank0) {
     truncateMetricsAfter(m_step);
@@ -795,6 +792,10 @@ int TrainingLoop::runSteps() {
     } catch (const std::exception& e) {
       emitWarning("tensorboard_off", std::string("no TensorBoard events: ") + e.what());
     }
+  }
+  // After config.json: the run must be resumable even when the reference cannot be written.
+  if (m_train.reference_codec && !fs::exists(m_run.referenceInfoFile())) {
+    onRankZero("reference", [&] { fitReference(); });
   }
 
   // The time budget is training time: setting up, resuming and fitting the reference (seconds to
