@@ -1,5 +1,7 @@
 #include "core/atomic_file.h"
 
+#include "core/posix_io.h"
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -18,22 +20,14 @@ std::string systemError(int error) { return std::strerror(error); }
 // Writes every byte to a new file (O_EXCL: never through someone else's), fsynced when asked.
 void writeNewFile(const fs::path& path, std::string_view bytes, int flags, bool sync,
                   const fs::path& named) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
-  if (fd < 0)
+  FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644));
+  if (!fd.valid())
     throw FileWriteError(named, "cannot create " + path.string() + ": " + systemError(errno));
-  const auto fail = [&](const std::string& what) {
-    const int error = errno;
-    ::close(fd);
-    throw FileWriteError(named, what + ": " + systemError(error));
-  };
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("write failed");
-    done += static_cast<std::size_t>(n);
-  }
-  if (sync && ::fsync(fd) != 0) fail("fsync failed");
-  if (::close(fd) != 0) throw FileWriteError(named, "close failed: " + systemError(errno));
+  if (!writeAll(fd.get(), bytes))
+    throw FileWriteError(named, "write failed: " + systemError(errno));
+  if (sync && ::fsync(fd.get()) != 0)
+    throw FileWriteError(named, "fsync failed: " + systemError(errno));
+  if (!fd.close()) throw FileWriteError(named, "close failed: " + systemError(errno));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "core/file_tail.h"
 
+#include "core/posix_io.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,29 +15,6 @@ namespace {
 
 constexpr std::size_t kHeadBytes = 256;
 constexpr std::size_t kReadChunkBytes = 64 * 1024;
-
-// Closes a POSIX descriptor on every path out of poll().
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : m_fd(fd) {}
-  ~FileDescriptor() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return m_fd; }
-
- private:
-  int m_fd;
-};
-
-// pread that retries on EINTR; -1 on error.
-ssize_t readAt(int fd, char* buffer, std::size_t size, std::uint64_t offset) {
-  for (;;) {
-    const ssize_t n = ::pread(fd, buffer, size, static_cast<off_t>(offset));
-    if (n >= 0 || errno != EINTR) return n;
-  }
-}
 
 bool isBlank(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;

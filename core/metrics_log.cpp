@@ -1,5 +1,7 @@
 #include "core/metrics_log.h"
 
+#include "core/posix_io.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -16,14 +18,6 @@ namespace tb::core {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// pread that retries on EINTR; -1 on error.
-ssize_t readAt(int fd, char* buffer, std::size_t size, std::uint64_t offset) {
-  for (;;) {
-    const ssize_t n = ::pread(fd, buffer, size, static_cast<off_t>(offset));
-    if (n >= 0 || errno != EINTR) return n;
-  }
-}
 
 }  // namespace
 

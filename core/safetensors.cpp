@@ -1,6 +1,7 @@
 #include "core/safetensors.h"
 
 #include "core/atomic_file.h"
+#include "core/posix_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -250,41 +251,6 @@ Json parseHeaderJson(std::string_view header) {
 
 // Owns a file descriptor; closing on destruction only for error paths, where the first error
 // is the one worth reporting.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : m_fd(fd) {}
-  ~FileDescriptor() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-
-  int get() const { return m_fd; }
-  bool valid() const { return m_fd >= 0; }
-  // Closes now and reports close()'s result: on some file systems a failed write shows only here.
-  bool close() {
-    const int fd = m_fd;
-    m_fd = -1;
-    return ::close(fd) == 0;
-  }
-
- private:
-  int m_fd;
-};
-
-bool writeAll(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t written = ::write(fd, data, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
-
 }  // namespace
 
 std::size_t dtypeSize(DType dtype) { return spec(dtype).size; }
@@ -618,14 +584,14 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path,
   };
   std::map<std::string, Place, std::less<>> declared;
   std::uint64_t offset = header.size();
-  if (!writeAll(fd.get(), header.data(), header.size())) fail("write failed");
+  if (!writeAll(fd.get(), header)) fail("write failed");
   for (const Entry* entry : order) {
     if (entry->declared) {
       declared[entry->name] = {offset, byteCount(*entry), false};
       // The bytes come later, at their offset: the file needs its full length now.
       if (::lseek(fd.get(), static_cast<off_t>(byteCount(*entry)), SEEK_CUR) < 0)
         fail("seek failed");
-    } else if (!writeAll(fd.get(), entry->bytes.data(), entry->bytes.size())) {
+    } else if (!writeAll(fd.get(), std::string_view(entry->bytes.data(), entry->bytes.size()))) {
       fail("write failed");
     }
     offset += byteCount(*entry);

@@ -1,5 +1,7 @@
 #include "trainer/event_sink.h"
 
+#include "core/posix_io.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -14,20 +16,7 @@
 
 namespace tb::trainer {
 
-namespace {
-
-bool writeAll(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
+using core::writeAll;
 
 bool appendWholeLines(int fd, const std::string& lines) {
   const off_t end = ::lseek(fd, 0, SEEK_END);

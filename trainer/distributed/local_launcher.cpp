@@ -1,6 +1,7 @@
 #include "trainer/distributed/local_launcher.h"
 
 #include "core/event_protocol.h"
+#include "core/posix_io.h"
 #include "trainer/distributed/rank_group.h"
 #include "trainer/event_sink.h"
 #include "trainer/user_error.h"
@@ -27,6 +28,9 @@ extern char** environ;
 
 namespace tb::trainer::distributed {
 namespace {
+
+// The reader of a pipe may be gone: the launcher keeps supervising, the files are the record.
+using core::writeAll;
 
 using Clock = std::chrono::steady_clock;
 
@@ -106,16 +110,6 @@ std::string describeEnding(const Rank& r, std::chrono::seconds timeout) {
     return who + (crash ? " crashed with " : " was killed by ") + signalName(sig);
   }
   return who + " exited with status " + std::to_string(WEXITSTATUS(r.status));
-}
-
-void writeAll(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the reader is gone: keep supervising, the files are the record
-    done += static_cast<std::size_t>(n);
-  }
 }
 
 // After rank 0's own lines, the last of which it may have left unterminated when it died.

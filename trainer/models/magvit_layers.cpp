@@ -4,6 +4,7 @@
 #include "trainer/models/causal_conv.h"
 #include "trainer/models/magvit_attention.h"
 #include "trainer/models/magvit_blocks.h"
+#include "trainer/models/video_layout.h"
 
 #include <cmath>
 #include <limits>
@@ -18,16 +19,6 @@ void require(bool ok, const std::string& field, const std::string& message) {
   if (!ok) throw std::invalid_argument(field + ": " + message);
 }
 
-// [B, C, T, H, W] -> [B*T, C, H, W]
-torch::Tensor framesToBatch(const torch::Tensor& x) {
-  return x.permute({0, 2, 1, 3, 4})
-      .reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
-}
-// [B*T, C, H, W] -> [B, C, T, H, W]
-torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
-  return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)})
-      .permute({0, 2, 1, 3, 4});
-}
 // [B, C, T, H, W] -> [B*H*W, C, T]
 torch::Tensor pixelsToBatch(const torch::Tensor& x) {
   return x.permute({0, 3, 4, 1, 2})

@@ -1,6 +1,8 @@
 // taming-style VQGAN encoder/decoder and the per-frame VQGAN tokenizer.
 #include "trainer/models/vqgan_tokenizer.h"
 
+#include "trainer/models/video_layout.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -27,15 +29,6 @@ torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t k, std::i
 
 bool contains(const std::vector<int>& v, std::int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-torch::Tensor framesToBatch(const torch::Tensor& x) {
-  return x.permute({0, 2, 1, 3, 4})
-      .reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
-}
-torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
-  return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)})
-      .permute({0, 2, 1, 3, 4});
 }
 
 void validate(const core::VqganConfig& c, std::int64_t resolution) {
