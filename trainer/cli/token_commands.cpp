@@ -61,8 +61,8 @@ std::string clipBaseName(const fs::path& file, const fs::path& root) {
 
 /// Every whole clip of one video (at most `max_clips` when > 0), or the image as one clip.
 /// Throws media::MediaError naming the file.
-std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const core::DataConfig& d,
-                            int max_clips) {
+std::vector<Clip> readClips(const fs::path& file, const fs::path& root, [[maybe_unused]] const core::DataConfig& d,
+                            [[maybe_unused]] int max_clips) {  // used only with FFmpeg
   const std::string base = clipBaseName(file, root);
   std::vector<Clip> clips;
   if (media::hasMediaExtension(file.string(), media::MediaKind::Image)) {

@@ -50,7 +50,7 @@ std::int64_t fileBytes(const fs::path& p) {
   return ec ? -1 : static_cast<std::int64_t>(n);
 }
 
-Probe probeFile(const fs::path& path, media::MediaKind kind) {
+Probe probeFile([[maybe_unused]] const fs::path& path, media::MediaKind kind) {  // unused without FFmpeg
   Probe probe;
   try {
     if (kind == media::MediaKind::Video) {
