@@ -486,7 +486,10 @@ void MonitorPage::onRows(Run* run, const QVector<core::MetricsRow>& rows) {
     }
   }
   if (index == 0) {
-    updateReferenceLine();
+    // The reference is written once, before the first step: read it until the line is drawn,
+    // not at every poll (setRunDirectory reads it again for another run).
+    const widgets::CurvePlot* psnr = panel(QStringLiteral("psnr"));
+    if (psnr != nullptr && !psnr->referenceLineValue(QStringLiteral("reference"))) updateReferenceLine();
     updateSameValues();
     if (m_xAxis == XAxis::WallClock || !m_alertMarks.isEmpty()) {
       updateMarkers();  // markers placed by wall time move as rows tell the times of steps
