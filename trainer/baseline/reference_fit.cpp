@@ -3,7 +3,7 @@
 #include "core/config_io.h"
 #include "trainer/baseline/block_kmeans.h"
 #include "core/atomic_file.h"
-#include "trainer/metrics/clip_scores.h"
+#include "trainer/training/validator.h"
 
 #include <algorithm>
 #include <chrono>
@@ -106,16 +106,11 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
 
   const std::int64_t n = std::min(options.valid_clips, dataset.validSize());
   if (n > 0) {
-    double psnr = 0, ssim = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const torch::Tensor x = dataset.validSample(i);
-      const metrics::ClipScores s =
-          metrics::scoreClip(x, fit.codec->forward(x.unsqueeze(0)).recon[0]);
-      psnr += s.psnr;
-      ssim += s.ssim;
-    }
-    info.valid_psnr = psnr / static_cast<double>(n);
-    info.valid_ssim = ssim / static_cast<double>(n);
+    // Scored as training's validation scores the tokenizer.
+    Validator validator(*fit.codec, nullptr, config.loss.recon);
+    for (std::int64_t i = 0; i < n; ++i) validator.score(dataset.validSample(i), torch::kCPU);
+    info.valid_psnr = validator.summary().psnr;
+    info.valid_ssim = validator.summary().ssim;
     info.valid_clips = n;
   }
   info.fit_seconds =

@@ -6,6 +6,7 @@
 #include "trainer/media/frame_tensors.h"
 #include "trainer/metrics/clip_scores.h"
 #include "trainer/metrics/lpips.h"
+#include "trainer/training/validator.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_encoder.h"
 #endif
@@ -170,25 +171,22 @@ int compare(const CompareArgs& args) {
     const fs::path out = args.out;
     fs::create_directories(out);
 
-    torch::NoGradGuard no_grad;
+    // Each tokenizer scored by the Validator that training's validation uses, so the figures agree.
+    std::vector<Validator> validators;
+    for (const Entry& e : entries) validators.emplace_back(*e.checkpoint.tokenizer, lpips, e.checkpoint.config.loss.recon);
     std::vector<std::vector<Scores>> scores(clips.size(), std::vector<Scores>(entries.size()));
     std::vector<std::vector<media::VideoFrames>> frames(clips.size());  // original, then each tokenizer
     for (std::size_t c = 0; c < clips.size(); ++c) {
-      const torch::Tensor x = clips[c].second.unsqueeze(0).to(entries.front().checkpoint.device);
       frames[c].push_back(media::tensorToFrames(clips[c].second, 8.0));
       for (std::size_t k = 0; k < entries.size(); ++k) {
-        const torch::Tensor recon = entries[k].checkpoint.tokenizer->forward(x).recon[0];
-        // Scored as validation scores it (metrics::scoreClip), so the figures agree.
-        metrics::ClipScores clip = metrics::scoreClip(clips[c].second, recon);
+        ClipValidation v = validators[k].score(clips[c].second, entries[k].checkpoint.device);
         Scores& s = scores[c][k];
-        s.frame_psnr = clip.frame_psnr;
-        s.frame_ssim = clip.frame_ssim;
-        s.psnr = clip.psnr;
-        s.ssim = clip.ssim;
-        frames[c].push_back(std::move(clip.decoded));
-        const auto& a = frames[c].front();
-        const auto& b = frames[c].back();
-        if (lpips) s.lpips = metrics::lpips(lpips, a, b);
+        s.frame_psnr = v.scores.frame_psnr;
+        s.frame_ssim = v.scores.frame_ssim;
+        s.psnr = v.scores.psnr;
+        s.ssim = v.scores.ssim;
+        s.lpips = v.lpips;
+        frames[c].push_back(std::move(v.scores.decoded));
       }
     }
 

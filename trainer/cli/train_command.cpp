@@ -11,7 +11,6 @@
 #include "trainer/distributed/launch_environment.h"
 #include "trainer/distributed/local_launcher.h"
 #include "trainer/event_sink.h"
-#include "trainer/training/checkpoint_store.h"
 #include "trainer/user_error.h"
 #include "trainer/training/training_run.h"
 

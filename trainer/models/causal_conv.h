@@ -6,9 +6,15 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace tb::trainer {
+
+/// Throws std::invalid_argument "<field>: <message>" unless `ok`: the layers' option checks.
+inline void requireOption(bool ok, const std::string& field, const std::string& message) {
+  if (!ok) throw std::invalid_argument(field + ": " + message);
+}
 
 /// Kernel or size triple [t, h, w].
 using Triple = std::array<std::int64_t, 3>;

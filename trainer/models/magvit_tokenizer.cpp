@@ -1,8 +1,7 @@
-// MAGVIT-v2 tokenizer, the Tokenizer base methods and the tokenizer factory.
+// The MAGVIT-v2 tokenizer: its layer stacks, quantizer and static figures (magvit_tokenizer.h).
 #include "trainer/models/magvit_tokenizer.h"
 
 #include "trainer/models/magvit_attention.h"
-#include "trainer/models/vqgan_tokenizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +10,6 @@
 namespace tb::trainer {
 namespace F = torch::nn::functional;
 namespace {
-
-void require(bool ok, const std::string& field, const std::string& message) {
-  if (!ok) throw std::invalid_argument(field + ": " + message);
-}
 
 bool isCond(const std::string& type) { return type.rfind("cond_", 0) == 0; }
 
@@ -58,61 +53,23 @@ Cost operator+(Cost a, const Cost& b) { return {a.macs + b.macs, a.acts + b.acts
 
 }  // namespace
 
-// ---- Tokenizer base ------------------------------------------------------------------------
-
-torch::Tensor Tokenizer::tokenize(const torch::Tensor& video, const torch::Tensor& cond) {
-  torch::NoGradGuard no_grad;
-  auto q = quantizer();
-  const bool was_training = q->is_training();
-  q->eval();  // no EMA / restart side effects while tokenizing
-  auto indices = q->quantize(encode(video, cond)).indices;
-  q->train(was_training);
-  return indices;
-}
-
-torch::Tensor Tokenizer::decodeFromIndices(const torch::Tensor& indices,
-                                           const torch::Tensor& cond) {
-  return decode(quantizer()->indicesToCodes(indices), cond);
-}
-
-TokenizerOutput Tokenizer::forward(const torch::Tensor& video, const torch::Tensor& cond) {
-  const auto latent = encode(video, cond);
-  auto q = quantize(latent);
-  auto recon = decode(q.quantized, cond);
-  if (video.dim() == 4) recon = recon.squeeze(2);
-  TokenizerOutput out;
-  out.recon = recon;
-  out.indices = q.indices;
-  out.losses = {{"recon_l1", F::l1_loss(recon, video)},
-                {"recon_mse", F::mse_loss(recon, video)},
-                {"quantizer", q.loss}};
-  for (auto& [name, value] : q.terms) out.losses.emplace_back("quantizer/" + name, value);
-  return out;
-}
-
-std::int64_t countParameters(const torch::nn::Module& module) {
-  std::int64_t n = 0;
-  for (const auto& p : module.parameters(true)) n += p.numel();
-  return n;
-}
-
 // ---- MAGVIT-v2 ----------------------------------------------------------------------------
 
 MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
     : m_config(c),
       m_time_padding(parseTimePadding(c.time_padding)),
       m_pixel_range(parsePixelRange(c.pixel_range)) {
-  require(c.channels >= 1, "model.channels", "must be >= 1");
-  require(c.init_dim >= 1, "model.init_dim", "must be >= 1");
-  require(c.max_dim >= 1, "model.max_dim", "must be >= 1");
-  require(c.input_conv_kernel.size() == 3, "model.input_conv_kernel", "needs 3 entries [t, h, w]");
-  require(c.output_conv_kernel.size() == 3, "model.output_conv_kernel",
+  requireOption(c.channels >= 1, "model.channels", "must be >= 1");
+  requireOption(c.init_dim >= 1, "model.init_dim", "must be >= 1");
+  requireOption(c.max_dim >= 1, "model.max_dim", "must be >= 1");
+  requireOption(c.input_conv_kernel.size() == 3, "model.input_conv_kernel", "needs 3 entries [t, h, w]");
+  requireOption(c.output_conv_kernel.size() == 3, "model.output_conv_kernel",
           "needs 3 entries [t, h, w]");
-  require(c.input_conv_kernel[1] % 2 == 1 && c.input_conv_kernel[2] % 2 == 1,
+  requireOption(c.input_conv_kernel[1] % 2 == 1 && c.input_conv_kernel[2] % 2 == 1,
           "model.input_conv_kernel", "spatial kernels must be odd");
-  require(c.output_conv_kernel[1] % 2 == 1 && c.output_conv_kernel[2] % 2 == 1,
+  requireOption(c.output_conv_kernel[1] % 2 == 1 && c.output_conv_kernel[2] % 2 == 1,
           "model.output_conv_kernel", "spatial kernels must be odd");
-  require(c.residual_conv_kernel % 2 == 1, "model.residual_conv_kernel", "must be odd");
+  requireOption(c.residual_conv_kernel % 2 == 1, "model.residual_conv_kernel", "must be odd");
   const std::int64_t k = c.residual_conv_kernel;
   const std::int64_t cond_dim =
       c.dim_cond * 4;  // conditioning MLP stem expands 4x (dim_cond_expansion_factor)
@@ -142,7 +99,7 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
     const std::string field = "model.layers[" + std::to_string(i) + "]";
     MagvitStage stage{spec.name, dim, dim, 1};
     if (isCond(spec.name)) {
-      require(c.dim_cond > 0, field, spec.name + " needs model.dim_cond > 0");
+      requireOption(c.dim_cond > 0, field, spec.name + " needs model.dim_cond > 0");
       m_has_cond = true;
     }
     AttentionOptions attn = AttentionOptions(dim)
@@ -157,7 +114,7 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
         enc = ResidualUnit(dim, k, tp, c.residual_gate_bias).ptr();
         dec = ResidualUnit(dim, k, tp, c.residual_gate_bias).ptr();
       } else if (spec.name == "consecutive_residual") {
-        require(spec.arg.has_value() && *spec.arg >= 1, field,
+        requireOption(spec.arg.has_value() && *spec.arg >= 1, field,
                 "consecutive_residual needs a count >= 1");
         stage.repeat = *spec.arg;
         auto e = MagvitSequence(), d = MagvitSequence();
@@ -173,10 +130,10 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
       } else if (spec.name == "compress_space" || spec.name == "compress_time") {
         std::int64_t out = spec.arg.has_value() ? *spec.arg : dim * 2;
         out = std::min<std::int64_t>(out, c.max_dim);
-        require(out >= 1, field, "dim_out must be >= 1");
+        requireOption(out >= 1, field, "dim_out must be >= 1");
         stage.dim_out = out;
         if (spec.name == "compress_space") {
-          require(fmap > 1 && fmap % 2 == 0, field,
+          requireOption(fmap > 1 && fmap % 2 == 0, field,
                   "compress_space needs an even feature map, got " + std::to_string(fmap) +
                       " (data.image_size " + std::to_string(image_size) + ")");
           fmap /= 2;
@@ -383,16 +340,6 @@ TokenizerStats MagvitTokenizerImpl::stats(std::int64_t frames, std::int64_t imag
   s.forward_flops = 2 * total.macs;
   s.activation_elements = total.acts;
   return s;
-}
-
-// ---- factory -------------------------------------------------------------------------------
-
-std::shared_ptr<Tokenizer> makeTokenizer(const core::ModelConfig& model,
-                                         const core::DataConfig& data) {
-  require(data.image_size >= 1, "data.image_size", "must be >= 1");
-  if (model.kind == "magvit2") return MagvitTokenizer(model, data.image_size).ptr();
-  if (model.kind == "vqgan") return VqganTokenizer(model, data.image_size).ptr();
-  throw std::invalid_argument("model.kind: unknown tokenizer kind \"" + model.kind + "\"");
 }
 
 }  // namespace tb::trainer

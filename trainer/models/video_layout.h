@@ -20,4 +20,20 @@ inline torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
       .permute({0, 2, 1, 3, 4});
 }
 
+/// [B, C, T, H, W] -> [B*H*W, C, T]: every pixel's time series as a batch entry.
+inline torch::Tensor pixelsToBatch(const torch::Tensor& x) {
+  return x.permute({0, 3, 4, 1, 2}).reshape({x.size(0) * x.size(3) * x.size(4), x.size(1), x.size(2)});
+}
+
+/// [B*H*W, C, T] -> [B, C, T, H, W]
+inline torch::Tensor batchToPixels(const torch::Tensor& x, std::int64_t batch, std::int64_t h, std::int64_t w) {
+  return x.reshape({batch, h, w, x.size(1), x.size(2)}).permute({0, 3, 4, 1, 2});
+}
+
+/// The conditioning vector `[B, D]` repeated for a batch packed as above (`[B*r, ...]`,
+/// sample-major); undefined stays undefined.
+inline torch::Tensor expandCond(const torch::Tensor& cond, std::int64_t repeats) {
+  return cond.defined() ? cond.repeat_interleave(repeats, 0) : cond;
+}
+
 }  // namespace tb::trainer

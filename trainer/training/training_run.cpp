@@ -3,6 +3,7 @@
 #include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/metrics_log.h"
+#include "core/run_lock.h"
 #include "trainer/baseline/reference_fit.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/distributed/gradient_reducer.h"
@@ -28,6 +29,8 @@
 #include "trainer/training/sharded_adamw.h"
 #include "trainer/training/sharded_checkpoint.h"
 #include "trainer/training/training_step.h"
+#include "trainer/training/validator.h"
+#include "trainer/outputs/validation_outputs.h"
 #include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 
@@ -105,38 +108,6 @@ std::string megabytes(std::uintmax_t bytes) {
   return s.str();
 }
 
-// Exclusive lock on the run directory for the life of the trainer. flock is released by the
-// kernel when the holder dies, so a lock left by a killed trainer is simply taken over.
-class RunLock {
- public:
-  explicit RunLock(const fs::path& file) {
-    m_fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (m_fd < 0) throw TrainingError("run_dir_unwritable", "cannot create " + file.string());
-    if (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
-      char buf[32] = {};
-      const ssize_t n = ::pread(m_fd, buf, sizeof buf - 1, 0);
-      ::close(m_fd);
-      m_fd = -1;
-      throw TrainingError("run_dir_locked",
-                          "run directory " + file.parent_path().string() + " is in use by another trainer" +
-                              (n > 0 ? " (pid " + std::string(buf, static_cast<std::size_t>(n)) + ")" : ""),
-                          "stop that trainer first, or use another --run-dir");
-    }
-    const std::string pid = std::to_string(::getpid());
-    if (::ftruncate(m_fd, 0) == 0) {
-      (void)!::pwrite(m_fd, pid.data(), pid.size(), 0);
-    }
-  }
-  ~RunLock() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  RunLock(const RunLock&) = delete;
-  RunLock& operator=(const RunLock&) = delete;
-
- private:
-  int m_fd = -1;
-};
-
 // Interval means of named values; names may appear part-way (the GAN terms from
 // loss.discr_start_step on), so values are matched by name, each averaged over its own count.
 class IntervalMeans {
@@ -192,16 +163,14 @@ class TrainingLoop {
   void setUp();
   void checkUnsupported();
   void reportDataSkips(const std::vector<data::SkippedFile>& skips);
-  bool ganActive() const { return m_discr && m_step >= m_config.loss.discr_start_step; }
-  void updateEma() { trainer::updateEma(m_ema, *m_tokenizer, m_train, m_step); }
+  bool ganActive() const { return m_discr && m_progress.step >= m_config.loss.discr_start_step; }
+  void updateEma() { trainer::updateEma(m_ema, *m_tokenizer, m_train, m_progress.step); }
   void validate();
   void fitReference();
   void writeSample(const torch::Tensor& grid);
-  void writeCodebookCounts(const std::vector<std::int64_t>& counts);
   void saveCheckpoint();
   void writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state);
-  void writeCheckpointFiles(const fs::path* dir, const NamedTensors& optimizer_state,
-                            const NamedTensors& discr_optimizer_state);
+  TrainingState state() { return {*m_steps, m_ema, m_progress, m_config, m_device}; }
   void loadCheckpoint(std::int64_t step);
   void loadInitialWeights();
   void truncateMetricsAfter(std::int64_t step);
@@ -218,13 +187,13 @@ class TrainingLoop {
   }
   void emitWarning(const std::string& code, const std::string& message) {
     m_log("warning: " + message);
-    m_events.emit(core::WarningEvent{code, message, m_step});
+    m_events.emit(core::WarningEvent{code, message, m_progress.step});
   }
   void writeMetrics(std::vector<std::pair<std::string, double>> values) {
-    core::MetricsRow row{m_step, unixTime(), values};
+    core::MetricsRow row{m_progress.step, unixTime(), values};
     m_metrics->append(row);
-    if (m_tensorboard) m_tensorboard->addScalars(m_step, values);
-    m_events.emit(core::MetricEvent{m_step, std::move(values)});
+    if (m_tensorboard) m_tensorboard->addScalars(m_progress.step, values);
+    m_events.emit(core::MetricEvent{m_progress.step, std::move(values)});
   }
 
   const core::RunConfig& m_config;
@@ -264,10 +233,7 @@ class TrainingLoop {
     if (text != nullptr && std::sscanf(text, "%ld:%ld", &f.nonfinite_from, &f.nonfinite_left) != 2) f = Fault{};
     return f;
   }
-  std::int64_t m_step = 0;  // optimizer steps done
-  std::int64_t m_batches = 0;  // batches this rank's loader has handed out (skipped steps included)
-  double m_lr_scale = 1.0;  // lowered by rollbacks
-  double m_elapsed_before = 0;  // training seconds of earlier sessions of this run
+  RunProgress m_progress;
   std::int64_t m_last_checkpoint = -1;
 };
 
@@ -335,63 +301,23 @@ void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) 
 
 void TrainingLoop::validate() {
   if (m_dataset->validSize() == 0) return;
-  torch::NoGradGuard no_grad;
-  // Validation uses the EMA weights when there are any: swap them in, then back.
-  std::vector<torch::Tensor> backup;
-  auto params = m_tokenizer->named_parameters();
-  const bool use_ema = !m_ema.empty();
-  if (use_ema) {
-    for (auto& [name, avg] : m_ema) {
-      backup.push_back(params[name].detach().clone());
-      params[name].copy_(avg);
-    }
-  }
-  m_tokenizer->eval();
-  const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_dataset->validSize());
-  double recon = 0, psnr = 0, ssim = 0, lpips = 0;
+  const EmaWeightsInUse ema(*m_tokenizer, m_ema);  // validation uses the EMA weights when there are any
+  Validator validator(*m_tokenizer, m_lpips, m_config.loss.recon);
   std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first clips
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(m_tokenizer->quantizer()->codebookSize()), 0);
-  std::int64_t tokens = 0;
+  const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_dataset->validSize());
   for (std::int64_t i = 0; i < n; ++i) {
-    const torch::Tensor x = m_dataset->validSample(i).unsqueeze(0).to(m_device);
-    const TokenizerOutput out = m_tokenizer->forward(x);
-    recon += lossTerm(out, m_config.loss.recon == "mse" ? "recon_mse" : "recon_l1").item<double>();
-    // PSNR, SSIM and LPIPS on the 8-bit frames a viewer sees, scored exactly as compare scores.
-    const metrics::ClipScores scores = metrics::scoreClip(x[0], out.recon[0]);
-    psnr += scores.psnr;
-    ssim += scores.ssim;
-    if (m_lpips) lpips += metrics::lpips(m_lpips, scores.original, scores.decoded);
-    if (sample_rows.size() < 4)
-      sample_rows.push_back(torch::cat({x[0], out.recon[0].clamp(-1, 1)}, 3).cpu());
-    const torch::Tensor idx = out.indices.reshape({-1}).to(torch::kCPU, torch::kInt64).contiguous();
-    const auto* p = idx.data_ptr<std::int64_t>();
-    for (std::int64_t k = 0; k < idx.numel(); ++k) {
-      if (p[k] >= 0 && p[k] < static_cast<std::int64_t>(counts.size())) ++counts[static_cast<std::size_t>(p[k])];
-    }
-    tokens += idx.numel();
+    const torch::Tensor clip = m_dataset->validSample(i);
+    const ClipValidation v = validator.score(clip, m_device);
+    if (sample_rows.size() < 4) sample_rows.push_back(outputs::sampleRow(clip, v.recon));
   }
-  m_tokenizer->train();
-  if (use_ema) {
-    std::size_t k = 0;
-    for (auto& [name, avg] : m_ema) params[name].copy_(backup[k++]);
+  writeMetrics(validator.summary().metricValues());
+  // codebook/step_<N>.safetensors: how often validation used each code (the window's histogram).
+  const fs::path counts = m_run.codebookDir() / ("step_" + std::to_string(m_progress.step) + ".safetensors");
+  try {
+    outputs::writeCodebookCounts(counts, m_progress.step, validator.summary().code_counts);
+  } catch (const std::exception& e) {
+    emitWarning("codebook_counts_failed", counts.string() + ": " + e.what());
   }
-  double entropy = 0;
-  std::int64_t used = 0;
-  for (auto c : counts) {
-    if (c == 0) continue;
-    ++used;
-    const double q = static_cast<double>(c) / static_cast<double>(tokens);
-    entropy -= q * std::log(q);
-  }
-  Values values = {
-      {"valid/recon_loss", recon / static_cast<double>(n)},
-      {"valid/psnr", psnr / static_cast<double>(n)},
-      {"valid/ssim", ssim / static_cast<double>(n)},
-      {"valid/codebook_usage", static_cast<double>(used) / static_cast<double>(counts.size())},
-      {"valid/perplexity", std::exp(entropy)}};
-  if (m_lpips) values.emplace_back("valid/lpips", lpips / static_cast<double>(n));
-  writeMetrics(std::move(values));
-  writeCodebookCounts(counts);
   writeSample(torch::cat(sample_rows, 2));
 }
 
@@ -421,35 +347,16 @@ void TrainingLoop::fitReference() {
   }
 }
 
-// codebook/step_<N>.safetensors: how often validation used each code (the window's histogram).
-void TrainingLoop::writeCodebookCounts(const std::vector<std::int64_t>& counts) {
-  const fs::path file = m_run.codebookDir() / ("step_" + std::to_string(m_step) + ".safetensors");
-  try {
-    fs::create_directories(file.parent_path());
-    const torch::Tensor t = torch::from_blob(const_cast<std::int64_t*>(counts.data()),
-                                             {static_cast<std::int64_t>(counts.size())}, torch::kInt64);
-    weights::saveTensors({{"counts", t.clone()}}, file, {{"step", std::to_string(m_step)}});
-  } catch (const std::exception& e) {
-    emitWarning("codebook_counts_failed", file.string() + ": " + e.what());
-  }
-}
-
 // samples/step_<N>.gif: validation clips stacked top to bottom, each original | reconstruction;
 // also added to TensorBoard as an (animated) image.
 void TrainingLoop::writeSample(const torch::Tensor& grid) {
 #if TB_WITH_FFMPEG
-  const fs::path file = m_run.samplesDir() / ("step_" + std::to_string(m_step) + ".gif");
+  const fs::path file = m_run.samplesDir() / ("step_" + std::to_string(m_progress.step) + ".gif");
   try {
-    fs::create_directories(file.parent_path());
-    const media::VideoFrames frames = media::tensorToFrames(grid, 8.0);
-    media::writeVideo(file.string(), frames);
-    const std::string rel = fs::relative(file, m_run.root()).string();
-    m_events.emit(core::SampleEvent{m_step, "reconstruction", rel});
-    if (m_tensorboard) {
-      std::ifstream in(file, std::ios::binary);
-      const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
-      m_tensorboard->addImage("valid/samples", m_step, frames.width, frames.height, 3, bytes);
-    }
+    int width = 0, height = 0;
+    const std::vector<std::uint8_t> gif = outputs::writeSampleGif(file, grid, &width, &height);
+    m_events.emit(core::SampleEvent{m_progress.step, "reconstruction", fs::relative(file, m_run.root()).string()});
+    if (m_tensorboard) m_tensorboard->addImage("valid/samples", m_progress.step, width, height, 3, gif);
   } catch (const std::exception& e) {
     emitWarning("sample_failed", file.string() + ": " + e.what());
   }
@@ -466,204 +373,28 @@ void TrainingLoop::saveCheckpoint() {
   NamedTensors optimizer_state, discr_optimizer_state;
   if (m_optimizer) optimizer_state = m_optimizer->state(m_group);
   if (m_discr_optimizer) discr_optimizer_state = m_discr_optimizer->state(m_group);
-  if (m_steps->shards() && !m_rank0) writeCheckpointFiles(nullptr, {}, {});
+  if (m_steps->shards() && !m_rank0) CheckpointStore::writeFiles(nullptr, state(), {}, {});
   onRankZero("checkpoint", [&] { writeCheckpoint(optimizer_state, discr_optimizer_state); });
-  m_last_checkpoint = m_step;
+  m_last_checkpoint = m_progress.step;
 }
 
 void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state,
                                    const NamedTensors& discr_optimizer_state) {
-  const fs::path folder = m_store.write(m_step, [&](const fs::path& dir) {
-    writeCheckpointFiles(&dir, optimizer_state, discr_optimizer_state);
+  const fs::path folder = m_store.write(m_progress.step, [&](const fs::path& dir) {
+    CheckpointStore::writeFiles(&dir, state(), optimizer_state, discr_optimizer_state);
   });
   const std::string rel = fs::relative(folder, m_run.root()).string();
-  m_events.emit(core::CheckpointEvent{m_step, rel});
+  m_events.emit(core::CheckpointEvent{m_progress.step, rel});
   m_log("checkpoint " + rel);
   for (auto s : m_store.applyRetention(m_train.checkpoint_total_limit, m_train.checkpoint_keep)) {
     m_log("retention: deleted checkpoints/step_" + std::to_string(s));
   }
 }
 
-// The files of a checkpoint into `dir` (rank 0); with `dir` null (the other ranks, zero2 and
-// zero3) only the part in the gathers of the sharded files, in the same order.
-void TrainingLoop::writeCheckpointFiles(const fs::path* dir, const NamedTensors& optimizer_state,
-                                        const NamedTensors& discr_optimizer_state) {
-  const std::string step = std::to_string(m_step);
-  // state_version 2: every parameter has a ".step" entry (0: never updated).
-  const FileMetadata adamw_meta = {
-      {"step", step}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
-  std::map<std::string, fs::path> files;
-  auto path = [&](const std::string& name) -> const fs::path* {
-    if (dir == nullptr) return nullptr;
-    fs::path& file = files[name];
-    file = *dir / name;
-    return &file;
-  };
-  distributed::ParameterShards* shards = m_steps->shards();
-  std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
-
-  writeModelWeights(*m_tokenizer, shards, path("model.safetensors"),
-                    {{"step", step}, {"format", "tokenbench-tokenizer"}});
-  if (!ema_shares.empty()) {
-    writeGatheredFile(*shards, path("ema.safetensors"), {},
-                      {GatheredSeries{&ema_shares, "", nullptr}}, {{"step", step}});
-  } else if (dir && !m_ema.empty()) {
-    weights::saveTensors(m_ema, *dir / "ema.safetensors", {{"step", step}});
-  }
-  if (FlatShardAdamW* flat = m_steps->flatOptimizer()) {
-    flat->writeState(path("optimizer.safetensors"), adamw_meta);
-  } else if (dir) {
-    weights::saveTensors(optimizer_state, *dir / "optimizer.safetensors", adamw_meta);
-  }
-  if (m_discr) {
-    writeModelWeights(*m_discr, m_steps->discriminatorShards(), path("discriminator.safetensors"),
-                      {{"step", step}, {"format", "tokenbench-discriminator"}});
-    if (FlatShardAdamW* flat = m_steps->discriminatorFlatOptimizer()) {
-      flat->writeState(path("discr_optimizer.safetensors"), adamw_meta);
-    } else if (dir) {
-      weights::saveTensors(discr_optimizer_state, *dir / "discr_optimizer.safetensors", adamw_meta);
-    }
-  }
-  if (dir == nullptr) return;
-  NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
-  if (m_device.is_cuda())
-    rng.emplace_back("cuda_generator", compat::cudaRngState(m_device.index()));
-  weights::saveTensors(rng, *dir / "rng.safetensors");
-  Json state = {{"step", m_step},
-                {"lr_scale", m_lr_scale},
-                {"elapsed_s", m_elapsed_before},
-                {"batches", m_batches},
-                {"ema_active", !m_ema.empty() || !ema_shares.empty()},
-                {"lecam",
-                 {{"real", m_steps->lecam().real},
-                  {"fake", m_steps->lecam().fake},
-                  {"initialised", m_steps->lecam().initialised}}}};
-  auto scalerState = [](const LossScaler& scaler) {
-    return Json{{"scale", scaler.scale()},
-                {"clean_steps", scaler.cleanSteps()},
-                {"skipped", scaler.skippedSteps()}};
-  };
-  if (const LossScaler* scaler = m_steps->lossScaler()) state["loss_scale"] = scalerState(*scaler);
-  if (const LossScaler* scaler = m_steps->discriminatorLossScaler())
-    state["discr_loss_scale"] = scalerState(*scaler);
-  core::writeFileSynced(*dir / "state.json", state.dump(2) + "\n");
-  core::writeFileSynced(*dir / "config.json", core::toJsonText(m_config));
-}
-
 void TrainingLoop::loadCheckpoint(std::int64_t step) {
-  const fs::path dir = m_store.folder(step);
-  try {
-    // Every tensor a resume restores must be there with its dtype and shape: a resume that
-    // quietly starts an optimizer or the RNG afresh is not the run it continues. `load` takes the
-    // checked file's state into the optimizer the strategy has (ShardedAdamW, or FlatShardAdamW
-    // under zero2 and zero3).
-    using LoadState = std::function<void(const NamedTensors&, bool every_parameter_listed)>;
-    auto loadOptimizer = [&](const fs::path& file, bool updated_since_start,
-                             const LoadState& load) {
-      try {
-        const core::SafetensorsFile f = core::SafetensorsFile::read(file);
-        const auto& meta = f.metadata();
-        const auto format = meta.find("format");
-        if (format == meta.end() || format->second != "tokenbench-adamw")
-          throw std::runtime_error("not a Tokenbench optimizer state (metadata format is not \"tokenbench-adamw\")");
-        NamedTensors state;
-        for (const auto& info : f.tensors())
-          state.emplace_back(info.name, weights::readTensor(f, info));
-        // Checkpoints written before state_version 2 list only the parameters that were updated
-        // (they stay resumable); an empty one after steps that updated every parameter is not.
-        const bool listed = meta.count("state_version") > 0;
-        if (!listed && state.empty() && updated_since_start)
-          throw std::runtime_error("no optimizer state, but the checkpoint is past step 0");
-        load(state, listed);
-      } catch (const weights::WeightsError&) {
-        throw;  // names the file already
-      } catch (const std::exception& e) {
-        throw std::runtime_error(file.string() + ": " + e.what());
-      }
-    };
-    auto into = [](ShardedAdamW* optimizer, FlatShardAdamW* flat) -> LoadState {
-      return [=](const NamedTensors& state, bool listed) {
-        if (optimizer) optimizer->loadState(state, listed);
-        if (flat) flat->loadState(state, listed);
-      };
-    };
-    loadModelWeights(*m_tokenizer, m_steps->shards(), dir / "model.safetensors");
-    loadOptimizer(dir / "optimizer.safetensors", step > 0,
-                  into(m_optimizer, m_steps->flatOptimizer()));
-    if (m_discr) {
-      // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
-      if (fs::exists(dir / "discriminator.safetensors")) {
-        loadModelWeights(*m_discr, m_steps->discriminatorShards(),
-                         dir / "discriminator.safetensors");
-        loadOptimizer(dir / "discr_optimizer.safetensors", false,
-                      into(m_discr_optimizer, m_steps->discriminatorFlatOptimizer()));
-      } else {
-        m_log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
-      }
-    }
-    {
-      // Exactly the generator states a checkpoint holds: the CPU's, and the CUDA device's when it
-      // was written on one (applied only when training on CUDA: the loop draws from the CPU
-      // generator whatever the device, so a checkpoint moves between devices).
-      at::Generator generator = at::detail::getDefaultCPUGenerator();
-      std::lock_guard<std::mutex> guard(generator.mutex());
-      const auto rng = weights::loadExpectedTensors(dir / "rng.safetensors", {{"cpu_generator", generator.get_state()}},
-                                                    {"cuda_generator"});
-      generator.set_state(rng.front().second);
-      if (rng.size() > 1 && m_device.is_cuda()) compat::setCudaRngState(m_device.index(), rng[1].second);
-    }
-    std::ifstream in(dir / "state.json");
-    const Json state = Json::parse(in);
-    m_step = state.at("step").get<std::int64_t>();
-    m_lr_scale = state.at("lr_scale").get<double>();
-    m_elapsed_before = state.at("elapsed_s").get<double>();
-    // Skipped steps (loss-scale overflows, non-finite steps) consume batches too; checkpoints
-    // written before this was recorded had one batch per micro-step.
-    m_batches = state.value("batches", m_step * m_train.grad_accum);
-    if (state.contains("lecam")) {
-      gan::LecamAnchors& lecam = m_steps->lecam();
-      lecam.real = state["lecam"].value("real", 0.0);
-      lecam.fake = state["lecam"].value("fake", 0.0);
-      lecam.initialised = state["lecam"].value("initialised", false);
-    }
-    // A run that turns loss scaling on at resume starts from loss_scale_init.
-    auto restoreScaler = [&](LossScaler* scaler, const char* key) {
-      if (scaler == nullptr || !state.contains(key)) return;
-      const Json& j = state.at(key);
-      scaler->restore(j.at("scale").get<double>(), j.at("clean_steps").get<std::int64_t>(),
-                      j.at("skipped").get<std::int64_t>());
-    };
-    restoreScaler(m_steps->lossScaler(), "loss_scale");
-    restoreScaler(m_steps->discriminatorLossScaler(), "discr_loss_scale");
-    m_ema.clear();
-    m_steps->emaShares().clear();
-    if (state.value("ema_active", false)) {
-      // The EMA holds every parameter of the tokenizer; under zero3 their names, shapes and dtypes
-      // come from the shards (the module's own are freed between forwards).
-      NamedTensors expected;
-      if (m_steps->parametersSharded()) {
-        const distributed::ParameterShards& shards = *m_steps->shards();
-        for (std::size_t k = 0; k < shards.names().size(); ++k) {
-          expected.emplace_back(
-              shards.names()[k],
-              torch::empty({}, torch::dtype(shards.dtype(k))).expand(shards.shape(k)));
-        }
-      } else {
-        for (const auto& p : m_tokenizer->named_parameters())
-          expected.emplace_back(p.key(), p.value());
-      }
-      NamedTensors ema = weights::loadExpectedTensors(dir / "ema.safetensors", expected);
-      if (m_steps->parametersSharded()) {
-        m_steps->emaShares() = sharesOf(*m_steps->shards(), ema);
-      } else {
-        for (auto& [name, t] : ema) m_ema.emplace_back(name, t.to(m_device));
-      }
-    }
-  } catch (const std::exception& e) {
-    throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
-                        "delete that folder to resume from the previous checkpoint");
-  }
-  m_last_checkpoint = m_step;
+  TrainingState restored = state();
+  m_store.load(step, restored, [this](const std::string& text) { m_log(text); });
+  m_last_checkpoint = m_progress.step;
 }
 
 // train.init_checkpoint: a new run starts from another checkpoint's weights (fine-tuning, an
@@ -748,9 +479,15 @@ TrainingError TrainingLoop::diskFullError(const std::string& what) const {
 int TrainingLoop::runSteps() {
   m_run.create();
   // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
-  std::unique_ptr<RunLock> lock;
+  std::unique_ptr<core::RunLock> lock;
   if (m_rank0) {
-    lock = std::make_unique<RunLock>(m_run.lockFile());
+    try {
+      lock = std::make_unique<core::RunLock>(m_run.lockFile());
+    } catch (const core::RunLockedError& e) {
+      throw TrainingError("run_dir_locked", e.what(), "stop that trainer first, or use another --run-dir");
+    } catch (const std::exception& e) {
+      throw TrainingError("run_dir_unwritable", e.what(), "choose a --run-dir on a writable file system");
+    }
     if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
       m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
     }
@@ -770,7 +507,7 @@ int TrainingLoop::runSteps() {
     }
   }
   if (!resumed && !m_train.init_checkpoint.empty()) loadInitialWeights();
-  if (m_step == 0 && m_train.init_checkpoint.empty() && m_config.model.quantizer.data_init) {
+  if (m_progress.step == 0 && m_train.init_checkpoint.empty() && m_config.model.quantizer.data_init) {
     // Loaded initial weights keep their own scale. The same first clips on every rank (samples
     // are functions of their position), so the ranks' tokenizers stay identical.
     std::vector<torch::Tensor> first;
@@ -782,9 +519,9 @@ int TrainingLoop::runSteps() {
                      : "model.quantizer.data_init: this quantizer has no input projection; nothing "
                        "to initialise");
   }
-  m_loader->restart(m_batches);
+  m_loader->restart(m_progress.batches);
   if (m_rank0) {
-    truncateMetricsAfter(m_step);
+    truncateMetricsAfter(m_progress.step);
     core::writeFileAtomically(m_run.configFile(), core::toJsonText(m_config));  // the window reads it
     m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
     try {
@@ -804,7 +541,7 @@ int TrainingLoop::runSteps() {
   const double budget = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
   const std::int64_t total = m_train.max_steps;
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
-        std::to_string(m_step) + " to " + std::to_string(total));
+        std::to_string(m_progress.step) + " to " + std::to_string(total));
 
   IntervalMeans means;
   int summed = 0;
@@ -817,10 +554,10 @@ int TrainingLoop::runSteps() {
   // What the ranks agreed at the end of the previous step (see below).
   bool stop = false, checkpoint_now = false, budget_spent = false;
 
-  while (m_step < total) {
+  while (m_progress.step < total) {
     if (!m_group) {
       stop = m_control.stop.load();
-      budget_spent = budget > 0 && m_elapsed_before + secondsSince(session_start) >= budget;
+      budget_spent = budget > 0 && m_progress.elapsed_s + secondsSince(session_start) >= budget;
     }
     if (stop) {
       status = "stopped";
@@ -830,11 +567,11 @@ int TrainingLoop::runSteps() {
       m_log("time budget of " + std::to_string(budget) + " s reached");
       break;
     }
-    const std::int64_t next = m_step + 1;
+    const std::int64_t next = m_progress.step + 1;
     const bool gan = ganActive();
-    const double rate = scheduledRate(m_train, m_train.lr, next) * m_lr_scale;
+    const double rate = scheduledRate(m_train, m_train.lr, next) * m_progress.lr_scale;
     const double discr_rate =
-        scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_lr_scale;
+        scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_progress.lr_scale;
     m_steps->zeroGrad(gan);
     // The step's values stay on the device until one copy to the host at the end of the step.
     StepValues step_values;
@@ -855,12 +592,12 @@ int TrainingLoop::runSteps() {
         reportDataSkips(m_dataset->takeNewSkips());
         throw;
       }
-      ++m_batches;
+      ++m_progress.batches;
       data_wait += batch.wait_s;
       // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
       const torch::Tensor clips = batch.clips.to(m_device, /*non_blocking=*/true);
       GeneratorPass pass;
-      const StepValues micro_values = m_steps->microStep(clips, gan, m_step - m_config.loss.discr_start_step,
+      const StepValues micro_values = m_steps->microStep(clips, gan, m_progress.step - m_config.loss.discr_start_step,
                                                          micro + 1 == m_train.grad_accum, &pass);
       accumulate("train/recon_loss", pass.recon_loss);
       accumulate("train/loss", pass.loss);
@@ -879,7 +616,7 @@ int TrainingLoop::runSteps() {
     if (m_group) {
       // One small all-reduce per step: the logged values become means over the global batch, and
       // the stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
-      const bool budget_local = budget > 0 && m_elapsed_before + secondsSince(session_start) >= budget;
+      const bool budget_local = budget > 0 && m_progress.elapsed_s + secondsSince(session_start) >= budget;
       std::vector<double> packed;
       for (const auto& [name, v] : values) packed.push_back(v);
       packed.push_back(m_control.stop.load() ? 1 : 0);
@@ -934,12 +671,12 @@ int TrainingLoop::runSteps() {
                               "weight files (see docs/troubleshooting.md)");
         }
         ++rollbacks_without_checkpoint;
-        const double scale = m_lr_scale * m_train.nan_lr_scale;
+        const double scale = m_progress.lr_scale * m_train.nan_lr_scale;
         loadCheckpoint(*latest);
-        m_loader->restart(m_batches);
-        m_lr_scale = scale;
+        m_loader->restart(m_progress.batches);
+        m_progress.lr_scale = scale;
         emitWarning("rollback", "rolled back to checkpoints/step_" + std::to_string(*latest) +
-                                    " with the learning rate scaled by " + std::to_string(m_lr_scale));
+                                    " with the learning rate scaled by " + std::to_string(m_progress.lr_scale));
         consecutive_bad = 0;
       }
       continue;
@@ -947,9 +684,9 @@ int TrainingLoop::runSteps() {
     consecutive_bad = 0;
     reportDataSkips(m_dataset->takeNewSkips());
     m_steps->optimizerStep(rate, discr_rate, gan);
-    m_step = next;
+    m_progress.step = next;
     if (m_steps->parametersSharded()) {
-      m_steps->updateShardedEma(m_train, m_step);  // every rank its shares
+      m_steps->updateShardedEma(m_train, m_progress.step);  // every rank its shares
     } else if (m_rank0) {
       updateEma();
     }
@@ -973,10 +710,10 @@ int TrainingLoop::runSteps() {
     means.add(values);
     ++summed;
 
-    if (m_rank0 && (m_step % m_train.log_every == 0 || m_step == total)) {
+    if (m_rank0 && (m_progress.step % m_train.log_every == 0 || m_progress.step == total)) {
       const double interval = secondsSince(interval_start);
       Values sums = means.take();
-      sums.emplace_back("train/lr", scheduledRate(m_train, m_train.lr, m_step) * m_lr_scale);
+      sums.emplace_back("train/lr", scheduledRate(m_train, m_train.lr, m_progress.step) * m_progress.lr_scale);
       sums.emplace_back("perf/it_per_s", summed / std::max(interval, 1e-9));
       sums.emplace_back("perf/step_s", interval / summed);
       sums.emplace_back("perf/data_wait_s", data_wait / summed);
@@ -985,13 +722,13 @@ int TrainingLoop::runSteps() {
       sums.emplace_back("data/skipped_files", static_cast<double>(m_dataset->skippedCount()));
       const double it_per_s = summed / std::max(interval, 1e-9);
       writeMetrics(std::move(sums));
-      m_events.emit(core::ProgressEvent{m_step, total, it_per_s, (total - m_step) / it_per_s});
+      m_events.emit(core::ProgressEvent{m_progress.step, total, it_per_s, (total - m_progress.step) / it_per_s});
       summed = 0;
       data_wait = 0;
       comm = 0;
       interval_start = Clock::now();
     }
-    if (m_train.valid_every > 0 && m_step % m_train.valid_every == 0) {
+    if (m_train.valid_every > 0 && m_progress.step % m_train.valid_every == 0) {
       // zero3: rank 0 validates alone, so it gathers the whole tokenizer first (with the EMA's
       // values when there is one) and frees it after.
       distributed::ParameterShards* shards =
@@ -1001,19 +738,19 @@ int TrainingLoop::runSteps() {
       onRankZero("valid", [&] { validate(); });
       if (shards) shards->release();
     }
-    const bool periodic = m_train.checkpoint_every > 0 && m_step % m_train.checkpoint_every == 0;
+    const bool periodic = m_train.checkpoint_every > 0 && m_progress.step % m_train.checkpoint_every == 0;
     if (periodic || checkpoint_now) {
-      m_elapsed_before += secondsSince(session_start);
+      m_progress.elapsed_s += secondsSince(session_start);
       saveCheckpoint();
       rollbacks_without_checkpoint = 0;
-      m_elapsed_before -= secondsSince(session_start);
+      m_progress.elapsed_s -= secondsSince(session_start);
     }
   }
-  m_elapsed_before += secondsSince(session_start);
-  if (m_last_checkpoint != m_step) saveCheckpoint();
+  m_progress.elapsed_s += secondsSince(session_start);
+  if (m_last_checkpoint != m_progress.step) saveCheckpoint();
   if (m_rank0) m_metrics->close();
-  m_events.emit(core::DoneEvent{status, m_step});
-  m_log("done: " + status + " at step " + std::to_string(m_step) + "; peak resident memory " +
+  m_events.emit(core::DoneEvent{status, m_progress.step});
+  m_log("done: " + status + " at step " + std::to_string(m_progress.step) + "; peak resident memory " +
         std::to_string(peakResidentBytes()) + " bytes");
   return 0;
 }

@@ -1,0 +1,58 @@
+// The tokenizer interface's shared passes (tokenize, decode from indices, the full forward) and
+// the factory (tokenizer.h).
+#include "trainer/models/tokenizer.h"
+
+#include "trainer/models/causal_conv.h"
+#include "trainer/models/magvit_tokenizer.h"
+#include "trainer/models/vqgan_tokenizer.h"
+
+#include <stdexcept>
+
+namespace tb::trainer {
+namespace F = torch::nn::functional;
+
+torch::Tensor Tokenizer::tokenize(const torch::Tensor& video, const torch::Tensor& cond) {
+  torch::NoGradGuard no_grad;
+  auto q = quantizer();
+  const bool was_training = q->is_training();
+  q->eval();  // no EMA / restart side effects while tokenizing
+  auto indices = q->quantize(encode(video, cond)).indices;
+  q->train(was_training);
+  return indices;
+}
+
+torch::Tensor Tokenizer::decodeFromIndices(const torch::Tensor& indices,
+                                           const torch::Tensor& cond) {
+  return decode(quantizer()->indicesToCodes(indices), cond);
+}
+
+TokenizerOutput Tokenizer::forward(const torch::Tensor& video, const torch::Tensor& cond) {
+  const auto latent = encode(video, cond);
+  auto q = quantize(latent);
+  auto recon = decode(q.quantized, cond);
+  if (video.dim() == 4) recon = recon.squeeze(2);
+  TokenizerOutput out;
+  out.recon = recon;
+  out.indices = q.indices;
+  out.losses = {{"recon_l1", F::l1_loss(recon, video)},
+                {"recon_mse", F::mse_loss(recon, video)},
+                {"quantizer", q.loss}};
+  for (auto& [name, value] : q.terms) out.losses.emplace_back("quantizer/" + name, value);
+  return out;
+}
+
+std::int64_t countParameters(const torch::nn::Module& module) {
+  std::int64_t n = 0;
+  for (const auto& p : module.parameters(true)) n += p.numel();
+  return n;
+}
+
+std::shared_ptr<Tokenizer> makeTokenizer(const core::ModelConfig& model,
+                                         const core::DataConfig& data) {
+  requireOption(data.image_size >= 1, "data.image_size", "must be >= 1");
+  if (model.kind == "magvit2") return MagvitTokenizer(model, data.image_size).ptr();
+  if (model.kind == "vqgan") return VqganTokenizer(model, data.image_size).ptr();
+  throw std::invalid_argument("model.kind: unknown tokenizer kind \"" + model.kind + "\"");
+}
+
+}  // namespace tb::trainer
