@@ -27,6 +27,21 @@ inline constexpr std::string_view kPerfStepS = "perf/step_s";     ///< seconds p
 inline constexpr std::string_view kPerfDataWaitS = "perf/data_wait_s";
 inline constexpr std::string_view kPerfDataWaitFraction = "perf/data_wait_fraction";  ///< [0, 1]
 inline constexpr std::string_view kDataSkippedFiles = "data/skipped_files";  ///< files so far
+inline constexpr std::string_view kPerfCommS = "perf/comm_s";  ///< seconds per step in collectives
+inline constexpr std::string_view kTrainGradNorm = "train/grad_norm";  ///< before clipping
+inline constexpr std::string_view kTrainDiscrGradNorm = "train/discr_grad_norm";
+inline constexpr std::string_view kTrainLossScale = "train/loss_scale";  ///< dynamic loss scale (fp16)
+inline constexpr std::string_view kTrainOverflowSteps = "train/overflow_steps";  ///< steps skipped so far
+inline constexpr std::string_view kTrainPerceptualLoss = "train/perceptual_loss";  ///< LPIPS term
+inline constexpr std::string_view kTrainGanLoss = "train/gan_loss";  ///< generator's adversarial term
+inline constexpr std::string_view kTrainAdaptiveWeight = "train/adaptive_weight";
+inline constexpr std::string_view kTrainDiscrLoss = "train/discr_loss";
+inline constexpr std::string_view kTrainLecam = "train/lecam";  ///< LeCam regulariser
+inline constexpr std::string_view kTrainR1Penalty = "train/r1_penalty";  ///< discriminator gradient penalty
+inline constexpr std::string_view kTrainLogitsReal = "train/logits_real";
+inline constexpr std::string_view kTrainLogitsFake = "train/logits_fake";
+/// TensorBoard image tag of the validation sample GIF (not a metrics.jsonl column).
+inline constexpr std::string_view kValidSamples = "valid/samples";
 inline constexpr std::string_view kTrainGroup = "train/";
 inline constexpr std::string_view kValidGroup = "valid/";
 }  // namespace metric
@@ -41,6 +56,11 @@ inline constexpr std::string_view kRollback = "rollback";
 inline constexpr std::string_view kDataSkipped = "data_skipped";
 inline constexpr std::string_view kPerceptualOff = "perceptual_off";  ///< no LPIPS weights
 inline constexpr std::string_view kReferenceBlas = "reference_blas";  ///< slow BLAS in use
+inline constexpr std::string_view kSampleFailed = "sample_failed";  ///< a sample GIF was not written
+inline constexpr std::string_view kCodebookCountsFailed = "codebook_counts_failed";
+/// The classic VQ reference could not be fitted: the run goes on without its line.
+inline constexpr std::string_view kReferenceCodecFailed = "reference_codec_failed";
+inline constexpr std::string_view kTensorboardOff = "tensorboard_off";  ///< no TensorBoard events
 }  // namespace warning_code
 
 }  // namespace tb::core

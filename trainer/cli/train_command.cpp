@@ -1,5 +1,6 @@
 #include "trainer/cli/train_command.h"
 
+#include "core/metric_names.h"
 #include "trainer/cli/control_channel.h"
 
 #include "core/atomic_file.h"
@@ -192,10 +193,10 @@ int summarizeRun(const std::string& run_dir) {
   for (const auto& row : follower.poll()) {
     last_step = std::max(last_step, row.step);
     for (const auto& [name, value] : row.values) {
-      if (name == "train/recon_loss") {
+      if (name == core::metric::kTrainReconLoss) {
         if (!first_loss) first_loss = value;
         last_loss = value;
-      } else if (name.rfind("valid/", 0) == 0) {
+      } else if (name.rfind(core::metric::kValidGroup, 0) == 0) {
         valid[name] = value;
       }
     }

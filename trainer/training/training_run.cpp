@@ -1,5 +1,6 @@
 #include "trainer/training/training_run.h"
 
+#include "core/metric_names.h"
 #include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/metrics_log.h"
@@ -290,11 +291,11 @@ void TrainingLoop::setUp() {
 void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) {
   constexpr std::size_t kNamed = 20;
   for (std::size_t i = 0; i < skips.size() && i < kNamed; ++i) {
-    emitWarning("data_skipped", "skipping " + (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
+    emitWarning(std::string(core::warning_code::kDataSkipped), "skipping " + (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
                                     skips[i].reason);
   }
   if (skips.size() > kNamed) {
-    emitWarning("data_skipped", std::to_string(skips.size() - kNamed) + " more files skipped (see " +
+    emitWarning(std::string(core::warning_code::kDataSkipped), std::to_string(skips.size() - kNamed) + " more files skipped (see " +
                                     (m_run.root() / "data_index.json").string() + ")");
   }
 }
@@ -316,7 +317,7 @@ void TrainingLoop::validate() {
   try {
     outputs::writeCodebookCounts(counts, m_progress.step, validator.summary().code_counts);
   } catch (const std::exception& e) {
-    emitWarning("codebook_counts_failed", counts.string() + ": " + e.what());
+    emitWarning(std::string(core::warning_code::kCodebookCountsFailed), counts.string() + ": " + e.what());
   }
   writeSample(torch::cat(sample_rows, 2));
 }
@@ -343,7 +344,7 @@ void TrainingLoop::fitReference() {
                                : std::string()) +
           " (reference/)");
   } catch (const std::exception& e) {
-    emitWarning("reference_codec_failed", std::string("no classic VQ reference: ") + e.what());
+    emitWarning(std::string(core::warning_code::kReferenceCodecFailed), std::string("no classic VQ reference: ") + e.what());
   }
 }
 
@@ -356,9 +357,9 @@ void TrainingLoop::writeSample(const torch::Tensor& grid) {
     int width = 0, height = 0;
     const std::vector<std::uint8_t> gif = outputs::writeSampleGif(file, grid, &width, &height);
     m_events.emit(core::SampleEvent{m_progress.step, "reconstruction", fs::relative(file, m_run.root()).string()});
-    if (m_tensorboard) m_tensorboard->addImage("valid/samples", m_progress.step, width, height, 3, gif);
+    if (m_tensorboard) m_tensorboard->addImage(std::string(core::metric::kValidSamples), m_progress.step, width, height, 3, gif);
   } catch (const std::exception& e) {
-    emitWarning("sample_failed", file.string() + ": " + e.what());
+    emitWarning(std::string(core::warning_code::kSampleFailed), file.string() + ": " + e.what());
   }
 #else
   (void)grid;
@@ -527,7 +528,7 @@ int TrainingLoop::runSteps() {
     try {
       m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
     } catch (const std::exception& e) {
-      emitWarning("tensorboard_off", std::string("no TensorBoard events: ") + e.what());
+      emitWarning(std::string(core::warning_code::kTensorboardOff), std::string("no TensorBoard events: ") + e.what());
     }
   }
   // After config.json: the run must be resumable even when the reference cannot be written.
@@ -599,16 +600,16 @@ int TrainingLoop::runSteps() {
       GeneratorPass pass;
       const StepValues micro_values = m_steps->microStep(clips, gan, m_progress.step - m_config.loss.discr_start_step,
                                                          micro + 1 == m_train.grad_accum, &pass);
-      accumulate("train/recon_loss", pass.recon_loss);
-      accumulate("train/loss", pass.loss);
+      accumulate(std::string(core::metric::kTrainReconLoss), pass.recon_loss);
+      accumulate(std::string(core::metric::kTrainLoss), pass.loss);
       for (const auto& [name, v] : micro_values) accumulate(name, v);
     }
     comm += m_steps->finishReduction(gan);
     // Loss scaling: gradients back to their true size before clipping; an overflow skips the step.
     const bool overflow = m_steps->unscaleGradients(gan);
     const GradientNorms norms = m_steps->clipGradients(gan);
-    step_values.emplace_back("train/grad_norm", norms.tokenizer);
-    if (norms.discriminator.defined()) step_values.emplace_back("train/discr_grad_norm", norms.discriminator);
+    step_values.emplace_back(std::string(core::metric::kTrainGradNorm), norms.tokenizer);
+    if (norms.discriminator.defined()) step_values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), norms.discriminator);
     Values values = hostValues(step_values);
     const double grad_norm = values[values.size() - (norms.discriminator.defined() ? 2 : 1)].second;
     const double discr_grad_norm = norms.discriminator.defined() ? values.back().second : 0.0;
@@ -648,7 +649,7 @@ int TrainingLoop::runSteps() {
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
       m_steps->zeroGrad(gan);
       ++consecutive_bad;
-      emitWarning("nonfinite_step", "step " + std::to_string(next) + ": non-finite " +
+      emitWarning(std::string(core::warning_code::kNonfiniteStep), "step " + std::to_string(next) + ": non-finite " +
                                         (!std::isfinite(loss_value)  ? "loss"
                                          : !std::isfinite(grad_norm) ? "gradient norm"
                                                                      : "discriminator gradient norm") +
@@ -675,7 +676,7 @@ int TrainingLoop::runSteps() {
         loadCheckpoint(*latest);
         m_loader->restart(m_progress.batches);
         m_progress.lr_scale = scale;
-        emitWarning("rollback", "rolled back to checkpoints/step_" + std::to_string(*latest) +
+        emitWarning(std::string(core::warning_code::kRollback), "rolled back to checkpoints/step_" + std::to_string(*latest) +
                                     " with the learning rate scaled by " + std::to_string(m_progress.lr_scale));
         consecutive_bad = 0;
       }
@@ -701,11 +702,11 @@ int TrainingLoop::runSteps() {
       state_logged = true;
     }
 
-    values.emplace_back("train/grad_norm", grad_norm);
-    if (gan) values.emplace_back("train/discr_grad_norm", discr_grad_norm);
+    values.emplace_back(std::string(core::metric::kTrainGradNorm), grad_norm);
+    if (gan) values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), discr_grad_norm);
     if (scaler != nullptr) {
-      values.emplace_back("train/loss_scale", scaler->scale());
-      values.emplace_back("train/overflow_steps", static_cast<double>(scaler->skippedSteps()));
+      values.emplace_back(std::string(core::metric::kTrainLossScale), scaler->scale());
+      values.emplace_back(std::string(core::metric::kTrainOverflowSteps), static_cast<double>(scaler->skippedSteps()));
     }
     means.add(values);
     ++summed;
@@ -713,13 +714,13 @@ int TrainingLoop::runSteps() {
     if (m_rank0 && (m_progress.step % m_train.log_every == 0 || m_progress.step == total)) {
       const double interval = secondsSince(interval_start);
       Values sums = means.take();
-      sums.emplace_back("train/lr", scheduledRate(m_train, m_train.lr, m_progress.step) * m_progress.lr_scale);
-      sums.emplace_back("perf/it_per_s", summed / std::max(interval, 1e-9));
-      sums.emplace_back("perf/step_s", interval / summed);
-      sums.emplace_back("perf/data_wait_s", data_wait / summed);
-      sums.emplace_back("perf/data_wait_fraction", data_wait / std::max(interval, 1e-9));
-      if (m_group) sums.emplace_back("perf/comm_s", comm / summed);
-      sums.emplace_back("data/skipped_files", static_cast<double>(m_dataset->skippedCount()));
+      sums.emplace_back(std::string(core::metric::kTrainLr), scheduledRate(m_train, m_train.lr, m_progress.step) * m_progress.lr_scale);
+      sums.emplace_back(std::string(core::metric::kPerfItPerS), summed / std::max(interval, 1e-9));
+      sums.emplace_back(std::string(core::metric::kPerfStepS), interval / summed);
+      sums.emplace_back(std::string(core::metric::kPerfDataWaitS), data_wait / summed);
+      sums.emplace_back(std::string(core::metric::kPerfDataWaitFraction), data_wait / std::max(interval, 1e-9));
+      if (m_group) sums.emplace_back(std::string(core::metric::kPerfCommS), comm / summed);
+      sums.emplace_back(std::string(core::metric::kDataSkippedFiles), static_cast<double>(m_dataset->skippedCount()));
       const double it_per_s = summed / std::max(interval, 1e-9);
       writeMetrics(std::move(sums));
       m_events.emit(core::ProgressEvent{m_progress.step, total, it_per_s, (total - m_progress.step) / it_per_s});
@@ -791,7 +792,7 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run, co
   if (launch.rank == 0) fs::create_directories(run.root(), made);
   events.emit(makeHelloEvent(rt, launch.world_size, launch.launcher, run.root().string()));
   if (rt.reference_blas) {
-    events.emit(core::WarningEvent{"reference_blas",
+    events.emit(core::WarningEvent{std::string(core::warning_code::kReferenceBlas),
                                    "LibTorch is using the slow reference BLAS (" + rt.blas +
                                        "); install libopenblas0-openmp",
                                    {}});

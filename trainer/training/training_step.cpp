@@ -1,5 +1,6 @@
 #include "trainer/training/training_step.h"
 
+#include "core/metric_names.h"
 #include "trainer/distributed/gradient_reducer.h"
 #include "trainer/distributed/parameter_shards.h"
 #include "trainer/distributed/rank_group.h"
@@ -326,11 +327,11 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
         perceptual = perceptual + m_lpips->forward(framesAt(recon, pick), framesAt(x, pick)).mean();
       }
       perceptual = perceptual / lc.perceptual_frames;
-      values.emplace_back("train/perceptual_loss", perceptual.detach());
+      values.emplace_back(std::string(core::metric::kTrainPerceptualLoss), perceptual.detach());
       nll = nll + lc.perceptual_weight * perceptual;
     }
     quantizer = lc.quantizer_weight * lossTerm(out, "quantizer");
-    for (const auto& [name, t] : out.losses) values.emplace_back("train/" + name, t.detach());
+    for (const auto& [name, t] : out.losses) values.emplace_back(std::string(core::metric::kTrainGroup) + name, t.detach());
     pass.recon_loss = lossTerm(out, recon_name).detach();
     if (gan) {
       pass.frame_pick = m_discr->takesVideo() ? torch::Tensor() : randomFrames(x);
@@ -363,8 +364,8 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
     recon_grad = nll_grad + (lc.adversarial_weight * weight).to(nll_grad.scalar_type()) * gan_grad;
   }
   if (gan) {
-    values.emplace_back("train/gan_loss", g_loss.detach());
-    values.emplace_back("train/adaptive_weight", weight);
+    values.emplace_back(std::string(core::metric::kTrainGanLoss), g_loss.detach());
+    values.emplace_back(std::string(core::metric::kTrainAdaptiveWeight), weight);
   }
   // Data parallel: gradients are averaged over the ranks once per optimiser step, during the
   // backward pass of the last micro-step; sharded, they are reduce-scattered in every one.
@@ -410,23 +411,23 @@ void TrainingStep::discriminatorStep(const torch::Tensor& x, const GeneratorPass
   const torch::Tensor fake_logits =
       m_discr->forward(discriminatorInput(pass.recon, pass.frame_pick).detach());
   torch::Tensor d_loss = gan::hingeDiscriminatorLoss(real_logits, fake_logits);
-  values.emplace_back("train/discr_loss", d_loss.detach());
+  values.emplace_back(std::string(core::metric::kTrainDiscrLoss), d_loss.detach());
   if (loss.lecam_weight > 0) {
     std::vector<torch::Tensor> means = {real_logits.detach().mean().reshape({1}).to(torch::kFloat),
                                         fake_logits.detach().mean().reshape({1}).to(torch::kFloat)};
     if (m_group) m_group->allReduceMean(means);
     m_lecam.update(means[0].item<double>(), means[1].item<double>(), loss.lecam_decay);
     const torch::Tensor lecam = m_lecam.penalty(real_logits, fake_logits);
-    values.emplace_back("train/lecam", lecam.detach());
+    values.emplace_back(std::string(core::metric::kTrainLecam), lecam.detach());
     d_loss = d_loss + loss.lecam_weight * lecam;
   }
   if (r1) {
     const torch::Tensor penalty = gan::r1Penalty(real_logits, real);
-    values.emplace_back("train/r1_penalty", penalty.detach());
+    values.emplace_back(std::string(core::metric::kTrainR1Penalty), penalty.detach());
     d_loss = d_loss + loss.r1_weight * loss.r1_every * penalty;
   }
-  values.emplace_back("train/logits_real", real_logits.detach().mean());
-  values.emplace_back("train/logits_fake", fake_logits.detach().mean());
+  values.emplace_back(std::string(core::metric::kTrainLogitsReal), real_logits.detach().mean());
+  values.emplace_back(std::string(core::metric::kTrainLogitsFake), fake_logits.detach().mean());
   (scaledForBackward(d_loss, m_discr_scaler.get()) / accumulation).backward();
 }
 

@@ -1,5 +1,6 @@
 #include "trainer/training/validator.h"
 
+#include "core/metric_names.h"
 #include "trainer/training/training_step.h"
 
 #include <cmath>
@@ -7,12 +8,12 @@
 namespace tb::trainer {
 
 std::vector<std::pair<std::string, double>> ValidationSummary::metricValues() const {
-  std::vector<std::pair<std::string, double>> values = {{"valid/recon_loss", recon_loss},
-                                                        {"valid/psnr", psnr},
-                                                        {"valid/ssim", ssim},
-                                                        {"valid/codebook_usage", codebook_usage},
-                                                        {"valid/perplexity", perplexity}};
-  if (has_lpips) values.emplace_back("valid/lpips", lpips);
+  std::vector<std::pair<std::string, double>> values = {{std::string(core::metric::kValidReconLoss), recon_loss},
+                                                        {std::string(core::metric::kValidPsnr), psnr},
+                                                        {std::string(core::metric::kValidSsim), ssim},
+                                                        {std::string(core::metric::kValidCodebookUsage), codebook_usage},
+                                                        {std::string(core::metric::kValidPerplexity), perplexity}};
+  if (has_lpips) values.emplace_back(std::string(core::metric::kValidLpips), lpips);
   return values;
 }
 
