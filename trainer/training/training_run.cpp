@@ -49,6 +49,7 @@
 #include <iostream>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <system_error>
@@ -160,6 +161,16 @@ class TrainingLoop {
 
  private:
   int runSteps();
+  std::unique_ptr<core::RunLock> openRunDirectory();
+  void restoreWeights();
+  void openOutputs();
+  std::optional<std::vector<std::pair<std::string, double>>> attemptStep();
+  void agreeAcrossRanks(std::vector<std::pair<std::string, double>>& values);
+  void recoverFromNonFiniteStep(std::int64_t next, const std::string& what);
+  void afterStep(const std::vector<std::pair<std::string, double>>& values);
+  bool budgetSpent() const {
+    return m_budget_s > 0 && m_progress.elapsed_s + secondsSince(m_session_start) >= m_budget_s;
+  }
   TrainingError diskFullError(const std::string& what) const;
   void setUp();
   void checkUnsupported();
@@ -236,6 +247,22 @@ class TrainingLoop {
   }
   RunProgress m_progress;
   std::int64_t m_last_checkpoint = -1;
+
+  // This session of the run (a resume starts a new one).
+  Clock::time_point m_session_start;
+  double m_budget_s = 0;  // training seconds allowed, this session and earlier ones; 0: no limit
+  struct Interval {       // since the last metric row
+    IntervalMeans means;
+    int steps = 0;
+    double data_wait = 0, comm = 0;
+    Clock::time_point start;
+  } m_interval;
+  int m_consecutive_bad = 0;  // non-finite steps in a row
+  int m_rollbacks_without_checkpoint = 0;
+  bool m_state_logged = false;
+  struct Agreement {  // what the ranks agreed at the end of the previous step
+    bool stop = false, checkpoint_now = false, budget_spent = false;
+  } m_agreed;
 };
 
 void TrainingLoop::checkUnsupported() {
@@ -477,26 +504,27 @@ TrainingError TrainingLoop::diskFullError(const std::string& what) const {
           "complete checkpoint");
 }
 
-int TrainingLoop::runSteps() {
+// Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
+std::unique_ptr<core::RunLock> TrainingLoop::openRunDirectory() {
   m_run.create();
-  // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
   std::unique_ptr<core::RunLock> lock;
-  if (m_rank0) {
-    try {
-      lock = std::make_unique<core::RunLock>(m_run.lockFile());
-    } catch (const core::RunLockedError& e) {
-      throw TrainingError("run_dir_locked", e.what(), "stop that trainer first, or use another --run-dir");
-    } catch (const std::exception& e) {
-      throw TrainingError("run_dir_unwritable", e.what(), "choose a --run-dir on a writable file system");
-    }
-    if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
-      m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
-    }
+  if (!m_rank0) return lock;
+  try {
+    lock = std::make_unique<core::RunLock>(m_run.lockFile());
+  } catch (const core::RunLockedError& e) {
+    throw TrainingError("run_dir_locked", e.what(), "stop that trainer first, or use another --run-dir");
+  } catch (const std::exception& e) {
+    throw TrainingError("run_dir_unwritable", e.what(), "choose a --run-dir on a writable file system");
   }
-  if (m_group) m_log(distributed::describe(m_group->launch()) + ", pid " + std::to_string(::getpid()));
-  checkUnsupported();
-  setUp();
+  if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
+    m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
+  }
+  return lock;
+}
 
+// The weights training starts from: the newest checkpoint (--resume), train.init_checkpoint, or
+// the initialisation (scaled to the data with model.quantizer.data_init).
+void TrainingLoop::restoreWeights() {
   bool resumed = false;
   if (m_options.resume) {
     if (auto latest = m_store.latest()) {
@@ -513,14 +541,16 @@ int TrainingLoop::runSteps() {
     // are functions of their position), so the ranks' tokenizers stay identical.
     std::vector<torch::Tensor> first;
     for (int i = 0; i < m_train.batch_size; ++i) first.push_back(m_dataset->trainSample(i));
-    const std::int64_t tokens =
-        initialiseQuantizerInput(*m_tokenizer, torch::stack(first).to(m_device));
-    m_log(tokens > 0 ? "model.quantizer.data_init: quantizer input scaled on " +
-                           std::to_string(tokens) + " tokens"
+    const std::int64_t tokens = initialiseQuantizerInput(*m_tokenizer, torch::stack(first).to(m_device));
+    m_log(tokens > 0 ? "model.quantizer.data_init: quantizer input scaled on " + std::to_string(tokens) + " tokens"
                      : "model.quantizer.data_init: this quantizer has no input projection; nothing "
                        "to initialise");
   }
   m_loader->restart(m_progress.batches);
+}
+
+// metrics.jsonl from the step training resumes at, config.json, TensorBoard, the reference.
+void TrainingLoop::openOutputs() {
   if (m_rank0) {
     truncateMetricsAfter(m_progress.step);
     core::writeFileAtomically(m_run.configFile(), core::toJsonText(m_config));  // the window reads it
@@ -535,225 +565,241 @@ int TrainingLoop::runSteps() {
   if (m_train.reference_codec && !fs::exists(m_run.referenceInfoFile())) {
     onRankZero("reference", [&] { fitReference(); });
   }
+}
+
+int TrainingLoop::runSteps() {
+  const std::unique_ptr<core::RunLock> lock = openRunDirectory();
+  if (m_group) m_log(distributed::describe(m_group->launch()) + ", pid " + std::to_string(::getpid()));
+  checkUnsupported();
+  setUp();
+  restoreWeights();
+  openOutputs();
 
   // The time budget is training time: setting up, resuming and fitting the reference (seconds to
   // minutes before step 0) do not spend it.
-  const auto session_start = Clock::now();
-  const double budget = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
+  m_session_start = Clock::now();
+  m_budget_s = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
   const std::int64_t total = m_train.max_steps;
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
         std::to_string(m_progress.step) + " to " + std::to_string(total));
-
-  IntervalMeans means;
-  int summed = 0;
-  double data_wait = 0, comm = 0;
-  int consecutive_bad = 0;
-  int rollbacks_without_checkpoint = 0;
-  bool state_logged = false;
-  auto interval_start = Clock::now();
+  m_interval.start = Clock::now();
   std::string status = "completed";
-  // What the ranks agreed at the end of the previous step (see below).
-  bool stop = false, checkpoint_now = false, budget_spent = false;
-
   while (m_progress.step < total) {
     if (!m_group) {
-      stop = m_control.stop.load();
-      budget_spent = budget > 0 && m_progress.elapsed_s + secondsSince(session_start) >= budget;
+      m_agreed.stop = m_control.stop.load();
+      m_agreed.budget_spent = budgetSpent();
     }
-    if (stop) {
+    if (m_agreed.stop) {
       status = "stopped";
       break;
     }
-    if (budget_spent) {
-      m_log("time budget of " + std::to_string(budget) + " s reached");
+    if (m_agreed.budget_spent) {
+      m_log("time budget of " + std::to_string(m_budget_s) + " s reached");
       break;
     }
-    const std::int64_t next = m_progress.step + 1;
-    const bool gan = ganActive();
-    const double rate = scheduledRate(m_train, m_train.lr, next) * m_progress.lr_scale;
-    const double discr_rate =
-        scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_progress.lr_scale;
-    m_steps->zeroGrad(gan);
-    // The step's values stay on the device until one copy to the host at the end of the step.
-    StepValues step_values;
-    auto accumulate = [&](const std::string& name, const torch::Tensor& v) {
-      const torch::Tensor share = v / m_train.grad_accum;
-      auto it = std::find_if(step_values.begin(), step_values.end(), [&](const auto& e) { return e.first == name; });
-      if (it == step_values.end()) {
-        step_values.emplace_back(name, share);
-      } else {
-        it->second = it->second + share;
-      }
-    };
-    for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-      data::LoadedBatch batch;
-      try {
-        batch = m_loader->next();
-      } catch (const TrainingError&) {  // a DataError: the files that failed are named first
-        reportDataSkips(m_dataset->takeNewSkips());
-        throw;
-      }
-      ++m_progress.batches;
-      data_wait += batch.wait_s;
-      // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
-      const torch::Tensor clips = batch.clips.to(m_device, /*non_blocking=*/true);
-      GeneratorPass pass;
-      const StepValues micro_values = m_steps->microStep(clips, gan, m_progress.step - m_config.loss.discr_start_step,
-                                                         micro + 1 == m_train.grad_accum, &pass);
-      accumulate(std::string(core::metric::kTrainReconLoss), pass.recon_loss);
-      accumulate(std::string(core::metric::kTrainLoss), pass.loss);
-      for (const auto& [name, v] : micro_values) accumulate(name, v);
-    }
-    comm += m_steps->finishReduction(gan);
-    // Loss scaling: gradients back to their true size before clipping; an overflow skips the step.
-    const bool overflow = m_steps->unscaleGradients(gan);
-    const GradientNorms norms = m_steps->clipGradients(gan);
-    step_values.emplace_back(std::string(core::metric::kTrainGradNorm), norms.tokenizer);
-    if (norms.discriminator.defined()) step_values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), norms.discriminator);
-    Values values = hostValues(step_values);
-    const double grad_norm = values[values.size() - (norms.discriminator.defined() ? 2 : 1)].second;
-    const double discr_grad_norm = norms.discriminator.defined() ? values.back().second : 0.0;
-    values.resize(values.size() - (norms.discriminator.defined() ? 2 : 1));
-    if (m_group) {
-      // One small all-reduce per step: the logged values become means over the global batch, and
-      // the stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
-      const bool budget_local = budget > 0 && m_progress.elapsed_s + secondsSince(session_start) >= budget;
-      std::vector<double> packed;
-      for (const auto& [name, v] : values) packed.push_back(v);
-      packed.push_back(m_control.stop.load() ? 1 : 0);
-      packed.push_back(m_control.checkpoint.exchange(false) ? 1 : 0);
-      packed.push_back(budget_local ? 1 : 0);
-      std::vector<torch::Tensor> agreed{torch::tensor(packed, torch::kFloat64)};
-      m_group->allReduceSum(agreed);
-      const auto* a = agreed[0].data_ptr<double>();
-      for (std::size_t i = 0; i < values.size(); ++i) values[i].second = a[i] / m_group->worldSize();
-      stop = a[values.size()] > 0;
-      checkpoint_now = a[values.size() + 1] > 0;
-      budget_spent = a[values.size() + 2] > 0;
-    } else {
-      checkpoint_now = m_control.checkpoint.exchange(false);
-    }
-    if (m_fault.nonfinite_left > 0 && next >= m_fault.nonfinite_from) {
-      --m_fault.nonfinite_left;
-      values[1].second = std::numeric_limits<double>::quiet_NaN();
-    }
-    const double loss_value = values[1].second;
-    const LossScaler* scaler = m_steps->lossScaler();
-    if (overflow && scaler != nullptr && scaler->scale() >= 1.0) {
-      // Overflowing fp16 gradients are expected now and then: the scaler has lowered its scale,
-      // and the step is skipped without counting as a non-finite step (below a scale of 1 they
-      // do count: then the gradients themselves are not finite).
-      m_steps->zeroGrad(gan);
-      continue;
-    }
-    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
-      m_steps->zeroGrad(gan);
-      ++consecutive_bad;
-      emitWarning(std::string(core::warning_code::kNonfiniteStep), "step " + std::to_string(next) + ": non-finite " +
-                                        (!std::isfinite(loss_value)  ? "loss"
-                                         : !std::isfinite(grad_norm) ? "gradient norm"
-                                                                     : "discriminator gradient norm") +
-                                        ", step skipped");
-      if (consecutive_bad >= m_train.nan_max_consecutive) {
-        const auto latest = m_store.latest();
-        if (!latest) {
-          throw TrainingError("diverged", std::to_string(consecutive_bad) +
-                                              " non-finite steps in a row and no checkpoint to roll back to",
-                              "lower train.lr or raise train.warmup_steps");
-        }
-        // A cause that the learning rate does not fix (broken weights or data) would roll back for
-        // ever: after nan_max_rollbacks without a new checkpoint the run ends.
-        if (rollbacks_without_checkpoint >= m_train.nan_max_rollbacks) {
-          throw TrainingError("diverged",
-                              std::to_string(rollbacks_without_checkpoint) +
-                                  " rollbacks to checkpoints/step_" + std::to_string(*latest) +
-                                  " in a row and the steps after it are still non-finite",
-                              "lower train.lr, raise train.warmup_steps, or look for NaN in the data and "
-                              "weight files (see docs/troubleshooting.md)");
-        }
-        ++rollbacks_without_checkpoint;
-        const double scale = m_progress.lr_scale * m_train.nan_lr_scale;
-        loadCheckpoint(*latest);
-        m_loader->restart(m_progress.batches);
-        m_progress.lr_scale = scale;
-        emitWarning(std::string(core::warning_code::kRollback), "rolled back to checkpoints/step_" + std::to_string(*latest) +
-                                    " with the learning rate scaled by " + std::to_string(m_progress.lr_scale));
-        consecutive_bad = 0;
-      }
-      continue;
-    }
-    consecutive_bad = 0;
-    reportDataSkips(m_dataset->takeNewSkips());
-    m_steps->optimizerStep(rate, discr_rate, gan);
-    m_progress.step = next;
-    if (m_steps->parametersSharded()) {
-      m_steps->updateShardedEma(m_train, m_progress.step);  // every rank its shares
-    } else if (m_rank0) {
-      updateEma();
-    }
-    if (!state_logged) {
-      // The state exists after the first update; under zero1 each rank holds about 1/N of it,
-      // under zero2 of it and the gradients, under zero3 of everything.
-      const TrainingStep::HeldBytes held = m_steps->heldBytes();
-      m_log("held on this rank after the first step: parameters " +
-            std::to_string(held.parameters) + " bytes, gradients " +
-            std::to_string(held.gradients) + " bytes, optimizer state " +
-            std::to_string(held.optimizer_state) + " bytes");
-      state_logged = true;
-    }
-
-    values.emplace_back(std::string(core::metric::kTrainGradNorm), grad_norm);
-    if (gan) values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), discr_grad_norm);
-    if (scaler != nullptr) {
-      values.emplace_back(std::string(core::metric::kTrainLossScale), scaler->scale());
-      values.emplace_back(std::string(core::metric::kTrainOverflowSteps), static_cast<double>(scaler->skippedSteps()));
-    }
-    means.add(values);
-    ++summed;
-
-    if (m_rank0 && (m_progress.step % m_train.log_every == 0 || m_progress.step == total)) {
-      const double interval = secondsSince(interval_start);
-      Values sums = means.take();
-      sums.emplace_back(std::string(core::metric::kTrainLr), scheduledRate(m_train, m_train.lr, m_progress.step) * m_progress.lr_scale);
-      sums.emplace_back(std::string(core::metric::kPerfItPerS), summed / std::max(interval, 1e-9));
-      sums.emplace_back(std::string(core::metric::kPerfStepS), interval / summed);
-      sums.emplace_back(std::string(core::metric::kPerfDataWaitS), data_wait / summed);
-      sums.emplace_back(std::string(core::metric::kPerfDataWaitFraction), data_wait / std::max(interval, 1e-9));
-      if (m_group) sums.emplace_back(std::string(core::metric::kPerfCommS), comm / summed);
-      sums.emplace_back(std::string(core::metric::kDataSkippedFiles), static_cast<double>(m_dataset->skippedCount()));
-      const double it_per_s = summed / std::max(interval, 1e-9);
-      writeMetrics(std::move(sums));
-      m_events.emit(core::ProgressEvent{m_progress.step, total, it_per_s, (total - m_progress.step) / it_per_s});
-      summed = 0;
-      data_wait = 0;
-      comm = 0;
-      interval_start = Clock::now();
-    }
-    if (m_train.valid_every > 0 && m_progress.step % m_train.valid_every == 0) {
-      // zero3: rank 0 validates alone, so it gathers the whole tokenizer first (with the EMA's
-      // values when there is one) and frees it after.
-      distributed::ParameterShards* shards =
-          m_steps->parametersSharded() ? m_steps->shards() : nullptr;
-      std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
-      if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
-      onRankZero("valid", [&] { validate(); });
-      if (shards) shards->release();
-    }
-    const bool periodic = m_train.checkpoint_every > 0 && m_progress.step % m_train.checkpoint_every == 0;
-    if (periodic || checkpoint_now) {
-      m_progress.elapsed_s += secondsSince(session_start);
-      saveCheckpoint();
-      rollbacks_without_checkpoint = 0;
-      m_progress.elapsed_s -= secondsSince(session_start);
-    }
+    if (const std::optional<Values> values = attemptStep()) afterStep(*values);
   }
-  m_progress.elapsed_s += secondsSince(session_start);
+  m_progress.elapsed_s += secondsSince(m_session_start);
   if (m_last_checkpoint != m_progress.step) saveCheckpoint();
   if (m_rank0) m_metrics->close();
   m_events.emit(core::DoneEvent{status, m_progress.step});
   m_log("done: " + status + " at step " + std::to_string(m_progress.step) + "; peak resident memory " +
         std::to_string(peakResidentBytes()) + " bytes");
   return 0;
+}
+
+// One optimizer step: the micro-steps, the reduction, the ranks' agreement on the step's values
+// and requests, then the update. Returns the step's values, or nothing when the step was skipped
+// (an fp16 overflow, or non-finite values: see recoverFromNonFiniteStep).
+std::optional<Values> TrainingLoop::attemptStep() {
+  const std::int64_t next = m_progress.step + 1;
+  const bool gan = ganActive();
+  const double rate = scheduledRate(m_train, m_train.lr, next) * m_progress.lr_scale;
+  const double discr_rate =
+      scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_progress.lr_scale;
+  m_steps->zeroGrad(gan);
+  // The step's values stay on the device until one copy to the host at the end of the step.
+  StepValues step_values;
+  auto accumulate = [&](const std::string& name, const torch::Tensor& v) {
+    const torch::Tensor share = v / m_train.grad_accum;
+    auto it = std::find_if(step_values.begin(), step_values.end(), [&](const auto& e) { return e.first == name; });
+    if (it == step_values.end()) {
+      step_values.emplace_back(name, share);
+    } else {
+      it->second = it->second + share;
+    }
+  };
+  for (int micro = 0; micro < m_train.grad_accum; ++micro) {
+    data::LoadedBatch batch;
+    try {
+      batch = m_loader->next();
+    } catch (const TrainingError&) {  // a DataError: the files that failed are named first
+      reportDataSkips(m_dataset->takeNewSkips());
+      throw;
+    }
+    ++m_progress.batches;
+    m_interval.data_wait += batch.wait_s;
+    // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
+    const torch::Tensor clips = batch.clips.to(m_device, /*non_blocking=*/true);
+    GeneratorPass pass;
+    const StepValues micro_values = m_steps->microStep(clips, gan, m_progress.step - m_config.loss.discr_start_step,
+                                                       micro + 1 == m_train.grad_accum, &pass);
+    accumulate(std::string(core::metric::kTrainReconLoss), pass.recon_loss);
+    accumulate(std::string(core::metric::kTrainLoss), pass.loss);
+    for (const auto& [name, v] : micro_values) accumulate(name, v);
+  }
+  m_interval.comm += m_steps->finishReduction(gan);
+  // Loss scaling: gradients back to their true size before clipping; an overflow skips the step.
+  const bool overflow = m_steps->unscaleGradients(gan);
+  const GradientNorms norms = m_steps->clipGradients(gan);
+  step_values.emplace_back(std::string(core::metric::kTrainGradNorm), norms.tokenizer);
+  if (norms.discriminator.defined())
+    step_values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), norms.discriminator);
+  Values values = hostValues(step_values);
+  const double grad_norm = values[values.size() - (norms.discriminator.defined() ? 2 : 1)].second;
+  const double discr_grad_norm = norms.discriminator.defined() ? values.back().second : 0.0;
+  values.resize(values.size() - (norms.discriminator.defined() ? 2 : 1));
+  agreeAcrossRanks(values);
+  if (m_fault.nonfinite_left > 0 && next >= m_fault.nonfinite_from) {
+    --m_fault.nonfinite_left;
+    values[1].second = std::numeric_limits<double>::quiet_NaN();
+  }
+  const double loss_value = values[1].second;
+  const LossScaler* scaler = m_steps->lossScaler();
+  if (overflow && scaler != nullptr && scaler->scale() >= 1.0) {
+    // Overflowing fp16 gradients are expected now and then: the scaler has lowered its scale,
+    // and the step is skipped without counting as a non-finite step (below a scale of 1 they
+    // do count: then the gradients themselves are not finite).
+    m_steps->zeroGrad(gan);
+    return std::nullopt;
+  }
+  if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
+    m_steps->zeroGrad(gan);
+    recoverFromNonFiniteStep(next, !std::isfinite(loss_value) ? "loss"
+                                   : !std::isfinite(grad_norm) ? "gradient norm"
+                                                               : "discriminator gradient norm");
+    return std::nullopt;
+  }
+  m_consecutive_bad = 0;
+  reportDataSkips(m_dataset->takeNewSkips());
+  m_steps->optimizerStep(rate, discr_rate, gan);
+  m_progress.step = next;
+  if (m_steps->parametersSharded()) {
+    m_steps->updateShardedEma(m_train, m_progress.step);  // every rank its shares
+  } else if (m_rank0) {
+    updateEma();
+  }
+  if (!m_state_logged) {
+    // The state exists after the first update; under zero1 each rank holds about 1/N of it,
+    // under zero2 of it and the gradients, under zero3 of everything.
+    const TrainingStep::HeldBytes held = m_steps->heldBytes();
+    m_log("held on this rank after the first step: parameters " + std::to_string(held.parameters) +
+          " bytes, gradients " + std::to_string(held.gradients) + " bytes, optimizer state " +
+          std::to_string(held.optimizer_state) + " bytes");
+    m_state_logged = true;
+  }
+  values.emplace_back(std::string(core::metric::kTrainGradNorm), grad_norm);
+  if (gan) values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), discr_grad_norm);
+  if (scaler != nullptr) {
+    values.emplace_back(std::string(core::metric::kTrainLossScale), scaler->scale());
+    values.emplace_back(std::string(core::metric::kTrainOverflowSteps), static_cast<double>(scaler->skippedSteps()));
+  }
+  return values;
+}
+
+// One small all-reduce per step: the logged values become means over the global batch, and the
+// stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
+void TrainingLoop::agreeAcrossRanks(Values& values) {
+  if (!m_group) {
+    m_agreed.checkpoint_now = m_control.checkpoint.exchange(false);
+    return;
+  }
+  std::vector<double> packed;
+  for (const auto& [name, v] : values) packed.push_back(v);
+  packed.push_back(m_control.stop.load() ? 1 : 0);
+  packed.push_back(m_control.checkpoint.exchange(false) ? 1 : 0);
+  packed.push_back(budgetSpent() ? 1 : 0);
+  std::vector<torch::Tensor> agreed{torch::tensor(packed, torch::kFloat64)};
+  m_group->allReduceSum(agreed);
+  const auto* a = agreed[0].data_ptr<double>();
+  for (std::size_t i = 0; i < values.size(); ++i) values[i].second = a[i] / m_group->worldSize();
+  m_agreed.stop = a[values.size()] > 0;
+  m_agreed.checkpoint_now = a[values.size() + 1] > 0;
+  m_agreed.budget_spent = a[values.size() + 2] > 0;
+}
+
+// A step with non-finite values is skipped; train.nan_max_consecutive of them in a row roll back
+// to the newest checkpoint at a lower rate, and rollbacks that do not help end the run.
+void TrainingLoop::recoverFromNonFiniteStep(std::int64_t next, const std::string& what) {
+  ++m_consecutive_bad;
+  emitWarning(std::string(core::warning_code::kNonfiniteStep),
+              "step " + std::to_string(next) + ": non-finite " + what + ", step skipped");
+  if (m_consecutive_bad < m_train.nan_max_consecutive) return;
+  const auto latest = m_store.latest();
+  if (!latest) {
+    throw TrainingError("diverged",
+                        std::to_string(m_consecutive_bad) + " non-finite steps in a row and no checkpoint to roll back to",
+                        "lower train.lr or raise train.warmup_steps");
+  }
+  // A cause that the learning rate does not fix (broken weights or data) would roll back for
+  // ever: after nan_max_rollbacks without a new checkpoint the run ends.
+  if (m_rollbacks_without_checkpoint >= m_train.nan_max_rollbacks) {
+    throw TrainingError("diverged",
+                        std::to_string(m_rollbacks_without_checkpoint) + " rollbacks to checkpoints/step_" +
+                            std::to_string(*latest) + " in a row and the steps after it are still non-finite",
+                        "lower train.lr, raise train.warmup_steps, or look for NaN in the data and "
+                        "weight files (see docs/troubleshooting.md)");
+  }
+  ++m_rollbacks_without_checkpoint;
+  const double scale = m_progress.lr_scale * m_train.nan_lr_scale;
+  loadCheckpoint(*latest);
+  m_loader->restart(m_progress.batches);
+  m_progress.lr_scale = scale;
+  emitWarning(std::string(core::warning_code::kRollback), "rolled back to checkpoints/step_" + std::to_string(*latest) +
+                                                              " with the learning rate scaled by " +
+                                                              std::to_string(m_progress.lr_scale));
+  m_consecutive_bad = 0;
+}
+
+// After an update: the interval's metric row, validation and checkpoints when due.
+void TrainingLoop::afterStep(const Values& values) {
+  const std::int64_t total = m_train.max_steps;
+  m_interval.means.add(values);
+  ++m_interval.steps;
+  if (m_rank0 && (m_progress.step % m_train.log_every == 0 || m_progress.step == total)) {
+    const double seconds = std::max(secondsSince(m_interval.start), 1e-9);
+    const double steps = m_interval.steps;
+    const double it_per_s = steps / seconds;
+    Values row = m_interval.means.take();
+    row.emplace_back(std::string(core::metric::kTrainLr),
+                     scheduledRate(m_train, m_train.lr, m_progress.step) * m_progress.lr_scale);
+    row.emplace_back(std::string(core::metric::kPerfItPerS), it_per_s);
+    row.emplace_back(std::string(core::metric::kPerfStepS), seconds / steps);
+    row.emplace_back(std::string(core::metric::kPerfDataWaitS), m_interval.data_wait / steps);
+    row.emplace_back(std::string(core::metric::kPerfDataWaitFraction), m_interval.data_wait / seconds);
+    if (m_group) row.emplace_back(std::string(core::metric::kPerfCommS), m_interval.comm / steps);
+    row.emplace_back(std::string(core::metric::kDataSkippedFiles), static_cast<double>(m_dataset->skippedCount()));
+    writeMetrics(std::move(row));
+    m_events.emit(core::ProgressEvent{m_progress.step, total, it_per_s, (total - m_progress.step) / it_per_s});
+    m_interval = Interval{};
+    m_interval.start = Clock::now();
+  }
+  if (m_train.valid_every > 0 && m_progress.step % m_train.valid_every == 0) {
+    // zero3: rank 0 validates alone, so it gathers the whole tokenizer first (with the EMA's
+    // values when there is one) and frees it after.
+    distributed::ParameterShards* shards = m_steps->parametersSharded() ? m_steps->shards() : nullptr;
+    std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
+    if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
+    onRankZero("valid", [&] { validate(); });
+    if (shards) shards->release();
+  }
+  const bool periodic = m_train.checkpoint_every > 0 && m_progress.step % m_train.checkpoint_every == 0;
+  if (periodic || m_agreed.checkpoint_now) {
+    m_progress.elapsed_s += secondsSince(m_session_start);
+    saveCheckpoint();
+    m_rollbacks_without_checkpoint = 0;
+    m_progress.elapsed_s -= secondsSince(m_session_start);
+  }
 }
 
 }  // namespace
