@@ -2,12 +2,12 @@
 // panels, PSNR over wall-clock time, the discriminator marker, progress and ETA, the alert banner
 // and its markers, smoothing and x-axis choices, live appends, rollbacks, overlays, the codebook
 // tab, and curves actually drawn in a grabbed image.
-#include "app/pages/monitor_page.h"
+#include "app/gui/pages/monitor_page.h"
 
-#include "app/pages/alert_banner.h"
-#include "app/pages/metric_chooser.h"
-#include "app/pages/run_progress_view.h"
-#include "app/run_follower.h"
+#include "app/control/run_follower.h"
+#include "app/gui/pages/alert_banner.h"
+#include "app/gui/pages/metric_chooser.h"
+#include "app/gui/pages/run_progress_view.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/reference_codec_info.h"

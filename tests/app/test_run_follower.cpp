@@ -1,7 +1,7 @@
 // RunFollower on real files that grow while it polls: metrics rows and events arrive once, in
 // order, partial lines wait, truncation and replacement start the run over (reset, then
 // everything again), codebook files and config.json are noticed.
-#include "app/run_follower.h"
+#include "app/control/run_follower.h"
 
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"

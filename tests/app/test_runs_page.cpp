@@ -2,9 +2,9 @@
 // and event encoder): status from the lock and the last done event, step and best metrics from
 // metrics.jsonl, live updates on the timer, sorting, opening, the remembered folder, and the
 // recent-runs list. Screenshot: TB_APP_SCREENSHOT_DIR/runs-page.png.
-#include "app/pages/runs_page.h"
-#include "app/run_summary_reader.h"
-#include "app/window_settings.h"
+#include "app/control/run_summary_reader.h"
+#include "app/gui/pages/runs_page.h"
+#include "app/gui/window_settings.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 

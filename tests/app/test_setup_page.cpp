@@ -4,14 +4,14 @@
 // scripts that print fixed JSON or fail, the way the real trainer does). Also writes a
 // screenshot of each panel at 1280x800 for people to look at.
 
-#include "app/launch_request.h"
-#include "app/main_window.h"
-#include "app/pages/config_field_editor.h"
-#include "app/pages/data_info_view.h"
-#include "app/pages/model_info_view.h"
-#include "app/pages/setup_page.h"
-#include "app/trainer_location.h"
-#include "app/trainer_query.h"
+#include "app/control/launch_request.h"
+#include "app/control/trainer_location.h"
+#include "app/control/trainer_query.h"
+#include "app/gui/main_window.h"
+#include "app/gui/pages/config_field_editor.h"
+#include "app/gui/pages/data_info_view.h"
+#include "app/gui/pages/model_info_view.h"
+#include "app/gui/pages/setup_page.h"
 #include "core/config_io.h"
 #include "core/config_schema.h"
 #include "core/presets.h"
