@@ -1,5 +1,6 @@
 #include "app/control/run_follower.h"
 
+#include "app/control/config_document.h"
 #include "app/control/wire_text.h"
 #include "core/config_io.h"
 #include "core/file_tail.h"
@@ -32,10 +33,6 @@ namespace {
 // How core::encodeEvent starts a metric event.
 constexpr std::string_view kMetricEventPrefix = R"({"v":1,"type":"metric",)";
 
-std::filesystem::path toPath(const QString& path) {
-  return std::filesystem::path(QFile::encodeName(path).toStdString());
-}
-
 }  // namespace
 
 /// What one read found: everything the follower delivers, in the order it delivers it.
@@ -46,10 +43,9 @@ struct RunFollower::Batch {
   QVector<core::Event> events;
   std::size_t malformedMetricLines = 0;  // new since the previous batch
   std::size_t malformedEventLines = 0;
-  std::optional<RunSettings> settings;  // set when config.json changed what it says
-  std::optional<QString> configText;    // set when config.json's text changed
-  QList<qint64> codebookSteps;          // every step with a file, ascending
-  QList<qint64> codebookChanged;        // files new or changed since the previous batch
+  std::optional<QString> configText;  // set when config.json's text changed
+  QList<qint64> codebookSteps;        // every step with a file, ascending
+  QList<qint64> codebookChanged;      // files new or changed since the previous batch
   QDateTime lastWrite;
 };
 
@@ -140,6 +136,8 @@ class RunFollower::Reader {
     m_malformedReported = m_metrics->malformedLines();
   }
 
+  // config.json's text when it changed and reads as a JSON object; the follower's
+  // ConfigDocument parses it in the follower's thread.
   void readSettings(Batch& batch) {
     const QFileInfo info(pathText(m_run.configFile()));
     FileStamp stamp;
@@ -156,28 +154,18 @@ class RunFollower::Reader {
     }
     std::ifstream in(m_run.configFile(), std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const core::ConfigLoad load = core::parseRunConfig(std::string_view(text));
     if (!in.good() && !in.eof()) {
       m_configStamp = {};  // unreadable now: try again next time
       return;
     }
-    if (!load.documentRead()) {
+    nlohmann::ordered_json document;
+    if (core::readConfigDocument(text, document) || !document.is_object()) {
       m_configStamp = {};  // maybe caught mid-write by an older writer: read it again next time
       return;
     }
-    const QString shown = QString::fromStdString(text);
-    if (shown != m_configText) {
-      m_configText = shown;
-      batch.configText = shown;
-    }
-    RunSettings settings;
-    settings.maxSteps = load.config.train.max_steps;
-    settings.discrStartStep = load.config.loss.discr_start_step;
-    settings.ganEnabled = load.config.loss.adversarial_weight > 0.0;
-    settings.codebookSize = load.config.model.quantizer.codebook_size;
-    if (!m_settings || *m_settings != settings) {
-      m_settings = settings;
-      batch.settings = settings;
+    if (text != m_configText) {
+      m_configText = text;
+      batch.configText = QString::fromStdString(text);
     }
   }
 
@@ -211,15 +199,15 @@ class RunFollower::Reader {
   std::unique_ptr<core::FileTail> m_events;
   std::size_t m_malformedReported = 0;
   FileStamp m_configStamp;
-  std::optional<RunSettings> m_settings;
-  QString m_configText;
+  std::string m_configText;
   QHash<qint64, FileStamp> m_codebook;
 };
 
 RunFollower::RunFollower(QObject* parent)
     : QObject(parent),
       m_queue(std::make_shared<BatchQueue>()),
-      m_reading(std::make_shared<std::atomic<bool>>(false)) {
+      m_reading(std::make_shared<std::atomic<bool>>(false)),
+      m_config(new ConfigDocument(this)) {
   qRegisterMetaType<core::MetricsRow>();
   qRegisterMetaType<QVector<core::MetricsRow>>();
   qRegisterMetaType<core::Event>();
@@ -252,6 +240,7 @@ void RunFollower::setRunDirectory(const QString& path) {
   clearState();
   m_settings.reset();
   m_configText.clear();
+  m_config->clear();
   m_codebookSteps.clear();
   m_lastWrite = {};
   Q_EMIT reset();
@@ -379,13 +368,10 @@ void RunFollower::apply(Batch& batch) {
   if (batch.lastWrite.isValid()) {
     m_lastWrite = batch.lastWrite;
   }
-  if (batch.configText) {
+  if (batch.configText && m_config->loadText(batch.configText->toStdString(),
+                                             pathText(runDirectoryAt(m_path).configFile()))) {
     m_configText = *batch.configText;
-  }
-  if (batch.settings) {
-    m_settings = batch.settings;
-  }
-  if (batch.settings || batch.configText) {
+    m_settings = settingsOf(m_config->config());
     Q_EMIT settingsChanged();
   }
   // What the events say (done, progress, error) is known before anyone hears of the rows, so
@@ -433,6 +419,15 @@ void RunFollower::noteEvent(const core::Event& event) {
   }
 }
 
+RunSettings RunFollower::settingsOf(const core::RunConfig& config) {
+  RunSettings settings;
+  settings.maxSteps = config.train.max_steps;
+  settings.discrStartStep = config.loss.discr_start_step;
+  settings.ganEnabled = config.loss.adversarial_weight > 0.0;
+  settings.codebookSize = config.model.quantizer.codebook_size;
+  return settings;
+}
+
 std::optional<QVector<qint64>> RunFollower::readCodebookCounts(const QString& file,
                                                                QString* error) {
   auto fail = [error](const QString& why) -> std::optional<QVector<qint64>> {
@@ -442,7 +437,7 @@ std::optional<QVector<qint64>> RunFollower::readCodebookCounts(const QString& fi
     return std::nullopt;
   };
   try {
-    const core::SafetensorsFile counts = core::SafetensorsFile::read(toPath(file));
+    const core::SafetensorsFile counts = core::SafetensorsFile::read(fileSystemPath(file));
     const core::TensorInfo* tensor = counts.find("counts");
     if (tensor == nullptr) {
       return fail(tr("%1: no tensor \"counts\"").arg(file));

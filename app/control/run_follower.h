@@ -19,7 +19,13 @@
 #include <memory>
 #include <optional>
 
+namespace tb::core {
+struct RunConfig;
+}
+
 namespace tb::app {
+
+class ConfigDocument;
 
 /// What the Monitor needs from a run's config.json (absent keys take core's defaults).
 struct RunSettings {
@@ -88,6 +94,8 @@ class RunFollower : public QObject {
   std::optional<RunSettings> settings() const { return m_settings; }
   /// config.json as last read (UTF-8 text); empty while there is no readable config.json.
   QString configText() const { return m_configText; }
+  /// config.json as last read, as a document (core's defaults while there is none).
+  const ConfigDocument& config() const { return *m_config; }
   /// Steps that have a codebook/step_N.safetensors file, ascending.
   QList<qint64> codebookSteps() const;
   /// The codebook file of `step` ("" when there is none).
@@ -148,6 +156,7 @@ class RunFollower : public QObject {
   void apply(Batch& batch);
   void clearState();
   void noteEvent(const core::Event& event);
+  static RunSettings settingsOf(const core::RunConfig& config);
 
   QString m_path;
   QTimer m_timer;
@@ -167,6 +176,7 @@ class RunFollower : public QObject {
   std::optional<core::HelloEvent> m_hello;
   std::optional<core::DoneEvent> m_done;
   std::optional<core::ErrorEvent> m_error;
+  ConfigDocument* m_config = nullptr;  // child: config.json as last read
   std::optional<RunSettings> m_settings;
   QString m_configText;
   QList<qint64> m_codebookSteps;

@@ -25,10 +25,6 @@ namespace {
 // covers the longest ordinary events (metric lines with many values).
 constexpr qint64 kEventsTailBytes = 64 * 1024;
 
-std::filesystem::path toPath(const QString& path) {
-  return std::filesystem::path(QFile::encodeName(path).toStdString());
-}
-
 void keepBest(std::optional<double>& best, double value, bool higherIsBetter) {
   if (!std::isfinite(value)) return;
   if (!best || (higherIsBetter ? value > *best : value < *best)) best = value;
@@ -37,8 +33,7 @@ void keepBest(std::optional<double>& best, double value, bool higherIsBetter) {
 }  // namespace
 
 struct RunSummaryReader::Cache {
-  explicit Cache(const QString& runDir)
-      : follower(core::RunDirectory(toPath(runDir)).metricsFile()) {}
+  explicit Cache(const QString& runDir) : follower(runDirectoryAt(runDir).metricsFile()) {}
 
   core::MetricsFollower follower;
   std::size_t resets = 0;

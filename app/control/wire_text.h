@@ -24,9 +24,14 @@ inline QString pathText(const std::filesystem::path& path) {
   return QFile::decodeName(QByteArray::fromStdString(path.string()));
 }
 
+/// A path the window holds as a file-system path (the inverse of pathText()).
+inline std::filesystem::path fileSystemPath(const QString& path) {
+  return std::filesystem::path(QFile::encodeName(path).toStdString());
+}
+
 /// The run directory at `dir` ("" is the current directory, as core reads it).
 inline core::RunDirectory runDirectoryAt(const QString& dir) {
-  return core::RunDirectory(std::filesystem::path(QFile::encodeName(dir).toStdString()));
+  return core::RunDirectory(fileSystemPath(dir));
 }
 
 }  // namespace tb::app

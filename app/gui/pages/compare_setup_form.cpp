@@ -1,5 +1,6 @@
 #include "app/gui/pages/compare_setup_form.h"
 
+#include "app/control/config_document.h"
 #include "app/control/run_summary_reader.h"
 #include "app/control/wire_text.h"
 #include "core/config_io.h"
@@ -408,9 +409,9 @@ void CompareSetupForm::chooseFileFor(QLineEdit* edit, const QString& title) {
 }
 
 void CompareSetupForm::fillFromRunConfig(const QString& run) {
-  const core::ConfigLoad load = core::loadRunConfig(runDirectoryAt(run).configFile());
-  if (!load.documentRead()) return;
-  const core::RunConfig& config = load.config;
+  ConfigDocument document;
+  if (!document.load(pathText(runDirectoryAt(run).configFile()))) return;
+  const core::RunConfig& config = document.config();
   const QString type = QString::fromStdString(config.data.type);
   const QString path = pathText(config.data.path);
   if (m_data->text().isEmpty() &&

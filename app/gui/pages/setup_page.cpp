@@ -36,7 +36,6 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalBlocker>
@@ -61,25 +60,6 @@ constexpr int kDataInfoTimeLimitMs = 10 * 60 * 1000;
 constexpr int kModelInfoTimeLimitMs = 2 * 60 * 1000;
 const QString kRunDirPath = QStringLiteral("run_dir");
 const QString kDataPath = QStringLiteral("data.path");
-
-Json::json_pointer pointerOf(const QString& path) {
-  std::string pointer;
-  for (const QString& part : path.split(QLatin1Char('.'))) pointer += "/" + part.toStdString();
-  return Json::json_pointer(pointer);
-}
-
-// `overlay` written over `base`: objects merge key by key (base's order first, new keys after),
-// anything else replaces.
-void mergeOver(Json& base, const Json& overlay) {
-  for (auto it = overlay.begin(); it != overlay.end(); ++it) {
-    auto existing = base.find(it.key());
-    if (existing != base.end() && existing->is_object() && it->is_object()) {
-      mergeOver(*existing, *it);
-    } else {
-      base[it.key()] = *it;
-    }
-  }
-}
 
 // "model.layers[3]" -> "model.layers", 3.
 QString keyOf(const QString& path, int* index = nullptr) {
@@ -130,7 +110,7 @@ void setColor(QLabel* label, const QColor& color) {
 
 }  // namespace
 
-SetupPage::SetupPage(QWidget* parent) : QWidget(parent) {
+SetupPage::SetupPage(QWidget* parent) : QWidget(parent), m_config(new ConfigDocument(this)) {
   m_modelQuery = new TrainerQuery(this);
   m_dataQuery = new TrainerQuery(this);
   // The first scan of a large video folder probes every file (later scans use the trainer's
@@ -196,10 +176,10 @@ QStringList SetupPage::specialKeys() {
 
 // -- The document ------------------------------------------------------------------------------
 
-QString SetupPage::configJsonText() const { return QString::fromStdString(m_doc.dump(2) + "\n"); }
+QString SetupPage::configJsonText() const { return m_config->text(); }
 
-void SetupPage::setDocument(Json doc) {
-  m_doc = std::move(doc);
+// After the whole document was replaced (a file, a preset): editors, checks and queries follow.
+void SetupPage::documentReplaced() {
   m_lastModelInput.clear();
   m_lastDataInput.clear();
   showDocumentInEditors();
@@ -220,13 +200,10 @@ void SetupPage::showDocumentInEditors() {
   m_layers->setLayers(layersFromJson(value(QStringLiteral("model.layers"))));
 }
 
-Json SetupPage::value(const QString& path) const {
-  const Json::json_pointer pointer = pointerOf(path);
-  return m_doc.contains(pointer) ? m_doc.at(pointer) : Json();
-}
+Json SetupPage::value(const QString& path) const { return m_config->value(path); }
 
 void SetupPage::setValue(const QString& path, const Json& value) {
-  m_doc[pointerOf(path)] = value;
+  m_config->setValue(path, value);
   if (ConfigFieldEditor* editor = m_editors.value(path)) editor->setValue(value);
   if (path == QLatin1String("model.layers")) m_layers->setLayers(layersFromJson(value));
   documentEdited(path);
@@ -235,12 +212,12 @@ void SetupPage::setValue(const QString& path, const Json& value) {
 void SetupPage::onFieldEdited(const QString& path) {
   const ConfigFieldEditor* editor = m_editors.value(path);
   if (editor == nullptr) return;
-  m_doc[pointerOf(path)] = editor->value();
+  m_config->setValue(path, editor->value());
   documentEdited(path);
 }
 
 void SetupPage::onLayersEdited() {
-  m_doc[pointerOf(QStringLiteral("model.layers"))] = layersToJson(m_layers->layers());
+  m_config->setValue(QStringLiteral("model.layers"), layersToJson(m_layers->layers()));
   documentEdited(QStringLiteral("model.layers"));
 }
 
@@ -258,9 +235,8 @@ void SetupPage::documentEdited(const QString& changedPath) {
 }
 
 void SetupPage::revalidate() {
-  const core::ConfigLoad load = core::parseRunConfig(m_doc);
   m_configErrors.clear();
-  for (const core::ConfigError& e : load.errors) {
+  for (const core::ConfigError& e : m_config->errors()) {
     m_configErrors.emplace_back(QString::fromStdString(e.path), QString::fromStdString(e.message));
   }
 
@@ -451,7 +427,7 @@ void SetupPage::refreshModelKind() {
 void SetupPage::requestModelInfo() {
   // model-info describes the model: the dataset's folder and the distributed settings do not
   // change it, so problems there must not hide the summary.
-  Json input = m_doc;
+  Json input = m_config->json();
   if (input.contains("data") && input["data"].is_object()) {
     input["data"]["type"] = "synthetic";
     input["data"]["path"] = "";
@@ -462,7 +438,8 @@ void SetupPage::requestModelInfo() {
     const QString key = keyOf(path);
     if (key.startsWith(QLatin1String("model.")) || key.startsWith(QLatin1String("data."))) continue;
     for (const core::FieldInfo& field : schema) {
-      if (QString::fromStdString(field.path) == key) input[pointerOf(key)] = field.default_value;
+      if (QString::fromStdString(field.path) == key)
+        input[ConfigDocument::pointerOf(key)] = field.default_value;
     }
   }
   const std::string text = input.dump();
@@ -496,7 +473,8 @@ void SetupPage::requestDataInfo() {
                                    .arg(blocking.join(QLatin1Char('\n'))));
     return;
   }
-  const std::string key = m_doc.contains("data") ? m_doc["data"].dump() : std::string();
+  const Json& document = m_config->json();
+  const std::string key = document.contains("data") ? document["data"].dump() : std::string();
   if (key == m_lastDataInput) return;
   m_lastDataInput = key;
   if (m_trainerPath.isEmpty()) {
@@ -507,7 +485,7 @@ void SetupPage::requestDataInfo() {
   }
   Json input = Json::object();
   for (const char* section : {"version", "data", "model"}) {
-    if (m_doc.contains(section)) input[section] = m_doc[section];
+    if (document.contains(section)) input[section] = document[section];
   }
   QStringList arguments{QStringLiteral("data-info"), QStringLiteral("--config"),
                         QStringLiteral("-")};
@@ -521,31 +499,16 @@ void SetupPage::requestDataInfo() {
 // -- Load, save, presets -----------------------------------------------------------------------
 
 bool SetupPage::loadConfigFile(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) {
-    showMessage(tr("Cannot read %1: %2").arg(path, file.errorString()), true);
+  if (!m_config->load(path)) {
+    showMessage(tr("Not loaded: %1").arg(m_config->loadError()), true);
     return false;
   }
-  const QByteArray bytes = file.readAll();
-  Json loaded;
-  // The trainer's reader: nesting deep enough to overflow the stack is refused unparsed.
-  if (const auto problem = core::readConfigDocument(
-          std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), loaded)) {
-    showMessage(tr("Not loaded: %1: %2").arg(path, QString::fromStdString(problem->message)), true);
-    return false;
-  }
-  if (!loaded.is_object()) {
-    showMessage(tr("Not loaded: %1 holds no JSON object").arg(path), true);
-    return false;
-  }
-  Json doc = core::toJson(core::RunConfig{});
-  mergeOver(doc, loaded);
   m_preset.clear();
   m_sourceFile = QFileInfo(path).absoluteFilePath();
   m_modified = false;
   m_presetBox->setCurrentIndex(-1);
   suggestRunName();
-  setDocument(std::move(doc));
+  documentReplaced();
   showMessage(m_configErrors.empty() ? tr("Loaded %1").arg(m_sourceFile)
                                      : tr("Loaded %1 with %2 problem(s), listed below")
                                            .arg(m_sourceFile)
@@ -555,10 +518,9 @@ bool SetupPage::loadConfigFile(const QString& path) {
 }
 
 bool SetupPage::saveConfigFile(const QString& path) {
-  QSaveFile file(path);
-  const QByteArray bytes = configJsonText().toUtf8();
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
-    showMessage(tr("Not saved: cannot write %1 (%2)").arg(path, file.errorString()), true);
+  QString error;
+  if (!m_config->save(path, &error)) {
+    showMessage(tr("Not saved: %1").arg(error), true);
     return false;
   }
   m_sourceFile = QFileInfo(path).absoluteFilePath();
@@ -582,7 +544,8 @@ bool SetupPage::applyPreset(const QString& name) {
   m_presetBox->setCurrentIndex(m_presetBox->findData(name));
   suggestRunName();
   showMessage({}, false);
-  setDocument(core::toJson(load.config));
+  m_config->setDocument(core::toJson(load.config));
+  documentReplaced();
   return true;
 }
 
@@ -703,13 +666,7 @@ bool SetupPage::writeLaunchConfig(QString* error) const {
     if (error != nullptr) *error = tr("cannot create %1").arg(QFileInfo(path).path());
     return false;
   }
-  QSaveFile file(path);
-  const QByteArray bytes = configJsonText().toUtf8();
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
-    if (error != nullptr) *error = tr("cannot write %1: %2").arg(path, file.errorString());
-    return false;
-  }
-  return true;
+  return m_config->save(path, error);
 }
 
 LaunchRequest SetupPage::launchRequest() const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/control/config_document.h"
 #include "app/control/launch_request.h"
 
 #include <nlohmann/json.hpp>
@@ -41,7 +42,7 @@ struct TrainerLocation;
 /// Model, Training & loss, Distributed) under a bar with the preset chooser, Load/Save JSON,
 /// the run directory and the list of problems.
 ///
-/// The page holds one JSON document (every key of the schema, plus whatever unknown keys a
+/// The page edits one ConfigDocument (every key of the schema, plus whatever unknown keys a
 /// loaded file had). Its forms are generated from core::configSchema(): one ConfigFieldEditor
 /// per leaf key except those placed by hand (specialKeys(): the schema version, which is fixed,
 /// and model.layers, edited with a LayerStackEditor). Every edit updates the document and runs
@@ -65,7 +66,9 @@ class SetupPage : public QWidget {
   /// The whole document as JSON text (two-space indent, final newline): what Save writes and
   /// what a launch gives the trainer.
   QString configJsonText() const;
-  const nlohmann::ordered_json& configDocument() const { return m_doc; }
+  const nlohmann::ordered_json& configDocument() const { return m_config->json(); }
+  /// The configuration model the page edits (shared with the follower and the Compare form).
+  const ConfigDocument& document() const { return *m_config; }
   /// "path: message" for every problem: core validation of the document, what the trainer's
   /// data-info found wrong with the data (no such folder, no usable clip: "data.path: ..."),
   /// then the run directory's (empty name, already holds a run). Empty when a launch may start.
@@ -168,7 +171,7 @@ class SetupPage : public QWidget {
   QGroupBox* fieldGroup(const QString& title, const QStringList& paths, QWidget* parent);
   void createEditors();
 
-  void setDocument(nlohmann::ordered_json doc);
+  void documentReplaced();
   void showDocumentInEditors();
   void onFieldEdited(const QString& path);
   void onLayersEdited();
@@ -191,7 +194,7 @@ class SetupPage : public QWidget {
   QStringList runDirectoryProblems() const;
   int panelOf(const QString& path) const;
 
-  nlohmann::ordered_json m_doc;
+  ConfigDocument* m_config = nullptr;                       // child of the page
   std::vector<std::pair<QString, QString>> m_configErrors;  // path, message
   QString m_dataProblem;  // what data-info found wrong; "" when nothing (or not known yet)
   QString m_messageText;  // the load/save message in full (the label may elide it)
