@@ -1,21 +1,19 @@
 #include "app/control/run_follower.h"
 
 #include "app/control/config_document.h"
+#include "app/control/file_read_thread.h"
+#include "app/control/run_summary_reader.h"
 #include "app/control/wire_text.h"
 #include "core/config_io.h"
 #include "core/file_tail.h"
 #include "core/run_directory.h"
 #include "core/safetensors.h"
 
-#include <QCoreApplication>
 #include <QDir>
-#include <QElapsedTimer>
-#include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
 #include <QMutex>
 #include <QMutexLocker>
-#include <QPointer>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -44,8 +42,11 @@ struct RunFollower::Batch {
   std::size_t malformedMetricLines = 0;  // new since the previous batch
   std::size_t malformedEventLines = 0;
   std::optional<QString> configText;  // set when config.json's text changed
-  QList<qint64> codebookSteps;        // every step with a file, ascending
-  QList<qint64> codebookChanged;      // files new or changed since the previous batch
+  bool trainerHoldsLock = false;      // probed before the files were read
+  // Set when reference/reference.json appeared, changed or went (then it holds nullopt).
+  std::optional<std::optional<core::ReferenceCodecInfo>> reference;
+  QList<qint64> codebookSteps;    // every step with a file, ascending
+  QList<qint64> codebookChanged;  // files new or changed since the previous batch
   QDateTime lastWrite;
 };
 
@@ -78,6 +79,9 @@ class RunFollower::Reader {
   Batch read() {
     Batch batch;
     batch.generation = m_generation;
+    // Before the events: a trainer that let go of the lock has written its last event, so a
+    // batch without a done event and without the lock is a run that ended without a word.
+    batch.trainerHoldsLock = RunSummaryReader::isLocked(pathText(m_run.root()));
     std::vector<core::MetricsRow> rows = m_metrics->poll();
     core::FileTail::Result events = m_events->poll();
     if (m_metrics->resets() != 0 || events.restarted) {
@@ -108,6 +112,7 @@ class RunFollower::Reader {
       }
     }
     readSettings(batch);
+    readReference(batch);
     readCodebook(batch);
     for (const std::filesystem::path& file : {m_run.metricsFile(), m_run.eventsFile()}) {
       const QFileInfo info(pathText(file));
@@ -169,6 +174,23 @@ class RunFollower::Reader {
     }
   }
 
+  // The classic VQ reference is written once, before the first step; read again only when the
+  // file's size or time changes.
+  void readReference(Batch& batch) {
+    const QFileInfo info(pathText(m_run.referenceInfoFile()));
+    FileStamp stamp;
+    if (info.exists()) {
+      stamp.size = info.size();
+      stamp.modified = info.lastModified().toMSecsSinceEpoch();
+    }
+    if (stamp == m_referenceStamp) {
+      return;
+    }
+    m_referenceStamp = stamp;
+    batch.reference =
+        stamp.size < 0 ? std::nullopt : core::readReferenceCodecInfo(m_run.referenceInfoFile());
+  }
+
   void readCodebook(Batch& batch) {
     static const QRegularExpression kName(QStringLiteral("^step_(\\d+)\\.safetensors$"));
     const QDir dir(pathText(m_run.codebookDir()));
@@ -199,6 +221,7 @@ class RunFollower::Reader {
   std::unique_ptr<core::FileTail> m_events;
   std::size_t m_malformedReported = 0;
   FileStamp m_configStamp;
+  FileStamp m_referenceStamp;
   std::string m_configText;
   QHash<qint64, FileStamp> m_codebook;
 };
@@ -207,6 +230,7 @@ RunFollower::RunFollower(QObject* parent)
     : QObject(parent),
       m_queue(std::make_shared<BatchQueue>()),
       m_reading(std::make_shared<std::atomic<bool>>(false)),
+      m_reads(new FileReadThread(QStringLiteral("RunFollower"), this)),
       m_config(new ConfigDocument(this)) {
   qRegisterMetaType<core::MetricsRow>();
   qRegisterMetaType<QVector<core::MetricsRow>>();
@@ -215,23 +239,9 @@ RunFollower::RunFollower(QObject* parent)
   qRegisterMetaType<QVector<qint64>>();
   m_timer.setInterval(kDefaultPollIntervalMs);
   connect(&m_timer, &QTimer::timeout, this, [this] { requestRead(true); });
-  // No parent: the thread may outlive the follower while it finishes a stalled read.
-  m_thread = new QThread;
-  m_thread->setObjectName(QStringLiteral("RunFollower"));
-  m_worker = new QObject;
-  m_worker->moveToThread(m_thread);
-  connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
-  connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
-  m_thread->start();
 }
 
-RunFollower::~RunFollower() {
-  m_timer.stop();
-  // Not waited for: a read stalled on a dead file system would hold the window. The reads own
-  // what they use (shared pointers) and deliver only to a follower that still exists; the thread
-  // and the worker delete themselves when the last read returns.
-  m_thread->quit();
-}
+RunFollower::~RunFollower() { m_timer.stop(); }
 
 void RunFollower::setRunDirectory(const QString& path) {
   m_path = path;
@@ -241,6 +251,8 @@ void RunFollower::setRunDirectory(const QString& path) {
   m_settings.reset();
   m_configText.clear();
   m_config->clear();
+  m_trainerHoldsLock.reset();
+  m_reference.reset();
   m_codebookSteps.clear();
   m_lastWrite = {};
   Q_EMIT reset();
@@ -283,12 +295,14 @@ void RunFollower::requestRead(bool fromTimer) {
   std::shared_ptr<Reader> reader = m_reader;
   std::shared_ptr<BatchQueue> queue = m_queue;
   std::shared_ptr<std::atomic<bool>> reading = m_reading;
-  startRead([reader, queue, reading, fromTimer] {
-    queue->push(reader->read());
-    if (fromTimer) {
-      reading->store(false);
-    }
-  });
+  m_reads->post(
+      [reader, queue, reading, fromTimer] {
+        queue->push(reader->read());
+        if (fromTimer) {
+          reading->store(false);
+        }
+      },
+      [this] { deliver(); });
 }
 
 void RunFollower::requestCodebookCounts(qint64 step) {
@@ -296,57 +310,27 @@ void RunFollower::requestCodebookCounts(qint64 step) {
   if (file.isEmpty()) {
     return;
   }
-  QPointer<RunFollower> self(this);
-  const quint64 generation = m_generation;
-  startRead([self, file, step, generation] {
+  struct Counts {
+    std::optional<QVector<qint64>> values;
     QString error;
-    const std::optional<QVector<qint64>> counts = readCodebookCounts(file, &error);
-    // Through the application object, which outlives every follower: `self` is checked in the
-    // thread it lives in, not here.
-    QMetaObject::invokeMethod(
-        QCoreApplication::instance(),
-        [self, step, generation, counts, error] {
-          if (self && self->m_generation == generation) {
-            Q_EMIT self->codebookCountsRead(step, counts.value_or(QVector<qint64>()), error);
-          }
-        },
-        Qt::QueuedConnection);
-  });
-}
-
-// Runs `read` on the reading thread (after the reads asked for before, so batches stay in file
-// order), then delivers the batches queued so far back in the follower's thread.
-void RunFollower::startRead(std::function<void()> read) {
-  ++m_pendingReads;
-  QPointer<RunFollower> self(this);
-  QMetaObject::invokeMethod(
-      m_worker,
-      [self, read = std::move(read)] {
-        read();
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self] {
-              if (self) {
-                --self->m_pendingReads;
-                self->deliver();
-              }
-            },
-            Qt::QueuedConnection);
+  };
+  const quint64 generation = m_generation;
+  m_reads->read(
+      [file] {
+        Counts counts;
+        counts.values = readCodebookCounts(file, &counts.error);
+        return counts;
       },
-      Qt::QueuedConnection);
+      [this, step, generation](const Counts& counts) {
+        if (m_generation == generation) {
+          Q_EMIT codebookCountsRead(step, counts.values.value_or(QVector<qint64>()), counts.error);
+        }
+      });
 }
 
-bool RunFollower::waitForReads(int timeoutMs) {
-  QElapsedTimer clock;
-  clock.start();
-  while (m_pendingReads > 0 && clock.elapsed() < timeoutMs) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    if (m_pendingReads > 0) {
-      QThread::msleep(1);  // the read is under way on the follower's thread
-    }
-  }
-  return m_pendingReads == 0;
-}
+int RunFollower::pendingReads() const { return m_reads->pendingReads(); }
+
+bool RunFollower::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
 
 void RunFollower::deliver() {
   for (Batch& batch : m_queue->takeAll()) {
@@ -368,11 +352,16 @@ void RunFollower::apply(Batch& batch) {
   if (batch.lastWrite.isValid()) {
     m_lastWrite = batch.lastWrite;
   }
+  m_trainerHoldsLock = batch.trainerHoldsLock;
   if (batch.configText && m_config->loadText(batch.configText->toStdString(),
                                              pathText(runDirectoryAt(m_path).configFile()))) {
     m_configText = *batch.configText;
     m_settings = settingsOf(m_config->config());
     Q_EMIT settingsChanged();
+  }
+  if (batch.reference) {
+    m_reference = *batch.reference;
+    Q_EMIT referenceCodecChanged();
   }
   // What the events say (done, progress, error) is known before anyone hears of the rows, so
   // that a listener looking at done() from rowsAppended() sees the batch's end, not its middle.

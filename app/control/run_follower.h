@@ -2,6 +2,7 @@
 
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
+#include "core/reference_codec_info.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -9,7 +10,6 @@
 #include <QMetaType>
 #include <QObject>
 #include <QString>
-#include <QThread>
 #include <QTimer>
 #include <QVector>
 
@@ -26,6 +26,7 @@ struct RunConfig;
 namespace tb::app {
 
 class ConfigDocument;
+class FileReadThread;
 
 /// What the Monitor needs from a run's config.json (absent keys take core's defaults).
 struct RunSettings {
@@ -44,8 +45,9 @@ struct RunSettings {
 /// (every pollInterval() while started, or when poll() is called): new rows of metrics.jsonl
 /// (through core::MetricsFollower), new events of events.jsonl (tailed the same way: byte offset
 /// kept, a partial last line waits for its '\n', truncation, replacement and rewrites detected),
-/// the codebook/step_N.safetensors files, and config.json. No inotify: a file system that does
-/// not report changes (NFS, Lustre, sshfs) is followed the same way.
+/// the codebook/step_N.safetensors files, config.json, the classic VQ reference
+/// (reference/reference.json) and whether a trainer holds the run's lock. No inotify: a file system
+/// that does not report changes (NFS, Lustre, sshfs) is followed the same way.
 ///
 /// Files are read and parsed on a thread of the follower's own, and the follower's thread never
 /// waits for them, so a slow or stalled file system, a FIFO where a file should be, or a long
@@ -96,6 +98,13 @@ class RunFollower : public QObject {
   QString configText() const { return m_configText; }
   /// config.json as last read, as a document (core's defaults while there is none).
   const ConfigDocument& config() const { return *m_config; }
+  /// Whether a trainer held the run's lock (RunSummaryReader::isLocked) when the last read
+  /// began; nullopt before the first read. Without it and without a done event, the run ended
+  /// without a word.
+  std::optional<bool> trainerHoldsLock() const { return m_trainerHoldsLock; }
+  /// The classic VQ reference codec fitted for the run (reference/reference.json); nullopt
+  /// while there is none that reads.
+  std::optional<core::ReferenceCodecInfo> referenceCodec() const { return m_reference; }
   /// Steps that have a codebook/step_N.safetensors file, ascending.
   QList<qint64> codebookSteps() const;
   /// The codebook file of `step` ("" when there is none).
@@ -114,7 +123,7 @@ class RunFollower : public QObject {
   void requestCodebookCounts(qint64 step);
 
   /// Reads asked for and not delivered yet.
-  int pendingReads() const { return m_pendingReads; }
+  int pendingReads() const;
   /// Runs the event loop until every read asked for so far has been delivered or `timeoutMs`
   /// has passed; true when none is left. For tests and scripts: the window never waits.
   bool waitForReads(int timeoutMs = 10000);
@@ -142,6 +151,8 @@ class RunFollower : public QObject {
   void codebookCountsChanged(qint64 step);
   /// config.json appeared or changed: settings() and configText() say what it says now.
   void settingsChanged();
+  /// reference/reference.json appeared, changed or went: referenceCodec() says what it holds.
+  void referenceCodecChanged();
   /// What requestCodebookCounts(`step`) read: the counts, or empty with the reason in `error`.
   void codebookCountsRead(qint64 step, const QVector<qint64>& counts, const QString& error);
 
@@ -151,7 +162,6 @@ class RunFollower : public QObject {
   class BatchQueue;
 
   void requestRead(bool fromTimer);
-  void startRead(std::function<void()> read);
   void deliver();
   void apply(Batch& batch);
   void clearState();
@@ -160,13 +170,11 @@ class RunFollower : public QObject {
 
   QString m_path;
   QTimer m_timer;
-  QThread* m_thread = nullptr;
-  QObject* m_worker = nullptr;  // lives in m_thread: reads run in its event loop
   std::shared_ptr<Reader> m_reader;
   // Batches read and not yet delivered, in read order; shared with the reading thread.
   std::shared_ptr<BatchQueue> m_queue;
   std::shared_ptr<std::atomic<bool>> m_reading;  // a timer read is under way
-  int m_pendingReads = 0;
+  FileReadThread* m_reads = nullptr;             // child: the reading thread
   quint64 m_generation = 0;  // bumped by setRunDirectory(): batches of older readers are dropped
   std::size_t m_malformedMetricLines = 0;
   std::size_t m_malformedEventLines = 0;
@@ -179,6 +187,8 @@ class RunFollower : public QObject {
   ConfigDocument* m_config = nullptr;  // child: config.json as last read
   std::optional<RunSettings> m_settings;
   QString m_configText;
+  std::optional<bool> m_trainerHoldsLock;
+  std::optional<core::ReferenceCodecInfo> m_reference;
   QList<qint64> m_codebookSteps;
   QDateTime m_lastWrite;
   int m_restarts = 0;

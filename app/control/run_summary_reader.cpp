@@ -129,7 +129,11 @@ QString RunSummaryReader::statusName(RunSummary::Status status) {
   return {};
 }
 
-void RunSummaryReader::forget(const QString& runDir) { m_cache.erase(runDir); }
+void RunSummaryReader::keepOnly(const QStringList& runDirs) {
+  for (auto it = m_cache.begin(); it != m_cache.end();) {
+    it = runDirs.contains(it->first) ? std::next(it) : m_cache.erase(it);
+  }
+}
 
 RunSummary RunSummaryReader::read(const QString& runDir) {
   RunSummary summary;

@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QString>
+#include <QStringList>
 
 #include <map>
 #include <memory>
@@ -44,8 +45,8 @@ class RunSummaryReader {
   static bool isRunDirectory(const QString& runDir);
   /// Reads (incrementally, for a path seen before) the summary of `runDir`.
   RunSummary read(const QString& runDir);
-  /// Drops what is cached for `runDir`.
-  void forget(const QString& runDir);
+  /// Drops what is cached for every run directory but `runDirs` (runs no longer listed).
+  void keepOnly(const QStringList& runDirs);
 
   /// True while another process holds the trainer's flock on `runDir`/.lock.
   static bool isLocked(const QString& runDir);

@@ -12,6 +12,7 @@
 #include "app/gui/pages/compare_setup_form.h"
 #include "app/gui/pages/compare_sort_proxy_model.h"
 #include "app/gui/pages/compare_table_model.h"
+#include "tests/app/stalled_files.h"
 #include "widgets/clip_player.h"
 #include "widgets/clip_timeline.h"
 #include "widgets/difference_map.h"
@@ -485,6 +486,7 @@ class ComparePageTest : public QObject {
     tb::app::CompareSetupForm form;
     form.setTrainerPath(QStringLiteral("/opt/tb/tokenbench-trainer"));
     form.setRunDirectories({run});
+    QVERIFY(form.waitForReads());  // config.json is read off this thread
     QString problem;
     const std::optional<tb::app::CompareRequest> request = form.request(&problem);
     QVERIFY2(request.has_value(), qPrintable(problem));
@@ -493,6 +495,25 @@ class ComparePageTest : public QObject {
     QCOMPARE(request->lpipsNet, QStringLiteral("vgg"));
     QCOMPARE(request->lpipsBackbone, dir.filePath(QStringLiteral("alex_backbone.pth")));
     QVERIFY(form.commandLine().contains(QLatin1String("--lpips-net vgg --lpips-backbone")));
+  }
+
+  // A run whose config.json is a FIFO nobody writes (a hung network file system, to a reader):
+  // listing it in the form leaves the event loop serving a 10 ms timer within 100 ms, and the
+  // fields it would fill stay empty.
+  void stalledRunConfigLeavesTheFormResponsive() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("run"));
+    QVERIFY(QDir().mkpath(run));
+    const QString config = QDir(run).filePath(QStringLiteral("config.json"));
+    QVERIFY(tb::test::makeStalledFile(config));
+    tb::app::CompareSetupForm form;
+    form.setRunDirectories({run});
+    const qint64 latency = tb::test::timerLatencyMs();
+    QVERIFY2(latency >= 0 && latency < 100, qPrintable(QString::number(latency)));
+    QVERIFY(tb::test::releaseStalledFiles({config}, [&] { return form.waitForReads(20); }));
+    QCOMPARE(form.entries().size(), 1);
+    const std::optional<tb::app::CompareRequest> request = form.request();
+    QVERIFY(!request || request->dataDir.isEmpty());
   }
 
   // A run with a classic VQ reference (train.reference_codec) brings it along as a tokenizer.

@@ -336,6 +336,7 @@ class FirstSessionTest : public QObject {
     QVERIFY(window.lastOpenProblem().isEmpty());
     QCOMPARE(window.currentPage(), PageId::Runs);
     QCOMPARE(window.runsPage()->folder(), runs);
+    QVERIFY(window.runsPage()->waitForReads());  // the folder is read off the window's thread
     QCOMPARE(window.runsPage()->rowCount(), 2);
     QVERIFY(window.statusBar()->currentMessage().contains(QLatin1String("2 runs")));
     QCOMPARE(window.setupPage()->runDirectory(), target);
@@ -523,6 +524,7 @@ class FirstSessionTest : public QObject {
     QVERIFY(entries > 0);
     const int axisHeight = loss->customPlot()->axisRect()->height();
     window.runsPage()->setFolder(runs);
+    QVERIFY(window.runsPage()->waitForReads());
     window.setCurrentPage(PageId::Runs);
 
     window.runsPage()->selectRuns({b});
@@ -909,6 +911,7 @@ class FirstSessionTest : public QObject {
     MainWindow window;
     prepare(window);
     window.runsPage()->setFolder(runs);
+    QVERIFY(window.runsPage()->waitForReads());
     window.setCurrentPage(PageId::Runs);
     QCOMPARE(window.runsPage()->rowCount(), 1);
     QCOMPARE(window.runsPage()->pathAt(0), run);

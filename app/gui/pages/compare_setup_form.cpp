@@ -1,6 +1,7 @@
 #include "app/gui/pages/compare_setup_form.h"
 
 #include "app/control/config_document.h"
+#include "app/control/file_read_thread.h"
 #include "app/control/run_summary_reader.h"
 #include "app/control/wire_text.h"
 #include "core/config_io.h"
@@ -49,7 +50,8 @@ QWidget* withBrowse(QLineEdit* edit, QToolButton** button, QWidget* parent) {
 
 }  // namespace
 
-CompareSetupForm::CompareSetupForm(QWidget* parent) : QWidget(parent) {
+CompareSetupForm::CompareSetupForm(QWidget* parent)
+    : QWidget(parent), m_reads(new FileReadThread(QStringLiteral("CompareSetupForm"), this)) {
   // Open an existing comparison.
   m_open = new QPushButton(tr("Open Compare Folder\u2026"), this);
   m_open->setObjectName(QStringLiteral("openCompareFolder"));
@@ -409,27 +411,55 @@ void CompareSetupForm::chooseFileFor(QLineEdit* edit, const QString& title) {
 }
 
 void CompareSetupForm::fillFromRunConfig(const QString& run) {
-  ConfigDocument document;
-  if (!document.load(pathText(runDirectoryAt(run).configFile()))) return;
-  const core::RunConfig& config = document.config();
-  const QString type = QString::fromStdString(config.data.type);
-  const QString path = pathText(config.data.path);
-  if (m_data->text().isEmpty() &&
-      (type == QLatin1String("videos") || type == QLatin1String("images")) &&
-      QFileInfo(path).isDir()) {
-    m_data->setText(path);
-    m_dataType->setCurrentIndex(m_dataType->findData(type));
-  }
-  const QString backbone = pathText(config.loss.lpips_backbone);
-  const QString lin = pathText(config.loss.lpips_lin);
-  if (m_lpipsBackbone->text().isEmpty() && m_lpipsLin->text().isEmpty() &&
-      QFileInfo(backbone).isFile() && QFileInfo(lin).isFile()) {
-    m_lpipsBackbone->setText(backbone);
-    m_lpipsLin->setText(lin);
-    const int net = m_lpipsNet->findData(QString::fromStdString(config.loss.perceptual_net));
-    if (net >= 0) m_lpipsNet->setCurrentIndex(net);
-  }
+  // What the run's config.json names, where it exists: read on the form's reading thread, so a
+  // hung file system (or a FIFO where config.json should be) never holds the window.
+  struct Suggestion {
+    QString dataPath;
+    QString dataType;
+    QString lpipsBackbone;
+    QString lpipsLin;
+    QString lpipsNet;
+  };
+  m_reads->read(
+      [file = pathText(runDirectoryAt(run).configFile())] {
+        Suggestion suggestion;
+        ConfigDocument document;
+        if (!document.load(file)) return suggestion;
+        const core::RunConfig& config = document.config();
+        const QString type = QString::fromStdString(config.data.type);
+        const QString path = pathText(config.data.path);
+        if ((type == QLatin1String("videos") || type == QLatin1String("images")) &&
+            QFileInfo(path).isDir()) {
+          suggestion.dataPath = path;
+          suggestion.dataType = type;
+        }
+        const QString backbone = pathText(config.loss.lpips_backbone);
+        const QString lin = pathText(config.loss.lpips_lin);
+        if (QFileInfo(backbone).isFile() && QFileInfo(lin).isFile()) {
+          suggestion.lpipsBackbone = backbone;
+          suggestion.lpipsLin = lin;
+          suggestion.lpipsNet = QString::fromStdString(config.loss.perceptual_net);
+        }
+        return suggestion;
+      },
+      [this](const Suggestion& suggestion) {
+        // Only into fields that are still empty: the user may have typed meanwhile.
+        if (!suggestion.dataPath.isEmpty() && m_data->text().isEmpty()) {
+          m_data->setText(suggestion.dataPath);
+          m_dataType->setCurrentIndex(m_dataType->findData(suggestion.dataType));
+        }
+        if (!suggestion.lpipsBackbone.isEmpty() && m_lpipsBackbone->text().isEmpty() &&
+            m_lpipsLin->text().isEmpty()) {
+          m_lpipsBackbone->setText(suggestion.lpipsBackbone);
+          m_lpipsLin->setText(suggestion.lpipsLin);
+          const int net = m_lpipsNet->findData(suggestion.lpipsNet);
+          if (net >= 0) m_lpipsNet->setCurrentIndex(net);
+        }
+        updateCommandLine();
+      });
 }
+
+bool CompareSetupForm::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
 
 void CompareSetupForm::updateCommandLine() {
   m_output->setPlaceholderText(effectiveOutputDirectory());

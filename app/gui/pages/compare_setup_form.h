@@ -17,6 +17,8 @@ class QTableWidget;
 
 namespace tb::app {
 
+class FileReadThread;
+
 /// The left column of the Compare page: open an existing compare folder, or describe a new
 /// comparison (tokenizers = run directories or checkpoint folders with their names, a data
 /// folder or procedural clips, the number of clips, optional LPIPS weight files, the output
@@ -32,8 +34,12 @@ class CompareSetupForm : public QWidget {
   explicit CompareSetupForm(QWidget* parent = nullptr);
 
   /// The runs open in the window. Runs not yet listed are added as tokenizers (named after
-  /// their folder); the first run's config.json fills empty data and LPIPS fields.
+  /// their folder); the first run's config.json fills empty data and LPIPS fields once it has
+  /// been read (off this thread).
   void setRunDirectories(const QStringList& runs);
+  /// Runs the event loop until the config.json reads asked for are delivered or `timeoutMs`
+  /// has passed; true when none is left. For tests: the window never waits.
+  bool waitForReads(int timeoutMs = 10000);
   /// The trainer that Compare runs ("" when none was found: Compare then says so).
   void setTrainerPath(const QString& trainer);
 
@@ -98,6 +104,7 @@ class CompareSetupForm : public QWidget {
   QLabel* m_status = nullptr;
   QPlainTextEdit* m_log = nullptr;
   QList<QWidget*> m_inputs;
+  FileReadThread* m_reads = nullptr;  // child: reads the runs' config.json
 };
 
 }  // namespace tb::app

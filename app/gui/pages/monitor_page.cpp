@@ -2,7 +2,6 @@
 
 #include "app/control/run_follower.h"
 #include "app/control/run_metrics.h"
-#include "app/control/run_summary_reader.h"
 #include "app/control/wire_text.h"
 #include "app/gui/pages/alert_banner.h"
 #include "app/gui/pages/empty_state.h"
@@ -12,7 +11,6 @@
 #include "core/metric_names.h"
 #include "core/metric_panels.h"
 #include "core/reference_codec_info.h"
-#include "core/run_directory.h"
 #include "widgets/codebook_view.h"
 #include "widgets/curve_plot.h"
 
@@ -429,6 +427,7 @@ void MonitorPage::connectRun(Run* run) {
                                             RunAlert::Severity::Warning});
               }
             });
+    connect(follower, &RunFollower::referenceCodecChanged, this, &MonitorPage::updateReferenceLine);
     connect(follower, &RunFollower::settingsChanged, this, [this] {
       updateMarkers();
       updateProgress();
@@ -486,11 +485,6 @@ void MonitorPage::onRows(Run* run, const QVector<core::MetricsRow>& rows) {
     }
   }
   if (index == 0) {
-    // The reference is written once, before the first step: read it until the line is drawn,
-    // not at every poll (setRunDirectory reads it again for another run).
-    const widgets::CurvePlot* psnr = panel(QStringLiteral("psnr"));
-    if (psnr != nullptr && !psnr->referenceLineValue(QStringLiteral("reference")))
-      updateReferenceLine();
     updateSameValues();
     if (m_xAxis == XAxis::WallClock || !m_alertMarks.isEmpty()) {
       updateMarkers();  // markers placed by wall time move as rows tell the times of steps
@@ -706,7 +700,8 @@ void MonitorPage::updateProgress() {
     }
     return;
   }
-  if ((progress || run.metrics.rowCount() > 0) && !RunSummaryReader::isLocked(run.path)) {
+  // The lock was probed by the follower's thread: this thread never waits on the run directory.
+  if ((progress || run.metrics.rowCount() > 0) && follower.trainerHoldsLock() == false) {
     // No done event and no trainer holding the run's lock: it ended without a word (killed,
     // crashed, or its machine went down), as the Runs page says "interrupted".
     m_progress->setEnded(RunProgressView::State::Interrupted, lastStep, total);
@@ -738,15 +733,13 @@ void MonitorPage::updateProgress() {
   }
 }
 
-// The reference codec is fitted before the first step, so its file exists by the first row.
+// The reference codec is fitted before the first step; the follower reads its file.
 void MonitorPage::updateReferenceLine() {
   widgets::CurvePlot* psnr = panel(QStringLiteral("psnr"));
   if (psnr == nullptr) return;
   const QString id = QStringLiteral("reference");
   const std::optional<core::ReferenceCodecInfo> info =
-      m_runs.empty() ? std::nullopt
-                     : core::readReferenceCodecInfo(
-                           core::RunDirectory(m_runs[0]->path.toStdString()).referenceInfoFile());
+      m_runs.empty() ? std::nullopt : m_runs[0]->follower->referenceCodec();
   if (!info || !info->valid_psnr) {
     psnr->removeReferenceLine(id);
     return;

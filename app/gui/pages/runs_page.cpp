@@ -1,5 +1,6 @@
 #include "app/gui/pages/runs_page.h"
 
+#include "app/control/file_read_thread.h"
 #include "app/gui/pages/empty_state.h"
 #include "app/gui/pages/page_header.h"
 #include "app/gui/window_settings.h"
@@ -92,7 +93,8 @@ void setNumber(QStandardItem* item, const std::optional<double>& value, int deci
 
 }  // namespace
 
-RunsPage::RunsPage(QWidget* parent) : QWidget(parent) {
+RunsPage::RunsPage(QWidget* parent)
+    : QWidget(parent), m_reads(new FileReadThread(QStringLiteral("RunsPage"), this)) {
   auto* header = new PageHeader(
       tr("Runs"),
       tr("Every run in a runs folder, live or finished, local or on a cluster file system. "
@@ -196,7 +198,9 @@ RunsPage::RunsPage(QWidget* parent) : QWidget(parent) {
   m_folderEdit->setText(QDir::toNativeSeparators(m_folder));
 
   m_timer.setInterval(kDefaultRefreshMs);
-  connect(&m_timer, &QTimer::timeout, this, &RunsPage::refresh);
+  connect(&m_timer, &QTimer::timeout, this, [this] {
+    if (m_reads->pendingReads() == 0) refresh();  // a slow file system: do not pile up reads
+  });
   m_timer.start();
   refresh();
 }
@@ -305,28 +309,41 @@ int RunsPage::sourceRowOf(const QString& path) const {
 }
 
 void RunsPage::refresh() {
-  QStringList paths;
-  const QDir folder(m_folder);
-  for (const QFileInfo& entry :
-       folder.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-    const QString path = QDir::cleanPath(entry.absoluteFilePath());
-    if (RunSummaryReader::isRunDirectory(path)) paths.append(path);
-  }
-  for (const QString& path : m_opened) {
-    if (!paths.contains(path) && QFileInfo(path).isDir()) paths.append(path);
-  }
+  // The folder is listed and every run read on the page's reading thread: a runs folder on a
+  // hung network file system (or a FIFO where a run's file should be) never holds the window.
+  struct Listing {
+    QStringList paths;
+    QVector<RunSummary> summaries;
+  };
+  m_reads->read(
+      [folder = m_folder, opened = m_opened, reader = m_reader] {
+        Listing listing;
+        for (const QFileInfo& entry :
+             QDir(folder).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+          const QString path = QDir::cleanPath(entry.absoluteFilePath());
+          if (RunSummaryReader::isRunDirectory(path)) listing.paths.append(path);
+        }
+        for (const QString& path : opened) {
+          if (!listing.paths.contains(path) && QFileInfo(path).isDir()) listing.paths.append(path);
+        }
+        reader->keepOnly(listing.paths);
+        for (const QString& path : std::as_const(listing.paths)) {
+          listing.summaries.append(reader->read(path));
+        }
+        return listing;
+      },
+      [this](const Listing& listing) { showListing(listing.paths, listing.summaries); });
+}
 
+bool RunsPage::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
+
+void RunsPage::showListing(const QStringList& paths, const QVector<RunSummary>& summaries) {
   const QSet<QString> listed(paths.cbegin(), paths.cend());
   for (int row = m_model->rowCount() - 1; row >= 0; --row) {
     const QString path = m_model->item(row, Name)->data(kPathRole).toString();
-    if (!listed.contains(path)) {
-      m_model->removeRow(row);
-      m_reader.forget(path);
-    }
+    if (!listed.contains(path)) m_model->removeRow(row);
   }
-  for (const QString& path : paths) {
-    updateRow(m_reader.read(path));
-  }
+  for (const RunSummary& summary : summaries) updateRow(summary);
   setCurrentRun(m_current);
   updateEmptyState(static_cast<int>(paths.size()));
   updateOverlayButton();

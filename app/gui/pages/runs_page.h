@@ -5,7 +5,10 @@
 #include <QString>
 #include <QStringList>
 #include <QTimer>
+#include <QVector>
 #include <QWidget>
+
+#include <memory>
 
 class QLabel;
 class QLineEdit;
@@ -18,6 +21,7 @@ class QTreeView;
 
 namespace tb::app {
 
+class FileReadThread;
 class EmptyState;
 
 /// Runs: a browser of a runs folder (every subfolder holding a config.json), plus the run
@@ -54,8 +58,12 @@ class RunsPage : public QWidget {
   /// Shows `path` as the run the window has open (bold).
   void setCurrentRun(const QString& path);
 
-  /// Rereads the folder and every listed run now.
+  /// Rereads the folder and every listed run, off this thread; the table follows when the
+  /// read is delivered.
   void refresh();
+  /// Runs the event loop until the reads asked for are delivered (the table shows them) or
+  /// `timeoutMs` has passed; true when none is left. For tests: the window never waits.
+  bool waitForReads(int timeoutMs = 10000);
   void setRefreshIntervalMs(int ms);
   int refreshIntervalMs() const { return m_timer.interval(); }
 
@@ -79,6 +87,7 @@ class RunsPage : public QWidget {
 
  private:
   void chooseFolder();
+  void showListing(const QStringList& paths, const QVector<RunSummary>& summaries);
   void updateRow(const RunSummary& summary);
   int sourceRowOf(const QString& path) const;
   void updateEmptyState(int runs);
@@ -88,7 +97,9 @@ class RunsPage : public QWidget {
   QString m_folder;
   QStringList m_opened;
   QString m_current;
-  RunSummaryReader m_reader;
+  // Used on the reading thread only (one read at a time, in order).
+  std::shared_ptr<RunSummaryReader> m_reader = std::make_shared<RunSummaryReader>();
+  FileReadThread* m_reads = nullptr;  // child
   QTimer m_timer;
 
   QLineEdit* m_folderEdit = nullptr;
