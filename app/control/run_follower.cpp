@@ -144,17 +144,8 @@ class RunFollower::Reader {
   // config.json's text when it changed and reads as a JSON object; the follower's
   // ConfigDocument parses it in the follower's thread.
   void readSettings(Batch& batch) {
-    const QFileInfo info(pathText(m_run.configFile()));
-    FileStamp stamp;
-    if (info.isFile()) {
-      stamp.size = info.size();
-      stamp.modified = info.lastModified().toMSecsSinceEpoch();
-    }
-    if (stamp == m_configStamp) {
-      return;
-    }
-    m_configStamp = stamp;
-    if (stamp.size < 0) {
+    // Only a regular file: a FIFO or a device would block or never end.
+    if (!changedSince(m_configStamp, m_run.configFile(), true) || m_configStamp.size < 0) {
       return;
     }
     std::ifstream in(m_run.configFile(), std::ios::binary);
@@ -177,18 +168,27 @@ class RunFollower::Reader {
   // The classic VQ reference is written once, before the first step; read again only when the
   // file's size or time changes.
   void readReference(Batch& batch) {
-    const QFileInfo info(pathText(m_run.referenceInfoFile()));
+    if (changedSince(m_referenceStamp, m_run.referenceInfoFile(), false)) {
+      batch.reference = m_referenceStamp.size < 0
+                            ? std::nullopt
+                            : core::readReferenceCodecInfo(m_run.referenceInfoFile());
+    }
+  }
+
+  // Whether `file`'s size or time differ from `kept`, which takes the new ones (size -1: there
+  // is no file, or with `regularOnly` none that is a regular file).
+  static bool changedSince(FileStamp& kept, const std::filesystem::path& file, bool regularOnly) {
+    const QFileInfo info(pathText(file));
     FileStamp stamp;
-    if (info.exists()) {
+    if (regularOnly ? info.isFile() : info.exists()) {
       stamp.size = info.size();
       stamp.modified = info.lastModified().toMSecsSinceEpoch();
     }
-    if (stamp == m_referenceStamp) {
-      return;
+    if (stamp == kept) {
+      return false;
     }
-    m_referenceStamp = stamp;
-    batch.reference =
-        stamp.size < 0 ? std::nullopt : core::readReferenceCodecInfo(m_run.referenceInfoFile());
+    kept = stamp;
+    return true;
   }
 
   void readCodebook(Batch& batch) {

@@ -1,12 +1,11 @@
 #include "app/gui/compare_report.h"
 
+#include "core/compare_report.h"
+
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 
 #include <cmath>
 #include <limits>
@@ -16,15 +15,11 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-CompareScores scoresFrom(const QJsonObject& object) {
+CompareScores scoresFrom(const core::CompareScores& scores) {
   CompareScores s;
-  auto read = [&](const char* key, double& out) {
-    const QJsonValue v = object.value(QLatin1String(key));
-    if (v.isDouble()) out = v.toDouble();
-  };
-  read("psnr", s.psnr);
-  read("ssim", s.ssim);
-  read("lpips", s.lpips);
+  s.psnr = scores.psnr;
+  s.ssim = scores.ssim;
+  s.lpips = scores.lpips.value_or(kNaN);
   return s;
 }
 
@@ -58,50 +53,36 @@ std::optional<CompareReport> CompareReport::load(const QString& directory, QStri
   QFile file(path);
   if (!file.exists()) return fail(QObject::tr("no such file (not a compare folder)"));
   if (!file.open(QIODevice::ReadOnly)) return fail(file.errorString());
-  QJsonParseError parseError{};
-  const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
-  if (parseError.error != QJsonParseError::NoError) {
-    return fail(QObject::tr("not valid JSON (%1 at byte %2)")
-                    .arg(parseError.errorString())
-                    .arg(parseError.offset));
-  }
-  const QJsonObject root = document.object();
-  if (!root.value(QLatin1String("tokenizers")).isArray()) {
-    return fail(QObject::tr("no \"tokenizers\" list"));
-  }
-  if (!root.value(QLatin1String("clips")).isArray()) return fail(QObject::tr("no \"clips\" list"));
+  const QByteArray bytes = file.readAll();
+  // The trainer's document, read as core reads it (core/compare_report.h).
+  std::string why;
+  const std::optional<core::CompareReport> document = core::parseCompareReport(
+      std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), &why);
+  if (!document) return fail(QString::fromStdString(why));
 
   CompareReport report;
   report.m_directory = QDir::cleanPath(QFileInfo(directory).absoluteFilePath());
-  for (const QJsonValue& value : root.value(QLatin1String("tokenizers")).toArray()) {
-    const QJsonObject o = value.toObject();
-    CompareTokenizer t;
-    t.name = o.value(QLatin1String("name")).toString();
-    t.checkpoint = o.value(QLatin1String("checkpoint")).toString();
-    t.weights = o.value(QLatin1String("weights")).toString();
-    t.modelKind = o.value(QLatin1String("model_kind")).toString();
-    t.label = o.value(QLatin1String("label")).toString();
-    if (t.name.isEmpty()) return fail(QObject::tr("a tokenizer without a \"name\""));
-    report.m_tokenizers.append(t);
+  for (const core::CompareTokenizer& t : document->tokenizers) {
+    report.m_tokenizers.append(
+        {QString::fromStdString(t.name), QString::fromStdString(t.checkpoint),
+         QString::fromStdString(t.weights), QString::fromStdString(t.model_kind),
+         QString::fromStdString(t.label)});
   }
-  if (report.m_tokenizers.isEmpty()) return fail(QObject::tr("the \"tokenizers\" list is empty"));
-  for (const QJsonValue& value : root.value(QLatin1String("clips")).toArray()) {
-    const QJsonObject o = value.toObject();
-    CompareClip c;
-    c.index = o.value(QLatin1String("clip")).toInt(static_cast<int>(report.m_clips.size()));
-    c.source = o.value(QLatin1String("source")).toString();
-    c.frames = o.value(QLatin1String("frames")).toInt();
-    c.width = o.value(QLatin1String("width")).toInt();
-    c.height = o.value(QLatin1String("height")).toInt();
-    const QJsonObject metrics = o.value(QLatin1String("metrics")).toObject();
-    for (auto it = metrics.begin(); it != metrics.end(); ++it) {
-      c.scores.insert(it.key(), scoresFrom(it.value().toObject()));
+  for (const core::CompareClip& c : document->clips) {
+    CompareClip clip;
+    clip.index = c.index;
+    clip.source = QString::fromStdString(c.source);
+    clip.frames = c.frames;
+    clip.width = c.width;
+    clip.height = c.height;
+    for (std::size_t k = 0; k < c.scores.size(); ++k) {
+      clip.scores.insert(report.m_tokenizers[static_cast<int>(k)].name, scoresFrom(c.scores[k]));
     }
-    report.m_clips.append(c);
+    report.m_clips.append(clip);
   }
-  const QJsonObject mean = root.value(QLatin1String("mean")).toObject();
-  for (auto it = mean.begin(); it != mean.end(); ++it) {
-    report.m_mean.insert(it.key(), scoresFrom(it.value().toObject()));
+  for (std::size_t k = 0; k < document->mean.size(); ++k) {
+    report.m_mean.insert(report.m_tokenizers[static_cast<int>(k)].name,
+                         scoresFrom(document->mean[k]));
   }
   return report;
 }

@@ -54,8 +54,9 @@ struct CompareClip {
 /// A compare folder, loaded.
 class CompareReport {
  public:
-  /// Reads DIR/metrics.json. Returns nothing and sets `*error` to a sentence that names the file
-  /// when it is missing, is not JSON, or lacks "tokenizers" or "clips".
+  /// Reads DIR/metrics.json through core (core::parseCompareReport). Returns nothing and sets
+  /// `*error` to a sentence that names the file when it is missing or core refuses it (not
+  /// JSON, another version, a field missing or of the wrong type: core's reason names it).
   static std::optional<CompareReport> load(const QString& directory, QString* error = nullptr);
 
   /// Short display name of a metric ("PSNR", "SSIM", "LPIPS").

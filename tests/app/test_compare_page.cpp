@@ -147,7 +147,33 @@ class ComparePageTest : public QObject {
     bad.write("{\"tokenizers\": [");
     bad.close();
     QVERIFY(!CompareReport::load(broken.path(), &error));
-    QVERIFY2(error.contains(QLatin1String("not valid JSON")), qPrintable(error));
+    QVERIFY2(error.contains(QLatin1String("metrics.json: compare report: invalid JSON")),
+             qPrintable(error));
+  }
+
+  // The app's side of tests/golden/compare_report_v1.json (the trainer's side writes it through
+  // the same core struct): every field reaches the page's report.
+  void readsTheGoldenReport() {
+    QTemporaryDir dir;
+    QVERIFY(QFile::copy(kDataDir + QStringLiteral("/../../golden/compare_report_v1.json"),
+                        dir.filePath(QStringLiteral("metrics.json"))));
+    QString error;
+    const std::optional<CompareReport> report = CompareReport::load(dir.path(), &error);
+    QVERIFY2(report, qPrintable(error));
+    QCOMPARE(report->tokenizers().size(), 3);
+    QCOMPARE(report->tokenizers()[1].checkpoint, QStringLiteral("/tmp/h3/a/checkpoints/step_200"));
+    QCOMPARE(report->tokenizers()[1].weights, QStringLiteral("ema.safetensors"));
+    QCOMPARE(report->tokenizers()[1].description(), QStringLiteral("magvit2"));
+    QCOMPARE(report->tokenizers()[2].description(), QStringLiteral("classic VQ, 8 bits/token"));
+    QCOMPARE(report->clips().size(), 4);
+    QCOMPARE(report->clips()[1].source, QStringLiteral("synthetic:389"));
+    QCOMPARE(report->clips()[1].frames, 5);
+    QCOMPARE(report->clips()[1].scores.value(QStringLiteral("trained")).psnr, 13.221343257024392);
+    QCOMPARE(report->clips()[1].scores.value(QStringLiteral("trained")).lpips, 0.2975);
+    QCOMPARE(report->mean().value(QStringLiteral("classic-vq")).lpips, 0.3461);
+    QCOMPARE(report->metrics(), (QVector<tb::app::CompareMetric>{tb::app::CompareMetric::Psnr,
+                                                                 tb::app::CompareMetric::Ssim,
+                                                                 tb::app::CompareMetric::Lpips}));
   }
 
   void fallsBackToTheGifs() {
