@@ -1,13 +1,13 @@
 #include "app/tokenbench_main.h"
 
-#include "app/command_line.h"
-#include "app/compare_request.h"
-#include "app/exit_code.h"
-#include "app/headless_runner.h"
-#include "app/trainer_location.h"
+#include "app/control/command_line.h"
+#include "app/control/compare_request.h"
+#include "app/control/exit_code.h"
+#include "app/control/headless_runner.h"
+#include "app/control/trainer_location.h"
 #include "core/version.h"
 #if TB_HAS_GUI
-#include "app/gui_runner.h"
+#include "app/gui/gui_runner.h"
 #endif
 
 #include <QCoreApplication>

@@ -9,8 +9,8 @@
 // every progress and protocol change.
 //
 //   tokenbench-controller-bench [--events N] [--values V] [--tick-ms T] [--trainer PATH]
-#include "app/run_control_bar.h"
-#include "app/run_controller.h"
+#include "app/control/run_controller.h"
+#include "app/gui/run_control_bar.h"
 
 #include <QApplication>
 #include <QDir>

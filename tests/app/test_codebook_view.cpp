@@ -2,7 +2,7 @@
 // on a log axis with the dead codes shaded, and the step chooser's requests.
 #include "widgets/codebook_view.h"
 
-#include "app/run_follower.h"
+#include "app/control/run_follower.h"
 #include "core/safetensors.h"
 #include "widgets/curve_plot.h"
 #include "widgets/qcustomplot_no_keywords.h"

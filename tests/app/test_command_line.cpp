@@ -1,6 +1,6 @@
 // CommandLine: every option, and every bad value named in the error.
-#include "app/command_line.h"
-#include "app/page_id.h"
+#include "app/control/command_line.h"
+#include "app/control/page_id.h"
 
 #include <QObject>
 #include <QString>

@@ -2,16 +2,17 @@
 // `tokenbench-trainer compare`): the report, the review (panels, sync, heatmap), the table
 // (rows, columns, sort order with the mean row last), exports, the trainer process's failures,
 // and, when TB_TEST_TRAINER names a real trainer, a comparison run from the page.
-#include "app/compare_process.h"
-#include "app/compare_report.h"
-#include "app/compare_request.h"
-#include "app/main_window.h"
-#include "app/pages/compare_page.h"
-#include "app/pages/compare_review.h"
-#include "app/pages/compare_setup_form.h"
-#include "app/pages/compare_sort_proxy_model.h"
-#include "app/pages/compare_table_model.h"
-#include "app/trainer_location.h"
+#include "app/control/compare_process.h"
+#include "app/control/compare_request.h"
+#include "app/control/trainer_location.h"
+#include "app/gui/compare_report.h"
+#include "app/gui/main_window.h"
+#include "app/gui/pages/compare_page.h"
+#include "app/gui/pages/compare_review.h"
+#include "app/gui/pages/compare_setup_form.h"
+#include "app/gui/pages/compare_sort_proxy_model.h"
+#include "app/gui/pages/compare_table_model.h"
+#include "tests/app/stalled_files.h"
 #include "widgets/clip_player.h"
 #include "widgets/clip_timeline.h"
 #include "widgets/difference_map.h"
@@ -146,7 +147,33 @@ class ComparePageTest : public QObject {
     bad.write("{\"tokenizers\": [");
     bad.close();
     QVERIFY(!CompareReport::load(broken.path(), &error));
-    QVERIFY2(error.contains(QLatin1String("not valid JSON")), qPrintable(error));
+    QVERIFY2(error.contains(QLatin1String("metrics.json: compare report: invalid JSON")),
+             qPrintable(error));
+  }
+
+  // The app's side of tests/golden/compare_report_v1.json (the trainer's side writes it through
+  // the same core struct): every field reaches the page's report.
+  void readsTheGoldenReport() {
+    QTemporaryDir dir;
+    QVERIFY(QFile::copy(kDataDir + QStringLiteral("/../../golden/compare_report_v1.json"),
+                        dir.filePath(QStringLiteral("metrics.json"))));
+    QString error;
+    const std::optional<CompareReport> report = CompareReport::load(dir.path(), &error);
+    QVERIFY2(report, qPrintable(error));
+    QCOMPARE(report->tokenizers().size(), 3);
+    QCOMPARE(report->tokenizers()[1].checkpoint, QStringLiteral("/tmp/h3/a/checkpoints/step_200"));
+    QCOMPARE(report->tokenizers()[1].weights, QStringLiteral("ema.safetensors"));
+    QCOMPARE(report->tokenizers()[1].description(), QStringLiteral("magvit2"));
+    QCOMPARE(report->tokenizers()[2].description(), QStringLiteral("classic VQ, 8 bits/token"));
+    QCOMPARE(report->clips().size(), 4);
+    QCOMPARE(report->clips()[1].source, QStringLiteral("synthetic:389"));
+    QCOMPARE(report->clips()[1].frames, 5);
+    QCOMPARE(report->clips()[1].scores.value(QStringLiteral("trained")).psnr, 13.221343257024392);
+    QCOMPARE(report->clips()[1].scores.value(QStringLiteral("trained")).lpips, 0.2975);
+    QCOMPARE(report->mean().value(QStringLiteral("classic-vq")).lpips, 0.3461);
+    QCOMPARE(report->metrics(), (QVector<tb::app::CompareMetric>{tb::app::CompareMetric::Psnr,
+                                                                 tb::app::CompareMetric::Ssim,
+                                                                 tb::app::CompareMetric::Lpips}));
   }
 
   void fallsBackToTheGifs() {
@@ -485,6 +512,7 @@ class ComparePageTest : public QObject {
     tb::app::CompareSetupForm form;
     form.setTrainerPath(QStringLiteral("/opt/tb/tokenbench-trainer"));
     form.setRunDirectories({run});
+    QVERIFY(form.waitForReads());  // config.json is read off this thread
     QString problem;
     const std::optional<tb::app::CompareRequest> request = form.request(&problem);
     QVERIFY2(request.has_value(), qPrintable(problem));
@@ -493,6 +521,25 @@ class ComparePageTest : public QObject {
     QCOMPARE(request->lpipsNet, QStringLiteral("vgg"));
     QCOMPARE(request->lpipsBackbone, dir.filePath(QStringLiteral("alex_backbone.pth")));
     QVERIFY(form.commandLine().contains(QLatin1String("--lpips-net vgg --lpips-backbone")));
+  }
+
+  // A run whose config.json is a FIFO nobody writes (a hung network file system, to a reader):
+  // listing it in the form leaves the event loop serving a 10 ms timer within 100 ms, and the
+  // fields it would fill stay empty.
+  void stalledRunConfigLeavesTheFormResponsive() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("run"));
+    QVERIFY(QDir().mkpath(run));
+    const QString config = QDir(run).filePath(QStringLiteral("config.json"));
+    QVERIFY(tb::test::makeStalledFile(config));
+    tb::app::CompareSetupForm form;
+    form.setRunDirectories({run});
+    const qint64 latency = tb::test::timerLatencyMs();
+    QVERIFY2(latency >= 0 && latency < 100, qPrintable(QString::number(latency)));
+    QVERIFY(tb::test::releaseStalledFiles({config}, [&] { return form.waitForReads(20); }));
+    QCOMPARE(form.entries().size(), 1);
+    const std::optional<tb::app::CompareRequest> request = form.request();
+    QVERIFY(!request || request->dataDir.isEmpty());
   }
 
   // A run with a classic VQ reference (train.reference_codec) brings it along as a tokenizer.

@@ -2,22 +2,22 @@
 // session did, with real events where Qt offers them (clicks, key presses, wheel events, window
 // sizes) and the fake trainer for runs that are killed, stopped and resumed, and checks that what
 // went wrong there no longer does. Numbered as the issue numbers its findings.
-#include "app/main_window.h"
-#include "app/pages/alert_banner.h"
-#include "app/pages/compare_page.h"
-#include "app/pages/compare_review.h"
-#include "app/pages/compare_setup_form.h"
-#include "app/pages/config_field_editor.h"
-#include "app/pages/monitor_page.h"
-#include "app/pages/run_progress_view.h"
-#include "app/pages/runs_page.h"
-#include "app/pages/samples_page.h"
-#include "app/pages/setup_page.h"
-#include "app/run_control_bar.h"
-#include "app/run_controller.h"
-#include "app/trainer_location.h"
-#include "app/trainer_query.h"
-#include "app/window_settings.h"
+#include "app/control/run_controller.h"
+#include "app/control/trainer_location.h"
+#include "app/control/trainer_query.h"
+#include "app/gui/main_window.h"
+#include "app/gui/pages/alert_banner.h"
+#include "app/gui/pages/compare_page.h"
+#include "app/gui/pages/compare_review.h"
+#include "app/gui/pages/compare_setup_form.h"
+#include "app/gui/pages/config_field_editor.h"
+#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/run_progress_view.h"
+#include "app/gui/pages/runs_page.h"
+#include "app/gui/pages/samples_page.h"
+#include "app/gui/pages/setup_page.h"
+#include "app/gui/run_control_bar.h"
+#include "app/gui/window_settings.h"
 #include "core/event_protocol.h"
 #include "core/version.h"
 #include "tests/app/trainer_lock.h"
@@ -336,6 +336,7 @@ class FirstSessionTest : public QObject {
     QVERIFY(window.lastOpenProblem().isEmpty());
     QCOMPARE(window.currentPage(), PageId::Runs);
     QCOMPARE(window.runsPage()->folder(), runs);
+    QVERIFY(window.runsPage()->waitForReads());  // the folder is read off the window's thread
     QCOMPARE(window.runsPage()->rowCount(), 2);
     QVERIFY(window.statusBar()->currentMessage().contains(QLatin1String("2 runs")));
     QCOMPARE(window.setupPage()->runDirectory(), target);
@@ -523,6 +524,7 @@ class FirstSessionTest : public QObject {
     QVERIFY(entries > 0);
     const int axisHeight = loss->customPlot()->axisRect()->height();
     window.runsPage()->setFolder(runs);
+    QVERIFY(window.runsPage()->waitForReads());
     window.setCurrentPage(PageId::Runs);
 
     window.runsPage()->selectRuns({b});
@@ -909,6 +911,7 @@ class FirstSessionTest : public QObject {
     MainWindow window;
     prepare(window);
     window.runsPage()->setFolder(runs);
+    QVERIFY(window.runsPage()->waitForReads());
     window.setCurrentPage(PageId::Runs);
     QCOMPARE(window.runsPage()->rowCount(), 1);
     QCOMPARE(window.runsPage()->pathAt(0), run);

@@ -1,7 +1,7 @@
 // HeadlessRunner: input checks that name the option, the progress line, the exit status of every
 // ending, and SIGINT as a graceful stop; against the fake trainer (tests/app/fake_trainer.cpp)
 // in this process, and against the real `tokenbench` binary in a child process.
-#include "app/headless_runner.h"
+#include "app/control/headless_runner.h"
 #include "tests/app/tiny_real_run.h"
 
 #include <QDir>

@@ -1,15 +1,15 @@
 // MainWindow smoke test, offscreen: size, pages by name, real pixels, remembered geometry,
 // clean close. Settings go to a temporary directory, never the user's configuration.
-#include "app/main_window.h"
+#include "app/gui/main_window.h"
 
-#include "app/page_id.h"
-#include "app/pages/compare_page.h"
-#include "app/pages/monitor_page.h"
-#include "app/pages/runs_page.h"
-#include "app/pages/samples_page.h"
-#include "app/pages/setup_page.h"
-#include "app/trainer_location.h"
-#include "app/window_settings.h"
+#include "app/control/page_id.h"
+#include "app/control/trainer_location.h"
+#include "app/gui/pages/compare_page.h"
+#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/runs_page.h"
+#include "app/gui/pages/samples_page.h"
+#include "app/gui/pages/setup_page.h"
+#include "app/gui/window_settings.h"
 #include "core/version.h"
 #include "widgets/curve_plot.h"
 

@@ -2,15 +2,15 @@
 // is refused with its problems), a started run is opened in every page, the Runs page and
 // File > Open Recent open runs, Resume continues the open run. Screenshots of the whole window:
 // TB_APP_SCREENSHOT_DIR/window-run-*.png.
-#include "app/main_window.h"
-#include "app/pages/monitor_page.h"
-#include "app/pages/runs_page.h"
-#include "app/pages/samples_page.h"
-#include "app/pages/setup_page.h"
-#include "app/run_control_bar.h"
-#include "app/run_controller.h"
-#include "app/trainer_location.h"
-#include "app/window_settings.h"
+#include "app/control/run_controller.h"
+#include "app/control/trainer_location.h"
+#include "app/gui/main_window.h"
+#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/runs_page.h"
+#include "app/gui/pages/samples_page.h"
+#include "app/gui/pages/setup_page.h"
+#include "app/gui/run_control_bar.h"
+#include "app/gui/window_settings.h"
 
 #include <QAbstractButton>
 #include <QAction>

@@ -2,16 +2,17 @@
 // panels, PSNR over wall-clock time, the discriminator marker, progress and ETA, the alert banner
 // and its markers, smoothing and x-axis choices, live appends, rollbacks, overlays, the codebook
 // tab, and curves actually drawn in a grabbed image.
-#include "app/pages/monitor_page.h"
+#include "app/gui/pages/monitor_page.h"
 
-#include "app/pages/alert_banner.h"
-#include "app/pages/metric_chooser.h"
-#include "app/pages/run_progress_view.h"
-#include "app/run_follower.h"
+#include "app/control/run_follower.h"
+#include "app/gui/pages/alert_banner.h"
+#include "app/gui/pages/metric_chooser.h"
+#include "app/gui/pages/run_progress_view.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/reference_codec_info.h"
 #include "core/safetensors.h"
+#include "tests/app/stalled_files.h"
 #include "tests/app/trainer_lock.h"
 #include "widgets/codebook_view.h"
 #include "widgets/curve_plot.h"
@@ -244,6 +245,32 @@ class TestMonitorPage : public QObject {
     page.setRunDirectory(other.path());
     settle(page);
     QVERIFY(!psnr->referenceLineValue(QStringLiteral("reference")).has_value());
+  }
+
+  // Every file the Monitor reads is a FIFO nobody writes (what a hung network file system looks
+  // like to a reader): metrics, events, config, the lock and the classic VQ reference. The page
+  // opens on that run and the event loop keeps serving a 10 ms timer within 100 ms: the reads,
+  // the lock probe and the reference read wait on the follower's thread, not on this one.
+  void stalledRunFilesLeaveThePageResponsive() {
+    QTemporaryDir run;
+    QVERIFY(QDir(run.path()).mkpath(QStringLiteral("reference")));
+    QStringList fifos;
+    for (const char* name :
+         {"metrics.jsonl", "events.jsonl", "config.json", ".lock", "reference/reference.json"}) {
+      fifos << run.filePath(QLatin1String(name));
+      QVERIFY(tb::test::makeStalledFile(fifos.back()));
+    }
+    MonitorPage page;
+    page.resize(1280, 800);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    page.setRunDirectory(run.path());
+    page.pollNow();
+    const qint64 latency = tb::test::timerLatencyMs();
+    QVERIFY2(latency >= 0 && latency < 100, qPrintable(QString::number(latency)));
+    QCOMPARE(page.runDirectory(), run.path());
+    QVERIFY(!page.panel(QStringLiteral("psnr"))->referenceLineValue(QStringLiteral("reference")));
+    QVERIFY(tb::test::releaseStalledFiles(fifos, [&] { return page.waitForReads(20); }));
   }
 
   void progressAndEta() {

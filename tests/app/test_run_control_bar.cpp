@@ -2,7 +2,7 @@
 // failures that open Details with the error, hint and the trainer's last lines, Stop escalation
 // on the button, Resume of the run just made, protocol warnings. Screenshots of each state go to
 // TB_APP_SCREENSHOT_DIR/run-control-*.png.
-#include "app/run_control_bar.h"
+#include "app/gui/run_control_bar.h"
 
 #include <QDir>
 #include <QFile>

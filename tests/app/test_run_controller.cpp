@@ -1,7 +1,7 @@
 // RunController against a fake trainer (tests/app/fake_trainer.cpp) that completes, crashes,
 // fails, hangs, floods and prints garbage: every ending must become its own state, with the
 // words a person needs, and the stop sequence must escalate exactly as far as needed.
-#include "app/run_controller.h"
+#include "app/control/run_controller.h"
 #include "tests/app/tiny_real_run.h"
 
 #include <QDir>

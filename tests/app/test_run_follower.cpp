@@ -1,8 +1,9 @@
 // RunFollower on real files that grow while it polls: metrics rows and events arrive once, in
 // order, partial lines wait, truncation and replacement start the run over (reset, then
 // everything again), codebook files and config.json are noticed.
-#include "app/run_follower.h"
+#include "app/control/run_follower.h"
 
+#include "app/control/config_document.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/safetensors.h"
@@ -225,6 +226,9 @@ class TestRunFollower : public QObject {
     QCOMPARE(follower.settings()->codebookSize, 8);
     QVERIFY(follower.settings()->ganEnabled);
     QVERIFY(follower.configText().contains(QLatin1String("\"codebook_size\": 8")));
+    // The same file as a ConfigDocument: typed, validated by core, naming the file it came from.
+    QCOMPARE(follower.config().config().train.max_steps, 1000);
+    QCOMPARE(follower.config().file(), run.filePath(QStringLiteral("config.json")));
     QVERIFY(pollAndWait(follower));
     QCOMPARE(settings.count(), 1);  // unchanged file, no signal
 

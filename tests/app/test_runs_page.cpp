@@ -2,11 +2,12 @@
 // and event encoder): status from the lock and the last done event, step and best metrics from
 // metrics.jsonl, live updates on the timer, sorting, opening, the remembered folder, and the
 // recent-runs list. Screenshot: TB_APP_SCREENSHOT_DIR/runs-page.png.
-#include "app/pages/runs_page.h"
-#include "app/run_summary_reader.h"
-#include "app/window_settings.h"
+#include "app/control/run_summary_reader.h"
+#include "app/gui/pages/runs_page.h"
+#include "app/gui/window_settings.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
+#include "tests/app/stalled_files.h"
 
 #include <QDir>
 #include <QFile>
@@ -135,6 +136,7 @@ class TestRunsPage : public QObject {
   void pageListsTheRunsOfTheFolder() {
     RunsPage page;
     page.setFolder(m_runs);
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     QCOMPARE(page.rowCount(), 6);  // not_a_run has no config.json
     const int alpha = rowOf(page, QStringLiteral("alpha"));
     QVERIFY(alpha >= 0);
@@ -157,6 +159,7 @@ class TestRunsPage : public QObject {
   void columnsSort() {
     RunsPage page;
     page.setFolder(m_runs);
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     page.view()->sortByColumn(RunsPage::Psnr, Qt::DescendingOrder);
     QCOMPARE(page.cellText(0, RunsPage::Name), QStringLiteral("alpha"));
     page.view()->sortByColumn(RunsPage::Step, Qt::DescendingOrder);
@@ -176,6 +179,7 @@ class TestRunsPage : public QObject {
     RunsPage page;
     page.setRefreshIntervalMs(50);
     page.setFolder(runs);
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     QCOMPARE(page.rowCount(), 1);
     QCOMPARE(page.cellText(0, RunsPage::Step), QStringLiteral("1"));
 
@@ -205,6 +209,7 @@ class TestRunsPage : public QObject {
   void doubleClickOpensTheRun() {
     RunsPage page;
     page.setFolder(m_runs);
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     page.resize(1000, 600);
     page.show();
     QVERIFY(QTest::qWaitForWindowExposed(&page));
@@ -218,14 +223,37 @@ class TestRunsPage : public QObject {
     QCOMPARE(open.first().first().toString(), QDir::cleanPath(m_runs + "/delta"));
   }
 
+  // A run whose metrics and events are FIFOs nobody writes (a hung network file system, to a
+  // reader): the page lists the folder on its reading thread and the event loop keeps serving
+  // a 10 ms timer within 100 ms.
+  void stalledRunFilesLeaveThePageResponsive() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("runs/stalled"));
+    makeRun(run, {}, {});
+    QStringList fifos;
+    for (const char* name : {"metrics.jsonl", "events.jsonl"}) {
+      fifos << QDir(run).filePath(QLatin1String(name));
+      QFile::remove(fifos.back());
+      QVERIFY(tb::test::makeStalledFile(fifos.back()));
+    }
+    RunsPage page;
+    page.setFolder(dir.filePath(QStringLiteral("runs")));
+    const qint64 latency = tb::test::timerLatencyMs();
+    QVERIFY2(latency >= 0 && latency < 100, qPrintable(QString::number(latency)));
+    QVERIFY(tb::test::releaseStalledFiles(fifos, [&] { return page.waitForReads(20); }));
+    QCOMPARE(page.rowCount(), 1);  // listed once the reads end
+  }
+
   void runsOpenedElsewhereAreListedToo() {
     QTemporaryDir elsewhere;
     const QString cluster = elsewhere.filePath(QStringLiteral("mnt/cluster/run7"));
     makeRun(cluster, {trainRow(70, 0.1)}, {tb::core::HelloEvent{}});
     RunsPage page;
     page.setFolder(m_runs);
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     QVERIFY(page.addRunDirectory(cluster));
     QVERIFY(!page.addRunDirectory(cluster));
+    QVERIFY(page.waitForReads());
     QCOMPARE(page.runDirectories(), QStringList{cluster});
     QCOMPARE(page.rowCount(), 7);
     const int row = rowOf(page, QStringLiteral("run7"));
@@ -238,11 +266,13 @@ class TestRunsPage : public QObject {
     QTemporaryDir dir;
     RunsPage page;
     page.setFolder(dir.path());
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     QCOMPARE(page.rowCount(), 0);
     auto* stack = page.findChild<QStackedWidget*>();
     QVERIFY(stack);
     QVERIFY(stack->currentWidget() != page.view());
     page.setFolder(dir.filePath(QStringLiteral("missing")));
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     QVERIFY(stack->currentWidget() != page.view());
   }
 
@@ -250,8 +280,10 @@ class TestRunsPage : public QObject {
     {
       RunsPage page;
       page.setFolder(m_runs);
+      QVERIFY(page.waitForReads());  // the folder is read off this thread
     }
     RunsPage again;
+    QVERIFY(again.waitForReads());
     QCOMPARE(again.folder(), QDir::cleanPath(m_runs));
     QCOMPARE(again.rowCount(), 6);
   }
@@ -274,6 +306,7 @@ class TestRunsPage : public QObject {
   void screenshot() {
     RunsPage page;
     page.setFolder(m_runs);
+    QVERIFY(page.waitForReads());  // the folder is read off this thread
     page.setCurrentRun(m_runs + "/alpha");
     page.view()->sortByColumn(RunsPage::Modified, Qt::DescendingOrder);
     page.resize(1104, 560);

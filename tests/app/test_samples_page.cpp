@@ -1,8 +1,8 @@
 // The Samples page over a run directory holding real sample GIFs (written by the trainer, in
 // tests/app/data): one step slider for every panel, the GIF cut into original and
 // reconstruction players, live polling of the samples folder.
-#include "app/main_window.h"
-#include "app/pages/samples_page.h"
+#include "app/gui/main_window.h"
+#include "app/gui/pages/samples_page.h"
 #include "widgets/clip_player.h"
 #include "widgets/clip_timeline.h"
 

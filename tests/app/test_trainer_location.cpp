@@ -1,5 +1,5 @@
 // TrainerLocation: search order, and explicit choices that are reported, not replaced.
-#include "app/trainer_location.h"
+#include "app/control/trainer_location.h"
 
 #include <QDir>
 #include <QFile>

@@ -2,6 +2,7 @@
 // written by `init`, token files read back with the safetensors parser.
 
 #include "tests/trainer/test_support.h"
+#include "core/compare_report.h"
 #include "core/config_io.h"
 #include "core/safetensors.h"
 #include "trainer/cli/compare_command.h"
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iterator>
 
 namespace tb::trainer::cli {
 namespace {
@@ -219,6 +221,28 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   for (const char* file : {"metrics.csv", "clip_000.gif", "grid.png"}) {
     EXPECT_GT(fs::file_size(fs::path(args.out) / file), 0u) << file;
   }
+  // The trainer's side of tests/golden/compare_report_v1.json: metrics.json is core's compare
+  // report (it reads back and writes the same bytes), laid out as the golden document is.
+  std::ifstream written_in(fs::path(args.out) / "metrics.json", std::ios::binary);
+  const std::string written((std::istreambuf_iterator<char>(written_in)), std::istreambuf_iterator<char>());
+  std::string error;
+  const std::optional<core::CompareReport> parsed = core::parseCompareReport(written, &error);
+  ASSERT_TRUE(parsed) << error;
+  EXPECT_EQ(core::toJsonText(*parsed), written);
+  EXPECT_EQ(parsed->tokenizers[1].model_kind, "vqgan");
+  std::ifstream golden_in(std::string(TB_TEST_DATA_DIR) + "/golden/compare_report_v1.json");
+  const auto golden = nlohmann::ordered_json::parse(golden_in);
+  const auto mine = nlohmann::ordered_json::parse(written);
+  auto keys = [](const nlohmann::ordered_json& object) {
+    std::vector<std::string> names;
+    for (auto it = object.begin(); it != object.end(); ++it) names.push_back(it.key());
+    return names;
+  };
+  EXPECT_EQ(keys(mine), keys(golden));
+  EXPECT_EQ(keys(mine["tokenizers"][0]), keys(golden["tokenizers"][0]));
+  EXPECT_EQ(keys(mine["clips"][0]), keys(golden["clips"][0]));
+  EXPECT_EQ(keys(mine["mean"]["magvit"]), (std::vector<std::string>{"psnr", "ssim"}));  // no LPIPS
+  EXPECT_EQ(keys(mine["per_frame"]["magvit"]), keys(golden["per_frame"]["trained"]));
 
   CompareArgs bad = args;
   bad.checkpoints = {"no-equals-sign"};

@@ -3,6 +3,7 @@
 #include "trainer/cli/token_commands.h"
 #include "trainer/data/clip_loader.h"
 #include "core/atomic_file.h"
+#include "core/compare_report.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/metrics/clip_scores.h"
 #include "trainer/metrics/lpips.h"
@@ -190,32 +191,37 @@ int compare(const CompareArgs& args) {
       }
     }
 
-    // metrics.json, metrics.csv
-    Json per_clip = Json::array(), mean = Json::object();
-    std::string csv = "clip,source,tokenizer,psnr,ssim" + std::string(lpips ? ",lpips" : "") + "\n";
-    auto scoreJson = [&](const Scores& s) {
-      Json j = {{"psnr", s.psnr}, {"ssim", s.ssim}};
-      if (lpips) j["lpips"] = s.lpips;
-      return j;
+    // metrics.json (core's compare report, which the Compare page reads), metrics.csv
+    core::CompareReport report;
+    for (const auto& e : entries) {
+      report.tokenizers.push_back(
+          {e.name, e.checkpoint.folder.string(), e.checkpoint.weights, e.checkpoint.kind, e.checkpoint.label});
+    }
+    auto reportScores = [&](const Scores& s) {
+      core::CompareScores c;
+      c.psnr = s.psnr;
+      c.ssim = s.ssim;
+      if (lpips) c.lpips = s.lpips;
+      return c;
     };
+    std::string csv = "clip,source,tokenizer,psnr,ssim" + std::string(lpips ? ",lpips" : "") + "\n";
     for (std::size_t c = 0; c < clips.size(); ++c) {
       const media::VideoFrames& original = frames[c].front();
-      Json row = {{"clip", c},
-                  {"source", clips[c].first},
-                  {"frames", original.count},
-                  {"width", original.width},
-                  {"height", original.height},
-                  {"metrics", Json::object()}};
+      core::CompareClip clip;
+      clip.index = static_cast<int>(c);
+      clip.source = clips[c].first;
+      clip.frames = static_cast<int>(original.count);
+      clip.width = static_cast<int>(original.width);
+      clip.height = static_cast<int>(original.height);
       for (std::size_t k = 0; k < entries.size(); ++k) {
-        row["metrics"][entries[k].name] = scoreJson(scores[c][k]);
+        clip.scores.push_back(reportScores(scores[c][k]));
         csv += std::to_string(c) + "," + clips[c].first + "," + entries[k].name + "," + fixed(scores[c][k].psnr, 4) +
                "," + fixed(scores[c][k].ssim, 5) + (lpips ? "," + fixed(scores[c][k].lpips, 5) : "") + "\n";
       }
-      per_clip.push_back(std::move(row));
+      report.clips.push_back(std::move(clip));
     }
     // The means over clips, and by frame position (every clip has the configuration's frames):
     // a causal tokenizer's first frame is coded alone and often worse than the rest.
-    Json per_frame = Json::object();
     for (std::size_t k = 0; k < entries.size(); ++k) {
       Scores m;
       const double n = static_cast<double>(clips.size());
@@ -231,19 +237,10 @@ int compare(const CompareArgs& args) {
           m.frame_ssim[t] += s.frame_ssim[t] / n;
         }
       }
-      mean[entries[k].name] = scoreJson(m);
-      per_frame[entries[k].name] = {{"psnr", m.frame_psnr}, {"ssim", m.frame_ssim}};
+      report.mean.push_back(reportScores(m));
+      report.per_frame.push_back({m.frame_psnr, m.frame_ssim});
     }
-    Json tokenizers = Json::array();
-    for (const auto& e : entries) {
-      tokenizers.push_back({{"name", e.name},
-                            {"checkpoint", e.checkpoint.folder.string()},
-                            {"weights", e.checkpoint.weights},
-                            {"model_kind", e.checkpoint.kind}});
-      if (!e.checkpoint.label.empty()) tokenizers.back()["label"] = e.checkpoint.label;
-    }
-    const Json report = {{"tokenizers", tokenizers}, {"clips", per_clip}, {"mean", mean}, {"per_frame", per_frame}};
-    core::writeFileAtomically(out / "metrics.json", report.dump(2) + "\n");
+    core::writeFileAtomically(out / "metrics.json", core::toJsonText(report));
     core::writeFileAtomically(out / "metrics.csv", csv);
 
 #if TB_WITH_FFMPEG
@@ -290,7 +287,7 @@ int compare(const CompareArgs& args) {
     cv::vconcat(rows, grid);
     media::writePng((out / "grid.png").string(), grid.cols, grid.rows, grid.data);
 #endif
-    Json line = {{"clips", clips.size()}, {"mean", mean}, {"out", out.string()}};
+    Json line = {{"clips", clips.size()}, {"mean", core::toJson(report)["mean"]}, {"out", out.string()}};
     std::cout << line.dump() << std::endl;
     return 0;
   } catch (const UsageError& e) {

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "app/control/page_id.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tb::app {
+
+/// What the user asked `tokenbench` for. Paths are kept as typed; nothing is checked on disk.
+struct CommandLineOptions {
+  bool help = false;           ///< --help: print usage and exit 0.
+  bool version = false;        ///< --version: print the version (and trainer path) and exit 0.
+  bool noGui = false;          ///< --no-gui: run headless; only a QCoreApplication is created.
+  bool resume = false;         ///< --resume: continue the run in runDir from its last checkpoint.
+  std::string configPath;      ///< --config FILE: run configuration (JSON); empty if not given.
+  std::string runDir;          ///< --run-dir DIR: run directory; empty if not given.
+  std::optional<PageId> page;  ///< --page NAME: page shown first.
+  std::string screenshotPath;  ///< --screenshot FILE.png: render the window there and exit.
+  std::string trainerPath;     ///< --trainer PATH: tokenbench-trainer to use; empty if not given.
+  std::string timeBudget;      ///< --time-budget T: stop the run cleanly after T (20m, 90s, 1h).
+
+  /// --compare (with --no-gui): run `tokenbench-trainer compare` with the options below.
+  bool compare = false;
+  std::vector<std::string> compareCheckpoints;  ///< --checkpoint NAME=PATH, in order (repeatable).
+  std::string compareOut;                       ///< --out DIR: folder for the review.
+  std::string compareData;                      ///< --data DIR; empty: procedural clips.
+  std::string compareDataType;                  ///< --data-type videos|images; empty: default.
+  int compareClips = 0;                         ///< --clips N; 0: the trainer's default.
+  std::string lpipsNet;                         ///< --lpips-net alex|vgg; empty: default.
+  std::string lpipsBackbone;                    ///< --lpips-backbone FILE.
+  std::string lpipsLin;                         ///< --lpips-lin FILE.
+};
+
+/// Parses `tokenbench`'s command line. Pure: no Qt application object, no file access, no
+/// output, so the caller can decide between window and `--no-gui` before any exists.
+class CommandLine {
+ public:
+  /// Outcome of parse(): the options, or a one-line message that names the offending option.
+  struct Result {
+    CommandLineOptions options;
+    std::string error;  ///< Empty on success.
+    bool ok() const { return error.empty(); }
+  };
+
+  /// Parses the arguments after the program name.
+  static Result parse(const std::vector<std::string>& arguments);
+  /// Parses `main`'s argc/argv (argv[0] is the program name and is skipped).
+  static Result parse(int argc, const char* const* argv);
+
+  /// The usage text that --help prints: every option with a one-line description.
+  static std::string usage();
+};
+
+}  // namespace tb::app

@@ -1,0 +1,593 @@
+#include "app/control/run_controller.h"
+
+#include "core/run_directory.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <type_traits>
+#include <utility>
+
+#include <unistd.h>
+
+namespace tb::app {
+namespace {
+
+// Longest stderr line quoted in describe().
+constexpr int kMaxQuotedChars = 240;
+
+QString fromUtf8(const std::string& text) {
+  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+// Signals that end a process from outside (a person, a scheduler, the OOM killer, our own stop
+// sequence); every other signal is the process's own fault.
+bool isKillSignal(int signal) {
+  return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP;
+}
+
+}  // namespace
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<tb::app::RunController::State>();
+  qRegisterMetaType<tb::core::HelloEvent>();
+  qRegisterMetaType<tb::core::ProgressEvent>();
+  qRegisterMetaType<tb::core::MetricEvent>();
+  qRegisterMetaType<tb::core::SampleEvent>();
+  qRegisterMetaType<tb::core::CheckpointEvent>();
+  qRegisterMetaType<tb::core::WarningEvent>();
+  qRegisterMetaType<tb::core::ErrorEvent>();
+
+  m_process = new QProcess(this);
+  // The trainer gets a process group of its own: a Ctrl-C in the terminal reaches tokenbench,
+  // which stops the run through the stop sequence, rather than every process at once.
+  m_process->setChildProcessModifier([] { ::setpgid(0, 0); });
+  connect(m_process, &QProcess::readyReadStandardOutput, this, &RunController::readStdout);
+  connect(m_process, &QProcess::readyReadStandardError, this, &RunController::readStderr);
+  connect(m_process, &QProcess::errorOccurred, this, &RunController::onProcessError);
+  connect(m_process, &QProcess::finished, this, &RunController::onProcessFinished);
+
+  m_stopTimer.setSingleShot(true);
+  m_stopTimer.setTimerType(Qt::PreciseTimer);  // the grace periods are promises
+  connect(&m_stopTimer, &QTimer::timeout, this, &RunController::onStopTimer);
+  m_watchdog.setSingleShot(true);
+  connect(&m_watchdog, &QTimer::timeout, this, &RunController::onWatchdog);
+}
+
+RunController::~RunController() {
+  if (m_process->state() == QProcess::NotRunning) {
+    return;
+  }
+  // Nobody may hear about this run any more; end it within the grace periods.
+  blockSignals(true);
+  m_process->blockSignals(true);
+  writeControlLine(core::ControlMessage::Stop);
+  m_process->closeWriteChannel();
+  if (!m_process->waitForFinished(m_stopGraceMs)) {
+    m_process->terminate();
+    if (!m_process->waitForFinished(m_termGraceMs)) {
+      m_process->kill();
+      m_process->waitForFinished(-1);
+    }
+  }
+}
+
+bool RunController::start(const LaunchRequest& request) {
+  if (isActive()) {
+    return false;
+  }
+  m_request = request;
+  if (!m_request.runDir.isEmpty()) {
+    m_request.runDir = QDir::cleanPath(QFileInfo(m_request.runDir).absoluteFilePath());
+  }
+  m_stdoutSplitter = core::EventLineSplitter();
+  m_stderrSplitter = core::EventLineSplitter(kMaxStderrLineBytes);
+  m_stderrTail.clear();
+  m_hello.reset();
+  m_lastProgress.reset();
+  m_lastError.reset();
+  m_done.reset();
+  m_lastStep = -1;
+  m_exitCode = 0;
+  m_exitSignal = 0;
+  m_startError.clear();
+  m_eventCount = 0;
+  m_garbageLines = 0;
+  m_rejectedPaths = 0;
+  m_lastProblem.clear();
+  m_stopStage = 0;
+  m_stopTimer.stop();
+  m_finishedEmitted = false;
+
+  setState(State::Starting);
+  noteOutput();
+  m_process->start(m_request.trainer, trainerArguments(m_request));
+  return true;
+}
+
+void RunController::stop() {
+  if (!isActive()) {
+    return;
+  }
+  switch (m_stopStage) {
+    case 0:
+      m_stopStage = 1;
+      // The stop line, and the end of stdin that means the same to the trainer.
+      writeControlLine(core::ControlMessage::Stop);
+      m_process->closeWriteChannel();
+      m_stopTimer.start(m_stopGraceMs);
+      break;
+    case 1:
+      m_stopStage = 2;
+      m_process->terminate();
+      m_stopTimer.start(m_termGraceMs);
+      break;
+    case 2:
+      m_stopStage = 3;
+      m_stopTimer.stop();
+      m_process->kill();
+      break;
+    default:
+      return;
+  }
+  m_watchdog.stop();
+  setState(State::Stopping);
+}
+
+bool RunController::requestCheckpoint() {
+  if (!isActive() || m_stopStage > 0) {
+    return false;
+  }
+  return writeControlLine(core::ControlMessage::Checkpoint);
+}
+
+bool RunController::writeControlLine(core::ControlMessage message) {
+  const QByteArray line = QByteArray::fromStdString(core::encodeControlMessage(message)) + '\n';
+  return m_process->write(line) == line.size();
+}
+
+void RunController::setWatchdogTimeoutMs(int ms) {
+  m_watchdogMs = ms;
+  if (ms <= 0) {
+    m_watchdog.stop();
+  } else if (m_state == State::Starting || m_state == State::Running) {
+    m_watchdog.start(ms);
+  }
+}
+
+bool RunController::isActive() const {
+  return m_state == State::Starting || m_state == State::Running || m_state == State::Stopping ||
+         m_state == State::Unresponsive;
+}
+
+bool RunController::isSuccess(State state) {
+  return state == State::Completed || state == State::Stopped;
+}
+
+bool RunController::isFailure(State state) {
+  switch (state) {
+    case State::FailedToStart:
+    case State::Crashed:
+    case State::Killed:
+    case State::ExitedWithError:
+    case State::ExitedWithoutDone:
+      return true;
+    default:
+      return false;
+  }
+}
+
+QString RunController::stateName(State state) {
+  switch (state) {
+    case State::Idle:
+      return tr("idle");
+    case State::Starting:
+      return tr("starting");
+    case State::Running:
+      return tr("running");
+    case State::Stopping:
+      return tr("stopping");
+    case State::Completed:
+      return tr("completed");
+    case State::Stopped:
+      return tr("stopped");
+    case State::FailedToStart:
+      return tr("failed to start");
+    case State::Crashed:
+      return tr("crashed");
+    case State::Killed:
+      return tr("killed");
+    case State::ExitedWithError:
+      return tr("exited with error");
+    case State::ExitedWithoutDone:
+      return tr("exited without done");
+    case State::Unresponsive:
+      return tr("unresponsive");
+  }
+  return {};
+}
+
+QString RunController::signalName(int signal) {
+  switch (signal) {
+    case SIGABRT:
+      return QStringLiteral("SIGABRT");
+    case SIGBUS:
+      return QStringLiteral("SIGBUS");
+    case SIGFPE:
+      return QStringLiteral("SIGFPE");
+    case SIGHUP:
+      return QStringLiteral("SIGHUP");
+    case SIGILL:
+      return QStringLiteral("SIGILL");
+    case SIGINT:
+      return QStringLiteral("SIGINT");
+    case SIGKILL:
+      return QStringLiteral("SIGKILL");
+    case SIGPIPE:
+      return QStringLiteral("SIGPIPE");
+    case SIGQUIT:
+      return QStringLiteral("SIGQUIT");
+    case SIGSEGV:
+      return QStringLiteral("SIGSEGV");
+    case SIGTERM:
+      return QStringLiteral("SIGTERM");
+    case SIGTRAP:
+      return QStringLiteral("SIGTRAP");
+    case SIGXCPU:
+      return QStringLiteral("SIGXCPU");
+    case SIGXFSZ:
+      return QStringLiteral("SIGXFSZ");
+    default:
+      return QStringLiteral("signal %1").arg(signal);
+  }
+}
+
+QString RunController::formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) {
+    return QStringLiteral("?");
+  }
+  const auto total = static_cast<long long>(std::llround(seconds));
+  if (total < 60) {
+    return QStringLiteral("%1s").arg(total);
+  }
+  if (total < 3600) {
+    return QStringLiteral("%1m%2s").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
+  }
+  return QStringLiteral("%1h%2m")
+      .arg(total / 3600)
+      .arg((total % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+QString RunController::describe() const {
+  const QString atStep =
+      m_lastStep >= 0 ? tr(" at step %1").arg(m_lastStep) : tr(" before the first step");
+  QString lastStderr;
+  for (auto it = m_stderrTail.rbegin(); it != m_stderrTail.rend(); ++it) {
+    if (!it->trimmed().isEmpty()) {
+      lastStderr = it->trimmed();
+      break;
+    }
+  }
+  if (lastStderr.size() > kMaxQuotedChars) {
+    lastStderr = lastStderr.left(kMaxQuotedChars) + QStringLiteral("\u2026");
+  }
+  const QString program = QFileInfo(m_request.trainer).fileName();
+
+  switch (m_state) {
+    case State::Idle:
+      return tr("no run started");
+    case State::Starting:
+      return tr("starting %1").arg(program);
+    case State::Running: {
+      if (!m_lastProgress) {
+        return m_lastStep >= 0 ? tr("running, step %1").arg(m_lastStep) : tr("running");
+      }
+      QString text = tr("running, step %1/%2").arg(m_lastProgress->step).arg(m_lastProgress->total);
+      if (std::isfinite(m_lastProgress->eta_s)) {
+        text += tr(", ETA %1").arg(formatDuration(m_lastProgress->eta_s));
+      }
+      return text;
+    }
+    case State::Stopping:
+      switch (m_stopStage) {
+        case 1:
+          return tr("stopping: stop requested%1").arg(atStep);
+        case 2:
+          return tr("stopping: SIGTERM sent (no stop after %1)")
+              .arg(formatDuration(m_stopGraceMs / 1000.0));
+        default:
+          return tr("stopping: SIGKILL sent");
+      }
+    case State::Completed:
+      return tr("completed%1").arg(atStep);
+    case State::Stopped:
+      return tr("stopped%1").arg(atStep);
+    case State::FailedToStart:
+      return tr("failed to start %1: %2").arg(m_request.trainer, m_startError);
+    case State::Crashed:
+      return tr("crashed (%1)%2").arg(signalName(m_exitSignal), atStep);
+    case State::Killed: {
+      QString text = tr("killed (%1)%2").arg(signalName(m_exitSignal), atStep);
+      if (m_stopStage >= 2) {
+        text += m_exitSignal == SIGKILL ? tr(" after it ignored the stop request and SIGTERM")
+                                        : tr(" after it ignored the stop request");
+      }
+      return text;
+    }
+    case State::ExitedWithError: {
+      if (m_lastError) {
+        return tr("failed%1: %2").arg(atStep, fromUtf8(m_lastError->message));
+      }
+      QString text = m_exitCode == 2 ? tr("exited with status 2 (usage or configuration error)")
+                                     : tr("exited with status %1%2").arg(m_exitCode).arg(atStep);
+      if (m_exitCode == 0 && m_done) {
+        text = tr("reported done \"%1\"%2").arg(fromUtf8(m_done->status), atStep);
+      }
+      if (!lastStderr.isEmpty()) {
+        text += QStringLiteral(": ") + lastStderr;
+      }
+      return text;
+    }
+    case State::ExitedWithoutDone:
+      return tr("exited with status 0%1 without reporting done").arg(atStep);
+    case State::Unresponsive:
+      return tr("unresponsive: no output for %1%2")
+          .arg(formatDuration(static_cast<double>(m_sinceOutput.elapsed()) / 1000.0))
+          .arg(m_lastStep >= 0 ? tr(" (step %1)").arg(m_lastStep) : QString());
+  }
+  return {};
+}
+
+qint64 RunController::processId() const {
+  return m_process->state() == QProcess::NotRunning ? 0 : m_process->processId();
+}
+
+QStringList RunController::stderrTail() const {
+  QStringList lines;
+  lines.reserve(static_cast<qsizetype>(m_stderrTail.size()));
+  for (const QString& line : m_stderrTail) {
+    lines.append(line);
+  }
+  return lines;
+}
+
+void RunController::setState(State state) {
+  if (m_state == state) {
+    return;
+  }
+  m_state = state;
+  Q_EMIT stateChanged(state);
+}
+
+void RunController::noteOutput() {
+  m_sinceOutput.start();
+  if (m_state == State::Unresponsive) {
+    setState(m_stateBeforeSilence);
+  }
+  if (m_watchdogMs > 0 && (m_state == State::Starting || m_state == State::Running)) {
+    m_watchdog.start(m_watchdogMs);
+  }
+}
+
+void RunController::onWatchdog() {
+  if (m_state == State::Starting || m_state == State::Running) {
+    m_stateBeforeSilence = m_state;
+    setState(State::Unresponsive);
+  }
+}
+
+void RunController::readStdout() {
+  // A bounded slice per call, the rest on the next turn of the event loop: a trainer that
+  // floods stdout delays timers and repaints by one slice at most, never by the whole backlog.
+  m_process->setReadChannel(QProcess::StandardOutput);
+  const QByteArray bytes = m_process->read(kReadSliceBytes);
+  if (bytes.isEmpty()) {
+    return;
+  }
+  noteOutput();
+  for (const core::EventLineSplitter::Line& line :
+       m_stdoutSplitter.feed(std::string_view(bytes.constData(), bytes.size()))) {
+    handleLine(line);
+  }
+  if (m_process->bytesAvailable() > 0 && !m_readScheduled) {
+    m_readScheduled = true;
+    // A zero timer, not a posted event: timers (the window's included) take their turns
+    // between slices instead of waiting behind a chain of posted calls.
+    QTimer::singleShot(0, this, [this] {
+      m_readScheduled = false;
+      readStdout();
+    });
+  }
+}
+
+void RunController::readStderr() {
+  const QByteArray bytes = m_process->readAllStandardError();
+  if (bytes.isEmpty()) {
+    return;
+  }
+  noteOutput();
+  for (const core::EventLineSplitter::Line& line :
+       m_stderrSplitter.feed(std::string_view(bytes.constData(), bytes.size()))) {
+    keepStderrLine(
+        line.oversized
+            ? tr("[a stderr line longer than %1 KiB was dropped]").arg(kMaxStderrLineBytes / 1024)
+            : fromUtf8(line.text));
+  }
+}
+
+void RunController::keepStderrLine(const QString& text) {
+  QString line = text;
+  if (line.endsWith(QLatin1Char('\r'))) {
+    line.chop(1);
+  }
+  m_stderrTail.push_back(line);
+  while (m_stderrTail.size() > static_cast<std::size_t>(kStderrTailLines)) {
+    m_stderrTail.pop_front();
+  }
+  Q_EMIT stderrLine(line);
+}
+
+void RunController::handleLine(const core::EventLineSplitter::Line& line) {
+  if (!line.oversized && (line.text.empty() || line.text == "\r")) {
+    return;  // blank lines carry nothing and hurt nobody
+  }
+  core::DecodeResult decoded = core::decodeEventLine(line);
+  if (core::Event* event = std::get_if<core::Event>(&decoded.value)) {
+    handleEvent(std::move(*event));
+    return;
+  }
+  ++m_garbageLines;
+  reportProblem(tr("ignored a stdout line that is not an event (%1)")
+                    .arg(fromUtf8(decoded.error()->message)));
+}
+
+void RunController::reportProblem(const QString& message) {
+  m_lastProblem = message;
+  Q_EMIT protocolWarning(message);
+}
+
+bool RunController::acceptPath(const std::string& path, const char* what, QString* absolute) {
+  namespace fs = std::filesystem;
+  const fs::path root(m_request.runDir.toStdString());
+  if (m_request.runDir.isEmpty() || !core::RunDirectory(root).contains(path)) {
+    ++m_rejectedPaths;
+    reportProblem(
+        tr("ignored a %1 outside the run directory: %2").arg(QLatin1String(what), fromUtf8(path)));
+    return false;
+  }
+  const fs::path p(path);
+  *absolute = QString::fromStdString((p.is_absolute() ? p : root / p).lexically_normal().string());
+  return true;
+}
+
+void RunController::noteStep(std::int64_t step) {
+  if (step > m_lastStep) {
+    m_lastStep = step;
+  }
+}
+
+void RunController::handleEvent(core::Event&& event) {
+  QString absolute;
+  if (const auto* sample = std::get_if<core::SampleEvent>(&event)) {
+    if (!acceptPath(sample->path, "sample", &absolute)) return;
+  } else if (const auto* checkpoint = std::get_if<core::CheckpointEvent>(&event)) {
+    if (!acceptPath(checkpoint->path, "checkpoint", &absolute)) return;
+  }
+  ++m_eventCount;
+  if (m_state == State::Starting) {
+    setState(State::Running);
+  }
+
+  std::visit(
+      [this](auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, core::HelloEvent>) {
+          m_hello = e;
+        } else if constexpr (std::is_same_v<T, core::ProgressEvent>) {
+          m_lastProgress = e;
+          noteStep(e.step);
+        } else if constexpr (std::is_same_v<T, core::MetricEvent> ||
+                             std::is_same_v<T, core::SampleEvent> ||
+                             std::is_same_v<T, core::CheckpointEvent>) {
+          noteStep(e.step);
+        } else if constexpr (std::is_same_v<T, core::WarningEvent>) {
+          if (e.step) noteStep(*e.step);
+        } else if constexpr (std::is_same_v<T, core::ErrorEvent>) {
+          m_lastError = e;
+        } else if constexpr (std::is_same_v<T, core::DoneEvent>) {
+          m_done = e;
+          if (e.step) noteStep(*e.step);
+        }
+      },
+      event);
+
+  std::visit(
+      [this, &absolute](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, core::HelloEvent>) {
+          Q_EMIT helloReceived(e);
+        } else if constexpr (std::is_same_v<T, core::ProgressEvent>) {
+          Q_EMIT progressReceived(e);
+        } else if constexpr (std::is_same_v<T, core::MetricEvent>) {
+          Q_EMIT metricReceived(e);
+        } else if constexpr (std::is_same_v<T, core::SampleEvent>) {
+          Q_EMIT sampleReceived(e, absolute);
+        } else if constexpr (std::is_same_v<T, core::CheckpointEvent>) {
+          Q_EMIT checkpointReceived(e, absolute);
+        } else if constexpr (std::is_same_v<T, core::WarningEvent>) {
+          Q_EMIT warningReceived(e);
+        } else if constexpr (std::is_same_v<T, core::ErrorEvent>) {
+          Q_EMIT errorReceived(e);
+        }
+        // Log events are counted only (no trainer writes them yet); the done event ends the
+        // run through finished(), once the process is gone.
+      },
+      event);
+}
+
+void RunController::onStopTimer() {
+  if (m_stopStage == 1 || m_stopStage == 2) {
+    stop();
+  }
+}
+
+void RunController::onProcessError(QProcess::ProcessError error) {
+  if (error != QProcess::FailedToStart || m_finishedEmitted) {
+    return;  // crashes arrive through finished(); write errors end in finished() too
+  }
+  m_startError = m_process->errorString();
+  finish(State::FailedToStart);
+}
+
+void RunController::drainOutput() {
+  m_process->setReadChannel(QProcess::StandardOutput);
+  while (m_process->bytesAvailable() > 0) {
+    readStdout();
+  }
+  readStderr();
+  if (std::optional<core::EventLineSplitter::Line> last = m_stdoutSplitter.flush()) {
+    handleLine(*last);
+  }
+  if (std::optional<core::EventLineSplitter::Line> last = m_stderrSplitter.flush()) {
+    keepStderrLine(fromUtf8(last->text));
+  }
+}
+
+void RunController::onProcessFinished(int exitCode, QProcess::ExitStatus status) {
+  if (m_finishedEmitted) {
+    return;
+  }
+  drainOutput();
+  if (status == QProcess::CrashExit) {
+    // QProcess reports the terminating signal as the exit code of a crash.
+    m_exitSignal = exitCode;
+    m_exitCode = exitCode;
+    finish(isKillSignal(exitCode) ? State::Killed : State::Crashed);
+    return;
+  }
+  m_exitCode = exitCode;
+  if (exitCode != 0) {
+    finish(State::ExitedWithError);
+  } else if (!m_done) {
+    finish(State::ExitedWithoutDone);
+  } else if (m_done->status == "completed") {
+    finish(State::Completed);
+  } else if (m_done->status == "stopped") {
+    finish(State::Stopped);
+  } else {
+    finish(State::ExitedWithError);  // done "failed" with exit 0: believe the worse news
+  }
+}
+
+void RunController::finish(State state) {
+  m_stopTimer.stop();
+  m_watchdog.stop();
+  m_finishedEmitted = true;
+  setState(state);
+  Q_EMIT finished(state);
+}
+
+}  // namespace tb::app

@@ -1,0 +1,197 @@
+#include "app/control/run_summary_reader.h"
+
+#include "app/control/wire_text.h"
+#include "core/event_protocol.h"
+#include "core/metric_names.h"
+#include "core/metrics_log.h"
+#include "core/run_directory.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+#include <cerrno>
+#include <cmath>
+#include <variant>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace tb::app {
+namespace {
+
+// The tail of events.jsonl that is read for the last event. A done line is short; the margin
+// covers the longest ordinary events (metric lines with many values).
+constexpr qint64 kEventsTailBytes = 64 * 1024;
+
+void keepBest(std::optional<double>& best, double value, bool higherIsBetter) {
+  if (!std::isfinite(value)) return;
+  if (!best || (higherIsBetter ? value > *best : value < *best)) best = value;
+}
+
+}  // namespace
+
+struct RunSummaryReader::Cache {
+  explicit Cache(const QString& runDir) : follower(runDirectoryAt(runDir).metricsFile()) {}
+
+  core::MetricsFollower follower;
+  std::size_t resets = 0;
+  std::optional<qint64> step;
+  std::optional<double> bestPsnr;
+  std::optional<double> bestSsim;
+  std::optional<double> bestLpips;
+  // events.jsonl is reread only when its size or time changes.
+  qint64 eventsSize = -1;
+  QDateTime eventsModified;
+  std::optional<std::string> lastDone;
+};
+
+const std::optional<std::string>& RunSummaryReader::lastDone(Cache& cache, const QString& events) {
+  const QFileInfo info(events);
+  const qint64 size = info.exists() ? info.size() : -1;
+  if (size != cache.eventsSize || info.lastModified() != cache.eventsModified) {
+    cache.eventsSize = size;
+    cache.eventsModified = info.lastModified();
+    cache.lastDone = lastDoneStatus(events);
+  }
+  return cache.lastDone;
+}
+
+RunSummaryReader::RunSummaryReader() = default;
+RunSummaryReader::~RunSummaryReader() = default;
+
+bool RunSummaryReader::isRunDirectory(const QString& runDir) {
+  const core::RunDirectory run = runDirectoryAt(runDir);
+  // A checkpoint folder (`tokenbench-trainer init`, or a copied checkpoint) holds a config.json
+  // too, beside its weights; a run keeps its weights in checkpoints/.
+  return QFileInfo(pathText(run.configFile())).isFile() &&
+         !QFileInfo::exists(pathText(run.root() / core::RunDirectory::kCheckpointWeightsFile));
+}
+
+bool RunSummaryReader::isLocked(const QString& runDir) {
+  const QByteArray lock = QFile::encodeName(pathText(runDirectoryAt(runDir).lockFile()));
+  // Read-write where allowed: on NFS, flock is emulated with POSIX locks, and an exclusive one
+  // needs a descriptor open for writing. Nothing is written.
+  int fd = ::open(lock.constData(), O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) fd = ::open(lock.constData(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return false;
+  bool locked = false;
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    ::flock(fd, LOCK_UN);
+  } else {
+    locked = errno == EWOULDBLOCK;
+  }
+  ::close(fd);
+  return locked;
+}
+
+std::optional<std::string> RunSummaryReader::lastDoneStatus(const QString& eventsFile) {
+  QFile file(eventsFile);
+  if (!file.open(QIODevice::ReadOnly) || file.size() == 0) {
+    return std::nullopt;
+  }
+  const qint64 start = qMax<qint64>(0, file.size() - kEventsTailBytes);
+  file.seek(start);
+  const QByteArray tail = file.readAll();
+  QList<QByteArray> lines = tail.split('\n');
+  if (start > 0 && !lines.isEmpty()) {
+    lines.removeFirst();  // cut in the middle
+  }
+  for (auto it = lines.crbegin(); it != lines.crend(); ++it) {
+    const QByteArray line = it->trimmed();
+    if (line.isEmpty()) continue;
+    const core::DecodeResult decoded =
+        core::decodeEventLine(std::string_view(line.constData(), static_cast<size_t>(line.size())));
+    const core::Event* event = decoded.event();
+    if (!event) continue;  // a torn or foreign line: look further back
+    if (const auto* done = std::get_if<core::DoneEvent>(event)) return done->status;
+    return std::string();
+  }
+  return std::string();
+}
+
+QString RunSummaryReader::statusName(RunSummary::Status status) {
+  switch (status) {
+    case RunSummary::Status::Running:
+      return QStringLiteral("running");
+    case RunSummary::Status::Completed:
+      return QStringLiteral("completed");
+    case RunSummary::Status::Stopped:
+      return QStringLiteral("stopped");
+    case RunSummary::Status::Failed:
+      return QStringLiteral("failed");
+    case RunSummary::Status::Interrupted:
+      return QStringLiteral("interrupted");
+    case RunSummary::Status::New:
+      return QStringLiteral("new");
+  }
+  return {};
+}
+
+void RunSummaryReader::keepOnly(const QStringList& runDirs) {
+  for (auto it = m_cache.begin(); it != m_cache.end();) {
+    it = runDirs.contains(it->first) ? std::next(it) : m_cache.erase(it);
+  }
+}
+
+RunSummary RunSummaryReader::read(const QString& runDir) {
+  RunSummary summary;
+  summary.path = QDir::cleanPath(QFileInfo(runDir).absoluteFilePath());
+  summary.name = QFileInfo(summary.path).fileName();
+
+  std::unique_ptr<Cache>& cache = m_cache[summary.path];
+  if (!cache) cache = std::make_unique<Cache>(summary.path);
+  std::vector<core::MetricsRow> rows = cache->follower.poll();
+  if (cache->follower.resets() != cache->resets) {
+    // The file was truncated or replaced: what was read before no longer counts.
+    cache->resets = cache->follower.resets();
+    cache->step.reset();
+    cache->bestPsnr.reset();
+    cache->bestSsim.reset();
+    cache->bestLpips.reset();
+  }
+  for (const core::MetricsRow& row : rows) {
+    cache->step = row.step;
+    for (const auto& [name, value] : row.values) {
+      if (name == core::metric::kValidPsnr)
+        keepBest(cache->bestPsnr, value, true);
+      else if (name == core::metric::kValidSsim)
+        keepBest(cache->bestSsim, value, true);
+      else if (name == core::metric::kValidLpips)
+        keepBest(cache->bestLpips, value, false);
+    }
+  }
+  summary.step = cache->step;
+  summary.bestPsnr = cache->bestPsnr;
+  summary.bestSsim = cache->bestSsim;
+  summary.bestLpips = cache->bestLpips;
+
+  const core::RunDirectory run = runDirectoryAt(summary.path);
+  const QString events = pathText(run.eventsFile());
+  if (isLocked(summary.path)) {
+    summary.status = RunSummary::Status::Running;
+  } else if (const std::optional<std::string>& done = lastDone(*cache, events)) {
+    if (*done == "completed")
+      summary.status = RunSummary::Status::Completed;
+    else if (*done == "stopped")
+      summary.status = RunSummary::Status::Stopped;
+    else if (*done == "failed")
+      summary.status = RunSummary::Status::Failed;
+    else
+      summary.status = RunSummary::Status::Interrupted;
+  } else {
+    summary.status = summary.step ? RunSummary::Status::Interrupted : RunSummary::Status::New;
+  }
+
+  for (const std::filesystem::path& file :
+       {run.configFile(), run.metricsFile(), run.eventsFile()}) {
+    const QFileInfo info(pathText(file));
+    if (info.exists() && (!summary.modified.isValid() || info.lastModified() > summary.modified)) {
+      summary.modified = info.lastModified();
+    }
+  }
+  return summary;
+}
+
+}  // namespace tb::app

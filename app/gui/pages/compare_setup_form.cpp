@@ -1,0 +1,469 @@
+#include "app/gui/pages/compare_setup_form.h"
+
+#include "app/control/config_document.h"
+#include "app/control/file_read_thread.h"
+#include "app/control/run_summary_reader.h"
+#include "app/control/wire_text.h"
+#include "core/config_io.h"
+#include "core/run_directory.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace tb::app {
+namespace {
+
+constexpr int kNameColumn = 0;
+constexpr int kPathColumn = 1;
+constexpr int kMaxClips = 256;
+constexpr int kLogLines = 500;
+
+// A line edit with a "…" button that picks its value.
+QWidget* withBrowse(QLineEdit* edit, QToolButton** button, QWidget* parent) {
+  auto* row = new QWidget(parent);
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(4);
+  layout->addWidget(edit, 1);
+  *button = new QToolButton(row);
+  (*button)->setText(QStringLiteral("\u2026"));
+  layout->addWidget(*button);
+  return row;
+}
+
+}  // namespace
+
+CompareSetupForm::CompareSetupForm(QWidget* parent)
+    : QWidget(parent), m_reads(new FileReadThread(QStringLiteral("CompareSetupForm"), this)) {
+  // Open an existing comparison.
+  m_open = new QPushButton(tr("Open Compare Folder\u2026"), this);
+  m_open->setObjectName(QStringLiteral("openCompareFolder"));
+  m_open->setToolTip(tr("A folder written by tokenbench-trainer compare (it holds metrics.json)"));
+  connect(m_open, &QPushButton::clicked, this, &CompareSetupForm::openFolderRequested);
+
+  // A new comparison.
+  auto* tokenizerLabel = new QLabel(tr("Tokenizers: runs or checkpoint folders"), this);
+  m_entries = new QTableWidget(0, 2, this);
+  m_entries->setObjectName(QStringLiteral("compareEntries"));
+  m_entries->setHorizontalHeaderLabels({tr("Name"), tr("Folder")});
+  m_entries->horizontalHeader()->setStretchLastSection(true);
+  m_entries->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  m_entries->verticalHeader()->hide();
+  m_entries->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_entries->setWordWrap(false);
+  m_entries->setTextElideMode(Qt::ElideMiddle);
+  m_entries->setMinimumHeight(110);
+  m_entries->setMaximumHeight(150);
+  m_entries->setToolTip(
+      tr("Names head the columns of the review; a run directory means its "
+         "latest checkpoint (EMA weights when it has them)"));
+  connect(m_entries, &QTableWidget::itemChanged, this, &CompareSetupForm::updateCommandLine);
+  m_addEntry = new QPushButton(tr("Add Folder\u2026"), this);
+  m_addEntry->setObjectName(QStringLiteral("addCompareEntry"));
+  connect(m_addEntry, &QPushButton::clicked, this, &CompareSetupForm::chooseEntryFolder);
+  m_removeEntry = new QPushButton(tr("Remove"), this);
+  m_removeEntry->setObjectName(QStringLiteral("removeCompareEntry"));
+  connect(m_removeEntry, &QPushButton::clicked, this, &CompareSetupForm::removeSelectedEntries);
+  auto* entryButtons = new QHBoxLayout;
+  entryButtons->addWidget(m_addEntry);
+  entryButtons->addWidget(m_removeEntry);
+  entryButtons->addStretch(1);
+
+  QToolButton* browse = nullptr;
+  m_data = new QLineEdit(this);
+  m_data->setObjectName(QStringLiteral("compareData"));
+  m_data->setPlaceholderText(tr("procedural clips (built in)"));
+  m_data->setClearButtonEnabled(true);
+  QWidget* dataRow = withBrowse(m_data, &browse, this);
+  connect(browse, &QToolButton::clicked, this,
+          [this] { chooseDirectoryFor(m_data, tr("Data Folder")); });
+  m_dataType = new QComboBox(this);
+  m_dataType->setObjectName(QStringLiteral("compareDataType"));
+  m_dataType->addItem(tr("videos"), QStringLiteral("videos"));
+  m_dataType->addItem(tr("images"), QStringLiteral("images"));
+  m_clips = new QSpinBox(this);
+  m_clips->setObjectName(QStringLiteral("compareClips"));
+  m_clips->setRange(1, kMaxClips);
+  m_clips->setValue(4);
+  m_clips->setToolTip(tr("Every file's first clip, centre crop; procedural clips without data"));
+
+  m_lpipsNet = new QComboBox(this);
+  m_lpipsNet->setObjectName(QStringLiteral("compareLpipsNet"));
+  m_lpipsNet->addItem(QStringLiteral("alex"), QStringLiteral("alex"));
+  m_lpipsNet->addItem(QStringLiteral("vgg"), QStringLiteral("vgg"));
+  m_lpipsBackbone = new QLineEdit(this);
+  m_lpipsBackbone->setObjectName(QStringLiteral("compareLpipsBackbone"));
+  m_lpipsBackbone->setPlaceholderText(tr("none: no LPIPS"));
+  m_lpipsBackbone->setClearButtonEnabled(true);
+  QWidget* backboneRow = withBrowse(m_lpipsBackbone, &browse, this);
+  connect(browse, &QToolButton::clicked, this,
+          [this] { chooseFileFor(m_lpipsBackbone, tr("LPIPS Backbone Weights")); });
+  m_lpipsLin = new QLineEdit(this);
+  m_lpipsLin->setObjectName(QStringLiteral("compareLpipsLin"));
+  m_lpipsLin->setPlaceholderText(tr("none: no LPIPS"));
+  m_lpipsLin->setClearButtonEnabled(true);
+  QWidget* linRow = withBrowse(m_lpipsLin, &browse, this);
+  connect(browse, &QToolButton::clicked, this,
+          [this] { chooseFileFor(m_lpipsLin, tr("LPIPS Linear Weights")); });
+
+  m_output = new QLineEdit(this);
+  m_output->setObjectName(QStringLiteral("compareOutput"));
+  m_output->setClearButtonEnabled(true);
+  QWidget* outputRow = withBrowse(m_output, &browse, this);
+  connect(browse, &QToolButton::clicked, this,
+          [this] { chooseDirectoryFor(m_output, tr("Output Folder")); });
+
+  auto* form = new QFormLayout;
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  form->addRow(tr("Data"), dataRow);
+  form->addRow(tr("Data type"), m_dataType);
+  form->addRow(tr("Clips"), m_clips);
+  form->addRow(tr("LPIPS net"), m_lpipsNet);
+  form->addRow(tr("Backbone"), backboneRow);
+  form->addRow(tr("Linear"), linRow);
+  form->addRow(tr("Output"), outputRow);
+
+  m_command = new QLabel(this);
+  m_command->setObjectName(QStringLiteral("compareCommand"));
+  m_command->setWordWrap(true);
+  m_command->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_command->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_command->setForegroundRole(QPalette::PlaceholderText);
+  m_command->setToolTip(tr("The command Compare runs"));
+
+  m_compare = new QPushButton(tr("Compare"), this);
+  m_compare->setObjectName(QStringLiteral("runCompare"));
+  m_compare->setDefault(true);
+  connect(m_compare, &QPushButton::clicked, this, &CompareSetupForm::compareRequested);
+  m_cancel = new QPushButton(tr("Cancel"), this);
+  m_cancel->setObjectName(QStringLiteral("cancelCompare"));
+  m_cancel->setEnabled(false);
+  connect(m_cancel, &QPushButton::clicked, this, &CompareSetupForm::cancelRequested);
+  auto* runButtons = new QHBoxLayout;
+  runButtons->addWidget(m_compare);
+  runButtons->addWidget(m_cancel);
+  runButtons->addStretch(1);
+
+  m_status = new QLabel(this);
+  m_status->setObjectName(QStringLiteral("compareStatus"));
+  m_status->setWordWrap(true);
+  m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_status->hide();
+
+  m_log = new QPlainTextEdit(this);
+  m_log->setObjectName(QStringLiteral("compareLog"));
+  m_log->setReadOnly(true);
+  m_log->setMaximumBlockCount(kLogLines);
+  m_log->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_log->setPlaceholderText(tr("The trainer's messages appear here."));
+  m_log->setMinimumHeight(80);
+  m_log->hide();
+
+  auto* group = new QGroupBox(tr("New comparison"), this);
+  auto* groupLayout = new QVBoxLayout(group);
+  groupLayout->setSpacing(8);
+  groupLayout->addWidget(tokenizerLabel);
+  groupLayout->addWidget(m_entries);
+  groupLayout->addLayout(entryButtons);
+  groupLayout->addLayout(form);
+  groupLayout->addWidget(m_command);
+  groupLayout->addLayout(runButtons);
+  groupLayout->addWidget(m_status);
+  groupLayout->addWidget(m_log, 1);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(12);
+  layout->addWidget(m_open, 0, Qt::AlignLeft);
+  layout->addWidget(group, 1);
+
+  m_inputs = {m_open,     m_entries, m_addEntry, m_removeEntry, m_data, dataRow,
+              m_dataType, m_clips,   m_lpipsNet, backboneRow,   linRow, outputRow};
+  for (QLineEdit* edit : {m_data, m_lpipsBackbone, m_lpipsLin, m_output}) {
+    connect(edit, &QLineEdit::textChanged, this, &CompareSetupForm::updateCommandLine);
+  }
+  connect(m_dataType, &QComboBox::currentIndexChanged, this, &CompareSetupForm::updateCommandLine);
+  connect(m_lpipsNet, &QComboBox::currentIndexChanged, this, &CompareSetupForm::updateCommandLine);
+  connect(m_clips, &QSpinBox::valueChanged, this, &CompareSetupForm::updateCommandLine);
+  connect(m_data, &QLineEdit::textChanged, this,
+          [this](const QString& text) { m_dataType->setEnabled(!text.isEmpty()); });
+  m_dataType->setEnabled(false);
+  updateCommandLine();
+}
+
+void CompareSetupForm::setRunDirectories(const QStringList& runs) {
+  const bool first = m_runs.isEmpty();
+  m_runs = runs;
+  QStringList listed;
+  for (const CompareEntry& e : entries()) listed << QDir::cleanPath(e.path);
+  for (const QString& run : runs) {
+    if (!listed.contains(QDir::cleanPath(run))) addEntry(run);
+    // A run with a classic VQ reference (train.reference_codec) is compared with it too.
+    const QString reference =
+        QString::fromStdString(core::RunDirectory(run.toStdString()).referenceDir().string());
+    if (QFileInfo::exists(QDir(reference).filePath(QStringLiteral("codec.safetensors"))) &&
+        !listed.contains(QDir::cleanPath(reference))) {
+      listed << QDir::cleanPath(reference);
+      QStringList taken;
+      for (const CompareEntry& e : entries()) taken << e.name;
+      addEntry(reference, compareEntryName(QStringLiteral("classic-vq"), taken));
+    }
+  }
+  if (first && !runs.isEmpty()) fillFromRunConfig(runs.front());
+  updateCommandLine();
+}
+
+void CompareSetupForm::setTrainerPath(const QString& trainer) {
+  m_trainer = trainer;
+  updateCommandLine();
+}
+
+void CompareSetupForm::addEntry(const QString& path, const QString& name) {
+  QStringList taken;
+  for (const CompareEntry& e : entries()) taken << e.name;
+  const int row = m_entries->rowCount();
+  const QSignalBlocker block(m_entries);
+  m_entries->insertRow(row);
+  m_entries->setItem(row, kNameColumn,
+                     new QTableWidgetItem(name.isEmpty() ? compareEntryName(path, taken) : name));
+  auto* pathItem = new QTableWidgetItem(QDir::toNativeSeparators(path));
+  pathItem->setToolTip(QDir::toNativeSeparators(path));
+  pathItem->setData(Qt::UserRole, path);
+  pathItem->setFlags(pathItem->flags() & ~Qt::ItemIsEditable);
+  m_entries->setItem(row, kPathColumn, pathItem);
+  m_entries->resizeColumnToContents(kNameColumn);
+  updateCommandLine();
+}
+
+QVector<CompareEntry> CompareSetupForm::entries() const {
+  QVector<CompareEntry> out;
+  for (int row = 0; row < m_entries->rowCount(); ++row) {
+    const QTableWidgetItem* name = m_entries->item(row, kNameColumn);
+    const QTableWidgetItem* path = m_entries->item(row, kPathColumn);
+    if (name == nullptr || path == nullptr) continue;
+    out.append({name->text().trimmed(), path->data(Qt::UserRole).toString()});
+  }
+  return out;
+}
+
+void CompareSetupForm::setDataDirectory(const QString& directory) { m_data->setText(directory); }
+
+void CompareSetupForm::setClipCount(int clips) { m_clips->setValue(clips); }
+
+void CompareSetupForm::setOutputDirectory(const QString& directory) {
+  m_output->setText(directory);
+}
+
+QString CompareSetupForm::effectiveOutputDirectory() const {
+  if (!m_output->text().trimmed().isEmpty()) return m_output->text().trimmed();
+  if (m_defaultStamp.isEmpty()) {
+    m_defaultStamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+  }
+  // Beside the runs compared, never inside one: a run's folder belongs to its trainer, and a
+  // run opened only to look at it must not change. The first tokenizer listed now decides.
+  const QVector<CompareEntry> listed = entries();
+  const QString base =
+      listed.isEmpty()
+          ? QDir::home().filePath(QStringLiteral("tokenbench-compare"))
+          : QDir(folderOutsideRuns(listed.front().path)).filePath(QStringLiteral("comparisons"));
+  return QDir(base).filePath(m_defaultStamp);
+}
+
+QString CompareSetupForm::folderOutsideRuns(const QString& path) {
+  QString folder = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+  QString outside = QFileInfo(folder).path();
+  // The parent of the outermost run directory or checkpoint folder that holds `path`.
+  for (QString up = folder; !up.isEmpty() && QFileInfo(up).path() != up;
+       up = QFileInfo(up).path()) {
+    if (RunSummaryReader::isRunDirectory(up) ||
+        QFileInfo::exists(
+            pathText(runDirectoryAt(up).root() / core::RunDirectory::kCheckpointWeightsFile))) {
+      outside = QFileInfo(up).path();
+    }
+  }
+  return outside;
+}
+
+std::optional<CompareRequest> CompareSetupForm::request(QString* problem) const {
+  auto fail = [&](const QString& why) -> std::optional<CompareRequest> {
+    if (problem != nullptr) *problem = why;
+    return std::nullopt;
+  };
+  CompareRequest request;
+  request.trainer = m_trainer;
+  request.entries = entries();
+  request.outDir = effectiveOutputDirectory();
+  request.dataDir = m_data->text().trimmed();
+  request.dataType = m_dataType->currentData().toString();
+  request.clips = m_clips->value();
+  request.lpipsNet = m_lpipsNet->currentData().toString();
+  request.lpipsBackbone = m_lpipsBackbone->text().trimmed();
+  request.lpipsLin = m_lpipsLin->text().trimmed();
+
+  if (request.entries.isEmpty()) return fail(tr("Add at least one run or checkpoint folder."));
+  QStringList names;
+  for (const CompareEntry& e : request.entries) {
+    if (e.name.isEmpty()) return fail(tr("Every tokenizer needs a name."));
+    if (compareEntryName(e.name, {}) != e.name) {
+      return fail(tr("\"%1\": a name is letters, digits, '-', '_' or '.', and not \"original\".")
+                      .arg(e.name));
+    }
+    if (names.contains(e.name)) return fail(tr("The name \"%1\" is given twice.").arg(e.name));
+    names << e.name;
+  }
+  if (request.lpipsBackbone.isEmpty() != request.lpipsLin.isEmpty()) {
+    return fail(tr("LPIPS needs both weight files (backbone and linear), or neither."));
+  }
+  if (m_trainer.isEmpty()) {
+    return fail(
+        tr("tokenbench-trainer was not found: start Tokenbench with --trainer PATH or "
+           "set TOKENBENCH_TRAINER."));
+  }
+  return request;
+}
+
+QString CompareSetupForm::commandLine() const {
+  CompareRequest request;
+  request.trainer = m_trainer.isEmpty() ? QStringLiteral("tokenbench-trainer") : m_trainer;
+  request.entries = entries();
+  request.outDir = effectiveOutputDirectory();
+  request.dataDir = m_data->text().trimmed();
+  request.dataType = m_dataType->currentData().toString();
+  request.clips = m_clips->value();
+  request.lpipsNet = m_lpipsNet->currentData().toString();
+  request.lpipsBackbone = m_lpipsBackbone->text().trimmed();
+  request.lpipsLin = m_lpipsLin->text().trimmed();
+  return compareCommandLine(request);
+}
+
+void CompareSetupForm::setRunning(bool running) {
+  for (QWidget* input : m_inputs) input->setEnabled(!running);
+  m_dataType->setEnabled(!running && !m_data->text().isEmpty());  // only means something with data
+  m_compare->setEnabled(!running);
+  m_cancel->setEnabled(running);
+  if (running) {
+    m_log->show();
+  } else {
+    m_defaultStamp.clear();  // the next comparison gets a folder of its own
+    updateCommandLine();
+  }
+}
+
+void CompareSetupForm::appendLog(const QString& line) {
+  m_log->show();
+  m_log->appendPlainText(line);
+}
+
+void CompareSetupForm::clearLog() { m_log->clear(); }
+
+void CompareSetupForm::setStatus(const QString& text, bool error) {
+  m_status->setText(text);
+  m_status->setVisible(!text.isEmpty());
+  m_status->setStyleSheet(error ? QStringLiteral("color: #b3261e;") : QString());
+}
+
+QString CompareSetupForm::statusText() const { return m_status->text(); }
+
+void CompareSetupForm::chooseEntryFolder() {
+  const QString path = QFileDialog::getExistingDirectory(
+      this, tr("Run Directory or Checkpoint Folder"),
+      m_runs.isEmpty() ? QString() : QFileInfo(m_runs.front()).absolutePath());
+  if (!path.isEmpty()) addEntry(path);
+}
+
+void CompareSetupForm::removeSelectedEntries() {
+  QList<int> rows;
+  for (const QModelIndex& index : m_entries->selectionModel()->selectedRows()) {
+    rows << index.row();
+  }
+  std::sort(rows.begin(), rows.end(), std::greater<>());
+  for (int row : rows) m_entries->removeRow(row);
+  updateCommandLine();  // the default output folder follows the first tokenizer left
+}
+
+void CompareSetupForm::chooseDirectoryFor(QLineEdit* edit, const QString& title) {
+  const QString path = QFileDialog::getExistingDirectory(this, title, edit->text());
+  if (!path.isEmpty()) edit->setText(path);
+}
+
+void CompareSetupForm::chooseFileFor(QLineEdit* edit, const QString& title) {
+  const QString path = QFileDialog::getOpenFileName(
+      this, title, edit->text(), tr("PyTorch weights (*.pth *.pt);;All files (*)"));
+  if (!path.isEmpty()) edit->setText(path);
+}
+
+void CompareSetupForm::fillFromRunConfig(const QString& run) {
+  // What the run's config.json names, where it exists: read on the form's reading thread, so a
+  // hung file system (or a FIFO where config.json should be) never holds the window.
+  struct Suggestion {
+    QString dataPath;
+    QString dataType;
+    QString lpipsBackbone;
+    QString lpipsLin;
+    QString lpipsNet;
+  };
+  m_reads->read(
+      [file = pathText(runDirectoryAt(run).configFile())] {
+        Suggestion suggestion;
+        ConfigDocument document;
+        if (!document.load(file)) return suggestion;
+        const core::RunConfig& config = document.config();
+        const QString type = QString::fromStdString(config.data.type);
+        const QString path = pathText(config.data.path);
+        if ((type == QLatin1String("videos") || type == QLatin1String("images")) &&
+            QFileInfo(path).isDir()) {
+          suggestion.dataPath = path;
+          suggestion.dataType = type;
+        }
+        const QString backbone = pathText(config.loss.lpips_backbone);
+        const QString lin = pathText(config.loss.lpips_lin);
+        if (QFileInfo(backbone).isFile() && QFileInfo(lin).isFile()) {
+          suggestion.lpipsBackbone = backbone;
+          suggestion.lpipsLin = lin;
+          suggestion.lpipsNet = QString::fromStdString(config.loss.perceptual_net);
+        }
+        return suggestion;
+      },
+      [this](const Suggestion& suggestion) {
+        // Only into fields that are still empty: the user may have typed meanwhile.
+        if (!suggestion.dataPath.isEmpty() && m_data->text().isEmpty()) {
+          m_data->setText(suggestion.dataPath);
+          m_dataType->setCurrentIndex(m_dataType->findData(suggestion.dataType));
+        }
+        if (!suggestion.lpipsBackbone.isEmpty() && m_lpipsBackbone->text().isEmpty() &&
+            m_lpipsLin->text().isEmpty()) {
+          m_lpipsBackbone->setText(suggestion.lpipsBackbone);
+          m_lpipsLin->setText(suggestion.lpipsLin);
+          const int net = m_lpipsNet->findData(suggestion.lpipsNet);
+          if (net >= 0) m_lpipsNet->setCurrentIndex(net);
+        }
+        updateCommandLine();
+      });
+}
+
+bool CompareSetupForm::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
+
+void CompareSetupForm::updateCommandLine() {
+  m_output->setPlaceholderText(effectiveOutputDirectory());
+  m_command->setText(commandLine());
+}
+
+}  // namespace tb::app

@@ -1,0 +1,110 @@
+#pragma once
+
+#include "app/control/compare_request.h"
+
+#include <QStringList>
+#include <QWidget>
+
+#include <optional>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace tb::app {
+
+class FileReadThread;
+
+/// The left column of the Compare page: open an existing compare folder, or describe a new
+/// comparison (tokenizers = run directories or checkpoint folders with their names, a data
+/// folder or procedural clips, the number of clips, optional LPIPS weight files, the output
+/// folder), see the exact trainer command, start and cancel it, and read its progress.
+///
+/// Open runs are listed as tokenizers automatically, and the first run's configuration fills
+/// the data folder and LPIPS weight files when they are still empty, so comparing the open
+/// runs is one click on Compare.
+class CompareSetupForm : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit CompareSetupForm(QWidget* parent = nullptr);
+
+  /// The runs open in the window. Runs not yet listed are added as tokenizers (named after
+  /// their folder); the first run's config.json fills empty data and LPIPS fields once it has
+  /// been read (off this thread).
+  void setRunDirectories(const QStringList& runs);
+  /// Runs the event loop until the config.json reads asked for are delivered or `timeoutMs`
+  /// has passed; true when none is left. For tests: the window never waits.
+  bool waitForReads(int timeoutMs = 10000);
+  /// The trainer that Compare runs ("" when none was found: Compare then says so).
+  void setTrainerPath(const QString& trainer);
+
+  /// Adds a tokenizer row; `name` "" picks compareEntryName() of the folder.
+  void addEntry(const QString& path, const QString& name = {});
+  QVector<CompareEntry> entries() const;
+  void setDataDirectory(const QString& directory);
+  void setClipCount(int clips);
+  void setOutputDirectory(const QString& directory);
+  /// The output folder Compare will use: the field, or (when empty) a new time-stamped folder
+  /// `comparisons/<yyyyMMdd-HHmmss>` beside the first tokenizer listed (in the folder that
+  /// holds its run: never inside a run directory), else in the home folder.
+  QString effectiveOutputDirectory() const;
+  /// The folder that holds `path` outside every run directory and checkpoint folder around it
+  /// (for runs/demo/checkpoints/step_300: runs).
+  static QString folderOutsideRuns(const QString& path);
+
+  /// The request the fields describe, or nothing with `*problem` saying what is missing.
+  std::optional<CompareRequest> request(QString* problem = nullptr) const;
+  /// The command line the Compare button runs (for the user to see or paste).
+  QString commandLine() const;
+
+  /// While running, the inputs are locked and Cancel replaces Compare.
+  void setRunning(bool running);
+  /// One line of the trainer's progress (stderr) for the log.
+  void appendLog(const QString& line);
+  void clearLog();
+  /// The sentence under the buttons; `error` colours it as a failure.
+  void setStatus(const QString& text, bool error = false);
+  QString statusText() const;
+
+ Q_SIGNALS:
+  void openFolderRequested();
+  void compareRequested();
+  void cancelRequested();
+
+ private:
+  void chooseEntryFolder();
+  void removeSelectedEntries();
+  void chooseDirectoryFor(QLineEdit* edit, const QString& title);
+  void chooseFileFor(QLineEdit* edit, const QString& title);
+  void fillFromRunConfig(const QString& run);
+  void updateCommandLine();
+
+  QStringList m_runs;
+  QString m_trainer;
+  mutable QString m_defaultStamp;
+  QTableWidget* m_entries = nullptr;
+  QPushButton* m_addEntry = nullptr;
+  QPushButton* m_removeEntry = nullptr;
+  QLineEdit* m_data = nullptr;
+  QComboBox* m_dataType = nullptr;
+  QSpinBox* m_clips = nullptr;
+  QComboBox* m_lpipsNet = nullptr;
+  QLineEdit* m_lpipsBackbone = nullptr;
+  QLineEdit* m_lpipsLin = nullptr;
+  QLineEdit* m_output = nullptr;
+  QLabel* m_command = nullptr;
+  QPushButton* m_open = nullptr;
+  QPushButton* m_compare = nullptr;
+  QPushButton* m_cancel = nullptr;
+  QLabel* m_status = nullptr;
+  QPlainTextEdit* m_log = nullptr;
+  QList<QWidget*> m_inputs;
+  FileReadThread* m_reads = nullptr;  // child: reads the runs' config.json
+};
+
+}  // namespace tb::app

@@ -1,0 +1,554 @@
+#include "app/gui/run_control_bar.h"
+
+#include "app/control/wire_text.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QEvent>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStyle>
+#include <QTemporaryFile>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <utility>
+
+namespace tb::app {
+namespace {
+
+constexpr int kAvailabilityPollMs = 1500;
+constexpr int kProgressWidth = 200;
+constexpr int kDetailsHeight = 150;
+constexpr int kDetailsMinHeight = 64;
+// Same left and right margins as the pages, so the buttons line up with page titles.
+constexpr int kHorizontalMargin = 24;
+
+QString capitalized(QString text) {
+  if (!text.isEmpty()) text[0] = text[0].toUpper();
+  return text;
+}
+
+// "1 problem", "2 problems".
+QString count(qint64 n, const QString& one, const QString& many) {
+  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
+}
+
+QString fromUtf8(const std::string& text) {
+  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+}  // namespace
+
+RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller) {
+  setObjectName(QStringLiteral("runControlBar"));
+  QStyle* style = this->style();
+
+  m_launch = new QPushButton(style->standardIcon(QStyle::SP_MediaPlay), tr("Launch"), this);
+  m_launch->setObjectName(QStringLiteral("launchButton"));
+  m_launch->setToolTip(tr("Start a new run with the Setup page's settings"));
+  m_stop = new QPushButton(style->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this);
+  m_stop->setObjectName(QStringLiteral("stopButton"));
+  m_resume = new QPushButton(style->standardIcon(QStyle::SP_BrowserReload), tr("Resume"), this);
+  m_resume->setObjectName(QStringLiteral("resumeButton"));
+  m_checkpoint =
+      new QPushButton(style->standardIcon(QStyle::SP_DialogSaveButton), tr("Checkpoint"), this);
+  m_checkpoint->setObjectName(QStringLiteral("checkpointButton"));
+  m_checkpoint->setToolTip(tr("Ask the trainer to write a checkpoint now"));
+
+  m_stateDot = new QLabel(QStringLiteral("\u25cf"), this);
+  m_state = new QLabel(this);
+  m_state->setObjectName(QStringLiteral("runState"));
+  QFont bold = m_state->font();
+  bold.setBold(true);
+  m_state->setFont(bold);
+  // Takes the room the row leaves and elides what does not fit (the full text is the tooltip).
+  m_state->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  m_state->setMinimumWidth(120);
+  m_state->installEventFilter(this);
+
+  m_warning = new QLabel(this);
+  m_warning->setObjectName(QStringLiteral("protocolWarning"));
+  m_warning->setStyleSheet(QStringLiteral("color: #9a6700;"));
+  m_warning->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Preferred);
+  m_warning->hide();
+
+  m_progress = new QProgressBar(this);
+  m_progress->setObjectName(QStringLiteral("runProgress"));
+  m_progress->setFixedWidth(kProgressWidth);
+  m_progress->setTextVisible(true);
+  m_progress->setAlignment(Qt::AlignCenter);
+  m_progress->hide();
+  m_rate = new QLabel(this);
+  m_rate->setObjectName(QStringLiteral("runRate"));
+  m_rate->hide();
+
+  m_detailsToggle = new QToolButton(this);
+  m_detailsToggle->setObjectName(QStringLiteral("detailsToggle"));
+  m_detailsToggle->setText(tr("Details"));
+  m_detailsToggle->setCheckable(true);
+  m_detailsToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  m_detailsToggle->setArrowType(Qt::RightArrow);
+  m_detailsToggle->setAutoRaise(true);
+
+  m_details = new QPlainTextEdit(this);
+  m_details->setObjectName(QStringLiteral("runDetails"));
+  m_details->setReadOnly(true);
+  m_details->setLineWrapMode(QPlainTextEdit::NoWrap);
+  m_details->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  // At most kDetailsHeight; less when the window is short, rather than growing the window.
+  m_details->setMinimumHeight(kDetailsMinHeight);
+  m_details->setMaximumHeight(kDetailsHeight);
+  m_details->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Maximum);
+  m_details->hide();
+
+  auto* row = new QHBoxLayout;
+  row->setSpacing(6);
+  row->addWidget(m_launch);
+  row->addWidget(m_stop);
+  row->addWidget(m_resume);
+  row->addWidget(m_checkpoint);
+  row->addSpacing(14);
+  row->addWidget(m_stateDot);
+  row->addWidget(m_state, 1);
+  row->addWidget(m_warning);
+  row->addSpacing(8);
+  row->addWidget(m_progress);
+  row->addWidget(m_rate);
+  row->addWidget(m_detailsToggle);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(kHorizontalMargin, 8, kHorizontalMargin, 8);
+  layout->setSpacing(6);
+  layout->addLayout(row);
+  layout->addWidget(m_details);
+
+  connect(m_launch, &QPushButton::clicked, this, [this] { launch(); });
+  connect(m_stop, &QPushButton::clicked, this, &RunControlBar::stop);
+  connect(m_resume, &QPushButton::clicked, this, [this] { resume(); });
+  connect(m_checkpoint, &QPushButton::clicked, m_controller, &RunController::requestCheckpoint);
+  connect(m_detailsToggle, &QToolButton::toggled, this, &RunControlBar::setDetailsVisible);
+
+  connect(m_controller, &RunController::stateChanged, this, &RunControlBar::onStateChanged);
+  connect(m_controller, &RunController::progressReceived, this, &RunControlBar::onProgress);
+  connect(m_controller, &RunController::finished, this, &RunControlBar::onFinished);
+  connect(m_controller, &RunController::protocolWarning, this, &RunControlBar::onProtocolWarning);
+  connect(m_controller, &RunController::helloReceived, this,
+          [this] { Q_EMIT runDirectoryReady(m_controller->runDirectory()); });
+
+  m_availability.setInterval(kAvailabilityPollMs);
+  connect(&m_availability, &QTimer::timeout, this, &RunControlBar::refreshButtons);
+  m_availability.start();
+
+  onStateChanged(m_controller->state());
+}
+
+RunControlBar::~RunControlBar() = default;
+
+void RunControlBar::setPlanner(Planner planner) { m_planner = std::move(planner); }
+
+void RunControlBar::setResumeDirectoryProvider(DirectoryProvider provider) {
+  m_resumeDirectory = std::move(provider);
+  refreshButtons();
+}
+
+void RunControlBar::setProblemsProvider(std::function<QStringList()> provider) {
+  m_problems = std::move(provider);
+}
+
+QWidget* RunControlBar::takeDetailsView() {
+  layout()->removeWidget(m_details);
+  return m_details;
+}
+
+void RunControlBar::setTrainer(const QString& path, const QString& problem) {
+  m_trainer = path;
+  m_trainerProblem = problem;
+  refreshButtons();
+}
+
+QString RunControlBar::resumeDirectory() const {
+  return m_resumeDirectory ? m_resumeDirectory() : QString();
+}
+
+QColor RunControlBar::colorFor(RunController::State state) {
+  using State = RunController::State;
+  switch (state) {
+    case State::Idle:
+      return QColor(0x57, 0x60, 0x6a);
+    case State::Starting:
+    case State::Stopping:
+      return QColor(0x9a, 0x67, 0x00);
+    case State::Running:
+      return QColor(0x09, 0x69, 0xda);
+    case State::Completed:
+      return QColor(0x1a, 0x7f, 0x37);
+    case State::Stopped:
+      return QColor(0x57, 0x60, 0x6a);
+    case State::Unresponsive:
+      return QColor(0xbc, 0x4c, 0x00);
+    case State::FailedToStart:
+    case State::Crashed:
+    case State::Killed:
+    case State::ExitedWithError:
+    case State::ExitedWithoutDone:
+      return QColor(0xcf, 0x22, 0x2e);
+  }
+  return {};
+}
+
+bool RunControlBar::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_state && event->type() == QEvent::Resize) {
+    elideState();
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void RunControlBar::elideState() {
+  m_state->setText(
+      m_state->fontMetrics().elidedText(m_stateText, Qt::ElideRight, m_state->width()));
+}
+
+QString RunControlBar::textFor(RunController::State state) const {
+  // While it runs, the progress bar and the rate carry the numbers.
+  if (state == RunController::State::Running) {
+    return tr("Running");
+  }
+  return capitalized(m_controller->describe());
+}
+
+void RunControlBar::showState(const QString& text, const QColor& color) {
+  m_color = color;
+  m_stateText = text;
+  elideState();
+  m_state->setToolTip(text);
+  m_stateDot->setStyleSheet(QStringLiteral("color: %1; font-size: 15px;").arg(color.name()));
+  m_state->setStyleSheet(QStringLiteral("color: %1;").arg(color.name()));
+}
+
+QString RunControlBar::stateText() const { return m_stateText; }
+
+QColor RunControlBar::stateColor() const { return m_color; }
+
+QString RunControlBar::detailsText() const { return m_details->toPlainText(); }
+
+bool RunControlBar::detailsVisible() const { return !m_details->isHidden(); }
+
+void RunControlBar::setDetailsVisible(bool visible) {
+  m_details->setVisible(visible);
+  m_detailsToggle->setArrowType(visible ? Qt::DownArrow : Qt::RightArrow);
+  if (m_detailsToggle->isChecked() != visible) {
+    const QSignalBlocker blocker(m_detailsToggle);
+    m_detailsToggle->setChecked(visible);
+  }
+}
+
+QString RunControlBar::protocolWarningText() const {
+  return m_warning->isHidden() ? QString() : m_warning->text();
+}
+
+void RunControlBar::showProblemsRefusal(const QStringList& problems) {
+  showRefusal(tr("Cannot launch: %1 in the settings")
+                  .arg(count(problems.size(), tr("problem"), tr("problems"))),
+              problems);
+  m_refusalFromProblems = true;
+}
+
+void RunControlBar::showRefusal(const QString& headline, const QStringList& lines) {
+  m_refusal = headline;
+  m_refusalFromProblems = false;
+  showState(headline, colorFor(RunController::State::ExitedWithError));
+  m_details->setPlainText(
+      headline + QLatin1Char('\n') +
+      (lines.isEmpty() ? QString() : QStringLiteral("\n  ") + lines.join(QStringLiteral("\n  "))));
+  setDetailsVisible(true);
+}
+
+bool RunControlBar::launch() {
+  if (m_controller->isActive()) {
+    return false;
+  }
+  if (m_trainer.isEmpty()) {
+    showRefusal(tr("Cannot launch: no tokenbench-trainer"),
+                {m_trainerProblem.isEmpty() ? tr("Start tokenbench with --trainer PATH.")
+                                            : m_trainerProblem});
+    return false;
+  }
+  if (!m_planner) {
+    showRefusal(tr("Cannot launch: no configuration"), {});
+    return false;
+  }
+  LaunchPlan plan = m_planner();
+  if (!plan.problems.isEmpty()) {
+    showProblemsRefusal(plan.problems);
+    return false;
+  }
+  if (plan.request.runDir.isEmpty()) {
+    showRefusal(tr("Cannot launch: no run directory"),
+                {tr("Choose the runs folder and a run name on the Setup page.")});
+    return false;
+  }
+  if (plan.request.configFile.isEmpty()) {
+    auto file = std::make_unique<QTemporaryFile>(
+        QDir::temp().filePath(QStringLiteral("tokenbench-config-XXXXXX.json")));
+    const QByteArray bytes = plan.configJson.toUtf8();
+    if (!file->open() || file->write(bytes) != bytes.size() || !file->flush()) {
+      showRefusal(tr("Cannot launch: cannot write the configuration"), {file->errorString()});
+      return false;
+    }
+    file->close();
+    plan.request.configFile = file->fileName();
+    m_configFile = std::move(file);  // kept for the process's life (until the next launch)
+  }
+  plan.request.resume = false;
+  return startRequest(plan.request);
+}
+
+bool RunControlBar::resume() {
+  if (m_controller->isActive()) {
+    return false;
+  }
+  if (m_trainer.isEmpty()) {
+    showRefusal(tr("Cannot resume: no tokenbench-trainer"), {m_trainerProblem});
+    return false;
+  }
+  const QString dir = resumeDirectory();
+  if (dir.isEmpty() || !QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile()) {
+    showRefusal(
+        tr("Cannot resume: no run to continue"),
+        {dir.isEmpty() ? tr("Open a run directory first.")
+                       : tr("%1 holds no config.json.").arg(QDir::toNativeSeparators(dir))});
+    return false;
+  }
+  refreshButtons();  // reads the run's state now
+  if (!m_resume->isEnabled()) {
+    showRefusal(tr("Cannot resume %1").arg(QFileInfo(dir).fileName()), {m_resume->toolTip()});
+    return false;
+  }
+  LaunchRequest request;
+  request.runDir = dir;
+  request.resume = true;  // the trainer reads the run's own config.json
+  return startRequest(request);
+}
+
+bool RunControlBar::startRequest(LaunchRequest request) {
+  request.trainer = m_trainer;
+  request.controlStdin = true;
+  m_refusal.clear();
+  m_launchStale = false;
+  m_warning->hide();
+  m_progress->hide();
+  m_rate->hide();
+  setDetailsVisible(false);
+  if (!m_controller->start(request)) {
+    return false;
+  }
+  Q_EMIT runLaunched(m_controller->runDirectory());
+  return true;
+}
+
+void RunControlBar::stop() {
+  m_controller->stop();
+  refreshButtons();
+}
+
+void RunControlBar::settingsChanged() {
+  if (!m_refusal.isEmpty() && m_refusalFromProblems && m_problems) {
+    const QStringList problems = m_problems();
+    if (problems.isEmpty()) {
+      m_refusal.clear();
+      setDetailsVisible(false);
+    } else {
+      showProblemsRefusal(problems);
+    }
+  }
+  if (!m_controller->isActive() && m_controller->state() != RunController::State::Idle &&
+      !m_launchStale) {
+    // The next launch is being prepared: how the last one ended gives way to the open run
+    // (its Details stay one click away).
+    m_launchStale = true;
+    if (m_refusal.isEmpty()) setDetailsVisible(false);
+  }
+  refreshState();
+}
+
+void RunControlBar::openRunChanged() {
+  if (!m_controller->isActive() && resumeDirectory() != m_controller->runDirectory()) {
+    m_launchStale = true;
+  }
+  refreshButtons();
+}
+
+QString RunControlBar::openRunText(const RunSummary& run) {
+  const QString step = run.step ? tr(" at step %1").arg(QLocale().toString(*run.step)) : QString();
+  switch (run.status) {
+    case RunSummary::Status::Running:
+      return run.step ? tr("%1: running in another process, step %2")
+                            .arg(run.name, QLocale().toString(*run.step))
+                      : tr("%1: running in another process").arg(run.name);
+    case RunSummary::Status::Completed:
+      return tr("%1: completed%2").arg(run.name, step);
+    case RunSummary::Status::Stopped:
+      return tr("%1: stopped%2; Resume continues it").arg(run.name, step);
+    case RunSummary::Status::Failed:
+      return tr("%1: failed%2").arg(run.name, step);
+    case RunSummary::Status::Interrupted:
+      return tr("%1: interrupted%2; Resume continues from its last checkpoint").arg(run.name, step);
+    case RunSummary::Status::New:
+      return tr("%1: not started yet").arg(run.name);
+  }
+  return run.name;
+}
+
+void RunControlBar::refreshState() {
+  if (!m_refusal.isEmpty()) return;  // stays until the settings are fixed or a run starts
+  const RunController::State state = m_controller->state();
+  if (m_controller->isActive() || (state != RunController::State::Idle && !m_launchStale)) {
+    showState(textFor(state), colorFor(state));
+    return;
+  }
+  if (m_openRun) {
+    using Status = RunSummary::Status;
+    using State = RunController::State;
+    const Status status = m_openRun->status;
+    const State like = status == Status::Running       ? State::Running
+                       : status == Status::Completed   ? State::Completed
+                       : status == Status::Failed      ? State::ExitedWithError
+                       : status == Status::Interrupted ? State::Unresponsive
+                                                       : State::Stopped;
+    showState(openRunText(*m_openRun), colorFor(like));
+    return;
+  }
+  // The last launch's ending gave way to new settings, and no run is open.
+  showState(state == RunController::State::Idle ? textFor(state) : tr("No run open"),
+            colorFor(RunController::State::Idle));
+}
+
+void RunControlBar::onStateChanged(RunController::State state) {
+  m_refusal.clear();
+  if (m_controller->isActive()) m_launchStale = false;
+  showState(textFor(state), colorFor(state));
+  if (!m_controller->isActive()) {
+    // The state line says where it ended; the bar and rate of a finished run say nothing new.
+    m_progress->hide();
+    m_rate->hide();
+  }
+  refreshButtons();
+}
+
+void RunControlBar::onProgress(const core::ProgressEvent& progress) {
+  if (progress.total > 0) {
+    // QProgressBar counts in int; steps fit (a run of 2^31 steps is not a thing).
+    m_progress->setRange(0, static_cast<int>(progress.total));
+    m_progress->setValue(static_cast<int>(qMin(progress.step, progress.total)));
+    m_progress->setFormat(QStringLiteral("%1 / %2").arg(progress.step).arg(progress.total));
+    m_progress->show();
+  }
+  QStringList parts;
+  if (std::isfinite(progress.it_per_s)) {
+    parts << (progress.it_per_s >= 1 ? tr("%1 it/s").arg(progress.it_per_s, 0, 'f', 1)
+                                     : tr("%1 it/s").arg(progress.it_per_s, 0, 'f', 2));
+  }
+  if (std::isfinite(progress.eta_s)) {
+    parts << tr("ETA %1").arg(RunController::formatDuration(progress.eta_s));
+  }
+  m_rate->setText(parts.join(QStringLiteral(" \u00b7 ")));
+  m_rate->setVisible(!parts.isEmpty());
+}
+
+void RunControlBar::onProtocolWarning() {
+  QStringList parts;
+  if (m_controller->garbageLines() > 0) {
+    parts << tr("%1 ignored")
+                 .arg(count(static_cast<qint64>(m_controller->garbageLines()), tr("stdout line"),
+                            tr("stdout lines")));
+  }
+  if (m_controller->rejectedPaths() > 0) {
+    parts << tr("%1 outside the run ignored")
+                 .arg(count(static_cast<qint64>(m_controller->rejectedPaths()), tr("path"),
+                            tr("paths")));
+  }
+  m_warning->setText(QStringLiteral("\u26a0 ") + parts.join(QStringLiteral(", ")));
+  m_warning->setToolTip(m_controller->lastProtocolProblem());
+  m_warning->show();
+}
+
+void RunControlBar::onFinished(RunController::State state) {
+  QStringList lines{capitalized(m_controller->describe())};
+  if (const auto& error = m_controller->lastError()) {
+    lines << QString() << tr("Error [%1]: %2").arg(fromUtf8(error->code), fromUtf8(error->message));
+    if (!error->hint.empty()) {
+      lines << tr("Hint: %1").arg(fromUtf8(error->hint));
+    }
+  }
+  if (!m_controller->lastProtocolProblem().isEmpty()) {
+    lines << QString()
+          << tr("Protocol: %1 (last: %2)")
+                 .arg(m_warning->text().mid(2), m_controller->lastProtocolProblem());
+  }
+  const QStringList tail = m_controller->stderrTail();
+  if (!tail.isEmpty()) {
+    lines << QString() << tr("Last lines of the trainer's log:");
+    for (const QString& line : tail) {
+      lines << QStringLiteral("  ") + line;
+    }
+  }
+  m_details->setPlainText(lines.join(QLatin1Char('\n')));
+  m_details->moveCursor(QTextCursor::End);
+  if (RunController::isFailure(state)) {
+    setDetailsVisible(true);
+  }
+}
+
+void RunControlBar::refreshButtons() {
+  const bool active = m_controller->isActive();
+  const RunController::State state = m_controller->state();
+  if (state == RunController::State::Unresponsive) {
+    showState(textFor(state), colorFor(state));  // "no output for ..." keeps counting
+  }
+  m_launch->setEnabled(!active);
+  m_stop->setEnabled(active);
+  const int stage = m_controller->stopStage();
+  if (active && stage == 1) {
+    m_stop->setText(tr("Force Stop"));
+    m_stop->setToolTip(tr("The trainer was asked to stop; send it SIGTERM now"));
+  } else if (active && stage >= 2) {
+    m_stop->setText(tr("Kill"));
+    m_stop->setToolTip(tr("Send SIGKILL now"));
+  } else {
+    m_stop->setText(tr("Stop"));
+    m_stop->setToolTip(tr("Ask the trainer to stop cleanly (it writes a checkpoint)"));
+  }
+  const QString dir = resumeDirectory();
+  const bool resumable =
+      !dir.isEmpty() && QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile();
+  m_openRun.reset();
+  if (resumable && RunSummaryReader::isRunDirectory(dir)) m_openRun = m_openRunReader.read(dir);
+  // The window's own trainer holds the lock while it runs; anyone else's lock is another
+  // process training the run, which a second trainer must not touch.
+  const bool elsewhere = !active && m_openRun && m_openRun->status == RunSummary::Status::Running;
+  const bool completed = m_openRun && m_openRun->status == RunSummary::Status::Completed;
+  m_resume->setEnabled(!active && resumable && !elsewhere && !completed);
+  const QString name = QDir::toNativeSeparators(dir);
+  m_resume->setToolTip(
+      !resumable  ? tr("Open a run directory to continue it")
+      : elsewhere ? tr("%1 is being trained by another process").arg(name)
+      : completed ? tr("%1 has completed all its steps: there is nothing to resume; start a new "
+                       "run from its configuration (Monitor ▸ Configuration)")
+                        .arg(name)
+                  : tr("Continue %1 from its last checkpoint (Ctrl+R)").arg(name));
+  m_checkpoint->setEnabled(
+      (state == RunController::State::Running || state == RunController::State::Unresponsive) &&
+      stage == 0);
+  if (!active) refreshState();  // the open run's line follows its files
+}
+
+}  // namespace tb::app

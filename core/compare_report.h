@@ -1,0 +1,84 @@
+#pragma once
+// The compare report: what `tokenbench-trainer compare --out DIR` writes to DIR/metrics.json and
+// the Compare page reads back. Both sides use this struct and its JSON, tested against
+// tests/golden/compare_report_v1.json.
+//
+//   {"version":1,
+//    "tokenizers":[{"name":..,"checkpoint":..,"weights":..,"model_kind":..[,"label":..]}, ...],
+//    "clips":[{"clip":k,"source":..,"frames":..,"width":..,"height":..,
+//              "metrics":{<name>:{"psnr":..,"ssim":..[,"lpips":..]}, ...}}, ...],
+//    "mean":{<name>:{"psnr":..,"ssim":..[,"lpips":..]}, ...},
+//    "per_frame":{<name>:{"psnr":[..],"ssim":[..]}, ...}}
+//
+// Written with two-space indentation and a final newline (toJsonText). Readers accept a document
+// without "version" or "per_frame" (trainers before them) and refuse another version.
+
+#include <nlohmann/json.hpp>
+
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tb::core {
+
+/// Version of the compare report this build writes and reads.
+inline constexpr int kCompareReportVersion = 1;
+
+/// Scores of one tokenizer on one clip, or their mean over the clips. A score that is not a
+/// finite number (PSNR of a perfect reconstruction) is written as null and read back as NaN.
+struct CompareScores {
+  double psnr = std::numeric_limits<double>::quiet_NaN();  ///< dB, higher is better
+  double ssim = std::numeric_limits<double>::quiet_NaN();  ///< [0, 1], higher is better
+  /// LPIPS distance (lower is better); absent when compare ran without LPIPS weights.
+  std::optional<double> lpips;
+};
+
+/// One `--checkpoint NAME=PATH` of the comparison.
+struct CompareTokenizer {
+  std::string name;        ///< column name, also the name of its PNG strips
+  std::string checkpoint;  ///< checkpoint folder the trainer loaded
+  std::string weights;     ///< weights file it loaded ("ema.safetensors", "model.safetensors")
+  std::string model_kind;  ///< "magvit2", "vqgan", "classic_vq"
+  std::string label;       ///< what a reference codec is ("classic VQ, 10 bits/token"); else ""
+};
+
+/// One compared clip; scores[k] belongs to tokenizers[k].
+struct CompareClip {
+  int index = 0;       ///< k of DIR/clip_<kkk>.gif
+  std::string source;  ///< the file it came from, or "synthetic:<seed>"
+  int frames = 0;      ///< frame count (0: a report that predates it)
+  int width = 0;       ///< frame width in pixels (0: unknown)
+  int height = 0;      ///< frame height in pixels (0: unknown)
+  std::vector<CompareScores> scores;
+};
+
+/// Mean scores by frame position over the clips (a causal tokenizer codes its first frame
+/// alone, often worse than the rest); empty in reports that predate it.
+struct CompareFrameMeans {
+  std::vector<double> psnr;  ///< dB, one per frame position
+  std::vector<double> ssim;
+};
+
+/// DIR/metrics.json. Every per-tokenizer list (clip scores, mean, per_frame) follows
+/// `tokenizers`' order; per_frame is empty or has one entry per tokenizer.
+struct CompareReport {
+  std::vector<CompareTokenizer> tokenizers;
+  std::vector<CompareClip> clips;
+  std::vector<CompareScores> mean;
+  std::vector<CompareFrameMeans> per_frame;
+};
+
+/// The document, "version" first, keys in the order above.
+nlohmann::ordered_json toJson(const CompareReport& report);
+/// toJson as the trainer writes it: indented by two spaces, with a final newline.
+std::string toJsonText(const CompareReport& report);
+
+/// Reads a document (JSON text). Returns nullopt, with the reason in `error` when given (e.g.
+/// `compare report: missing "tokenizers"`), for anything else: no tokenizer, a tokenizer
+/// without a name, two with one name, another version. Never throws.
+std::optional<CompareReport> parseCompareReport(std::string_view text,
+                                                std::string* error = nullptr);
+
+}  // namespace tb::core
