@@ -239,6 +239,40 @@ TEST(ClipShardsData, SplitSourcesAndValidationPixelsMatchTheVideoFolder) {
       << shards.describe();
 }
 
+TEST(ClipShardsData, TrainingCropsAndFramesAreWindowsOfTheStoredClips) {
+  Packed p;
+  core::DataConfig d = shardData(p.data, p.shards);
+  ClipDataset whole(d, 3);
+  d.train_crop = d.image_size / 2;
+  d.train_frames = d.num_frames - 2;
+  ClipDataset cropped(d, 3);
+  // A window of the clip the same position draws without cropping: the stored pixels (mirrored
+  // with it when data.hflip flips it), not a resampling of them.
+  const auto isWindowOf = [&](const torch::Tensor& part, const torch::Tensor& clip) {
+    for (std::int64_t t = 0; t + part.size(1) <= clip.size(1); ++t)
+      for (std::int64_t y = 0; y + part.size(2) <= clip.size(2); ++y)
+        for (std::int64_t x = 0; x + part.size(3) <= clip.size(3); ++x)
+          if (torch::equal(part, clip.slice(1, t, t + part.size(1))
+                                     .slice(2, y, y + part.size(2))
+                                     .slice(3, x, x + part.size(3))))
+            return true;
+    return false;
+  };
+  for (std::int64_t position = 0; position < 6; ++position) {
+    const torch::Tensor clip = cropped.trainSample(position);
+    ASSERT_EQ(clip.sizes(),
+              (std::vector<std::int64_t>{3, d.train_frames, d.train_crop, d.train_crop}))
+        << position;
+    EXPECT_TRUE(isWindowOf(clip, whole.trainSample(position))) << position;
+  }
+  // Validation keeps the whole clips.
+  EXPECT_EQ(cropped.validSize(), whole.validSize());
+  if (cropped.validSize() > 0) {
+    EXPECT_EQ(cropped.validSample(0).sizes(),
+              (std::vector<std::int64_t>{3, d.num_frames, d.image_size, d.image_size}));
+  }
+}
+
 TEST(ClipShardsData, SamplesAreSeededClipsOfTheirSourceAndRanksReadDisjointBatches) {
   Packed p;
   const core::DataConfig d = shardData(p.data, p.shards);

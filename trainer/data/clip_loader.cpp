@@ -248,19 +248,17 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
   const std::int64_t size = m_data.image_size;
   const std::int64_t crop = train && m_data.train_crop > 0 ? m_data.train_crop : size;
   const int frames = train && m_data.train_frames > 0 ? m_data.train_frames : m_data.num_frames;
+  // A window of `frames` x `crop` x `crop` of a whole clip [3, T, size, size], at the draw's place.
+  const auto window = [&](torch::Tensor clip) {
+    if (crop == size && frames >= clip.size(1)) return clip;
+    const auto pick = [&](int shift, std::int64_t room) {
+      return static_cast<std::int64_t>((draw >> shift) % static_cast<std::uint64_t>(room + 1));
+    };
+    const std::int64_t t0 = pick(40, clip.size(1) - frames), y0 = pick(8, size - crop), x0 = pick(24, size - crop);
+    return clip.slice(1, t0, t0 + frames).slice(2, y0, y0 + crop).slice(3, x0, x0 + crop).contiguous();
+  };
   if (m_synthetic) {
-    torch::Tensor clip = m_synthetic->clip(item);
-    if (crop < size || frames < clip.size(1)) {
-      const auto pick = [&](int shift, std::int64_t room) {
-        return static_cast<std::int64_t>((draw >> shift) % static_cast<std::uint64_t>(room + 1));
-      };
-      const std::int64_t t0 = pick(40, clip.size(1) - frames), y0 = pick(8, size - crop),
-                         x0 = pick(24, size - crop);
-      clip = clip.slice(1, t0, t0 + frames)
-                 .slice(2, y0, y0 + crop)
-                 .slice(3, x0, x0 + crop)
-                 .contiguous();
-    }
+    const torch::Tensor clip = window(m_synthetic->clip(item));
     return flip ? clip.flip({3}) : clip;
   }
   if (const ClipShards* shards = this->shards(train)) {
@@ -273,6 +271,7 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     const ShardSettings& s = shards->settings();
     torch::Tensor clip = media::framesToTensor(shards->pixels(static_cast<std::size_t>(item), k),
                                                s.num_frames, s.image_size, s.image_size);
+    if (train) clip = window(clip);  // data.train_crop, data.train_frames
     return flip ? clip.flip({3}).contiguous() : clip;
   }
   const DatasetIndex& index = indexOf(train);
