@@ -7,6 +7,7 @@
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/safetensors.h"
+#include "tests/app/reference_codec_file.h"
 #include "tests/app/trainer_lock.h"
 
 #include <QDateTime>
@@ -392,14 +393,7 @@ class TestRunFollower : public QObject {
     QVERIFY(pollAndWait(follower));
     QCOMPARE(follower.trainerHoldsLock(), std::optional<bool>(false));
 
-    tb::core::ReferenceCodecInfo info;
-    info.name = "classic VQ, 10 bits/token";
-    info.bits_per_token = 10;
-    info.codebook_size = 1024;
-    info.valid_psnr = 27.5;
-    QVERIFY(QDir(run.path()).mkpath(QStringLiteral("reference")));
-    writeBytes(run.filePath(QStringLiteral("reference/reference.json")),
-               QByteArray::fromStdString(tb::core::toJsonText(info)));
+    QVERIFY(tb::test::writeReferenceCodec(run.path(), 27.5));
     QVERIFY(pollAndWait(follower));
     QCOMPARE(reference.count(), 1);
     QCOMPARE(follower.referenceCodec().value_or(tb::core::ReferenceCodecInfo{}).valid_psnr,
