@@ -41,8 +41,8 @@ struct RunFollower::Batch {
   QVector<core::Event> events;
   std::size_t malformedMetricLines = 0;  // new since the previous batch
   std::size_t malformedEventLines = 0;
-  std::optional<QString> configText;  // set when config.json's text changed
-  bool trainerHoldsLock = false;      // probed before the files were read
+  std::optional<QString> configText;     // set when config.json's text changed
+  std::optional<bool> trainerHoldsLock;  // probed before the files were read, once active
   // Set when reference/reference.json appeared, changed or went (then it holds nullopt).
   std::optional<std::optional<core::ReferenceCodecInfo>> reference;
   QList<qint64> codebookSteps;    // every step with a file, ascending
@@ -80,8 +80,12 @@ class RunFollower::Reader {
     Batch batch;
     batch.generation = m_generation;
     // Before the events: a trainer that let go of the lock has written its last event, so a
-    // batch without a done event and without the lock is a run that ended without a word.
-    batch.trainerHoldsLock = RunSummaryReader::isLocked(pathText(m_run.root()));
+    // batch without a done event and without the lock is a run that ended without a word. Only
+    // once the run wrote something: a trainer takes the lock before it writes, and a probe
+    // (which holds the lock for an instant) must not meet a trainer that is starting.
+    if (m_active) {
+      batch.trainerHoldsLock = RunSummaryReader::isLocked(pathText(m_run.root()));
+    }
     std::vector<core::MetricsRow> rows = m_metrics->poll();
     core::FileTail::Result events = m_events->poll();
     if (m_metrics->resets() != 0 || events.restarted) {
@@ -95,6 +99,7 @@ class RunFollower::Reader {
       events = m_events->poll();
     }
     countMalformed(batch);
+    m_active = m_active || !rows.empty() || !events.lines.empty();
     batch.malformedEventLines += events.oversized;
     batch.rows = std::move(rows);
     batch.events.reserve(static_cast<int>(events.lines.size()));
@@ -220,6 +225,7 @@ class RunFollower::Reader {
   std::unique_ptr<core::MetricsFollower> m_metrics;
   std::unique_ptr<core::FileTail> m_events;
   std::size_t m_malformedReported = 0;
+  bool m_active = false;  // rows or events were read: a trainer has held the lock
   FileStamp m_configStamp;
   FileStamp m_referenceStamp;
   std::string m_configText;
@@ -352,7 +358,9 @@ void RunFollower::apply(Batch& batch) {
   if (batch.lastWrite.isValid()) {
     m_lastWrite = batch.lastWrite;
   }
-  m_trainerHoldsLock = batch.trainerHoldsLock;
+  if (batch.trainerHoldsLock) {
+    m_trainerHoldsLock = batch.trainerHoldsLock;
+  }
   if (batch.configText && m_config->loadText(batch.configText->toStdString(),
                                              pathText(runDirectoryAt(m_path).configFile()))) {
     m_configText = *batch.configText;

@@ -99,8 +99,9 @@ class RunFollower : public QObject {
   /// config.json as last read, as a document (core's defaults while there is none).
   const ConfigDocument& config() const { return *m_config; }
   /// Whether a trainer held the run's lock (RunSummaryReader::isLocked) when the last read
-  /// began; nullopt before the first read. Without it and without a done event, the run ended
-  /// without a word.
+  /// began; nullopt until the run has written rows or events (the lock is not probed before:
+  /// a trainer that is starting must not meet the probe). Without the lock and without a done
+  /// event, the run ended without a word.
   std::optional<bool> trainerHoldsLock() const { return m_trainerHoldsLock; }
   /// The classic VQ reference codec fitted for the run (reference/reference.json); nullopt
   /// while there is none that reads.

@@ -10,8 +10,8 @@
 #include "app/gui/pages/run_progress_view.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
-#include "core/reference_codec_info.h"
 #include "core/safetensors.h"
+#include "tests/app/reference_codec_file.h"
 #include "tests/app/stalled_files.h"
 #include "tests/app/trainer_lock.h"
 #include "widgets/codebook_view.h"
@@ -221,14 +221,7 @@ class TestMonitorPage : public QObject {
 
     // reference.json appears (training fits the codec before its first step): the next rows
     // bring the line, at the codec's held-out PSNR, named, and in view (above every point).
-    tb::core::ReferenceCodecInfo info;
-    info.name = "classic VQ, 10 bits/token";
-    info.bits_per_token = 10;
-    info.codebook_size = 1024;
-    info.valid_psnr = 27.5;
-    QVERIFY(QDir(run.path()).mkpath(QStringLiteral("reference")));
-    writeFile(run.filePath(QStringLiteral("reference/reference.json")),
-              QByteArray::fromStdString(tb::core::toJsonText(info)));
+    QVERIFY(tb::test::writeReferenceCodec(run.path(), 27.5));
     writeFile(run.filePath(QStringLiteral("metrics.jsonl")), validRow(250), true);
     page.pollNow();
     QVERIFY(page.waitForReads());  // the rows arrive from the follower's thread

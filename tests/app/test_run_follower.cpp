@@ -7,6 +7,8 @@
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/safetensors.h"
+#include "tests/app/reference_codec_file.h"
+#include "tests/app/trainer_lock.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -371,6 +373,35 @@ class TestRunFollower : public QObject {
   }
 
   // The codebook file is read on the follower's thread and delivered by a signal.
+  // The lock probe and the classic VQ reference, read on the follower's thread: the lock is
+  // probed only once the run has written something (a starting trainer must not meet it).
+  void probesTheLockAndReadsTheReference() {
+    QTemporaryDir run;
+    RunFollower follower;
+    QSignalSpy reference(&follower, &RunFollower::referenceCodecChanged);
+    follower.setRunDirectory(run.path());
+    QVERIFY(follower.waitForReads());
+    QVERIFY(!follower.trainerHoldsLock().has_value());  // nothing written yet: not probed
+    QVERIFY(!follower.referenceCodec());
+
+    auto live = std::make_unique<tb::test::TrainerLock>(run.path());
+    appendBytes(run.filePath(QStringLiteral("metrics.jsonl")), metricsLine(1, 0.5));
+    QVERIFY(pollAndWait(follower));
+    QVERIFY(pollAndWait(follower));
+    QCOMPARE(follower.trainerHoldsLock(), std::optional<bool>(true));
+    live.reset();  // the trainer is gone
+    QVERIFY(pollAndWait(follower));
+    QCOMPARE(follower.trainerHoldsLock(), std::optional<bool>(false));
+
+    QVERIFY(tb::test::writeReferenceCodec(run.path(), 27.5));
+    QVERIFY(pollAndWait(follower));
+    QCOMPARE(reference.count(), 1);
+    QCOMPARE(follower.referenceCodec().value_or(tb::core::ReferenceCodecInfo{}).valid_psnr,
+             std::optional<double>(27.5));
+    QVERIFY(pollAndWait(follower));
+    QCOMPARE(reference.count(), 1);  // unchanged file: not read again
+  }
+
   void codebookCountsAreReadOffTheCallersThread() {
     QTemporaryDir run;
     QVERIFY(run.isValid());
