@@ -31,9 +31,8 @@ run=$runs/demo
 mkdir -p "$runs" "$repo/docs/images"
 
 if [[ ! -f $run/metrics.jsonl ]]; then
-  echo "== training the demo preset into $run (validation and samples every 50 steps)"
-  "$trainer" train --preset demo --run-dir "$run" --set train.valid_every=50 \
-    --set train.sample_every=50 >"$work/demo.events"
+  echo "== training the demo preset into $run"
+  "$trainer" train --preset demo --run-dir "$run" >"$work/demo.events"
   echo "== a second, shorter run: $runs/demo-lr1e-3"
   "$trainer" train --preset demo --run-dir "$runs/demo-lr1e-3" --set train.max_steps=100 \
     --set train.lr=1e-3 --set train.valid_every=50 --set train.sample_every=50 >"$work/second.events"
