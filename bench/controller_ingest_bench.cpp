@@ -2,11 +2,12 @@
 // late the event loop gets meanwhile (what a person feels as a frozen window).
 //
 // The fake trainer (tests/app/fake_trainer.cpp, mode "flood") writes N progress events as fast as
-// it can (the stream's live tick; metric rows go to metrics.jsonl, never to the stream). A QTimer ticks every --tick-ms on the same thread; every tick records how late it came.
-// Reported per scenario: events/s from the first to the last event, and tick lateness (p50, p99,
-// max). Scenarios: an idle baseline (no trainer), the bare controller, and the controller with
-// the window's run-control bar shown (offscreen unless a display is set), which repaints on
-// every progress and protocol change.
+// it can (the stream's live tick; metric rows go to metrics.jsonl, never to the stream). A QTimer
+// ticks every --tick-ms on the same thread; every tick records how late it came. Reported per
+// scenario: events/s from the first to the last event, and tick lateness (p50, p99, max).
+// Scenarios: an idle baseline (no trainer), the bare controller, and the controller with the
+// window's run-control bar shown (offscreen unless a display is set), which repaints on every
+// progress and protocol change.
 //
 //   tokenbench-controller-bench [--events N] [--tick-ms T] [--trainer PATH]
 #include "app/control/run_controller.h"

@@ -60,7 +60,9 @@ struct ProgressEvent {
   double eta_s = 0.0;      ///< seconds to go (NaN: unknown)
 };
 
-/// `{"type":"metric"}`: scalar metrics at one step (`values` is a JSON object).
+/// `{"type":"metric"}`: scalar metrics at one step (`values` is a JSON object). No longer sent:
+/// metric rows have one path, metrics.jsonl (core/metrics_log.h). The type stays in v1 so that
+/// older trainers' streams and the events.jsonl of their runs still decode; readers ignore it.
 struct MetricEvent {
   std::int64_t step = 0;
   /// name -> value in emission order, e.g. {"train/recon_loss", 0.07}. Non-finite values travel

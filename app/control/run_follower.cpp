@@ -22,8 +22,8 @@
 #include <iterator>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace tb::app {

@@ -124,11 +124,13 @@ class TestRunsPage : public QObject {
     std::vector<tb::core::Event> events{tb::core::HelloEvent{}};
     // More progress lines than the 64 KiB of events.jsonl read for the last event.
     for (std::int64_t step = 1; step <= 2000; ++step) {
-      events.emplace_back(tb::core::ProgressEvent{step, 2000, 10.0, 0.1 * static_cast<double>(2000 - step)});
+      events.emplace_back(
+          tb::core::ProgressEvent{step, 2000, 10.0, 0.1 * static_cast<double>(2000 - step)});
     }
     events.emplace_back(tb::core::DoneEvent{"completed", std::int64_t{2000}});
-    makeRun(run, {trainRow(1, 0.5), validRow(1000, 21.0, 0.6, 0.3), trainRow(2000, 0.2),
-                  validRow(2000, 24.0, 0.5, 0.35)},
+    makeRun(run,
+            {trainRow(1, 0.5), validRow(1000, 21.0, 0.6, 0.3), trainRow(2000, 0.2),
+             validRow(2000, 24.0, 0.5, 0.35)},
             events);
     QFile written(run + QStringLiteral("/events.jsonl"));
     QVERIFY(written.open(QIODevice::ReadOnly));

@@ -150,16 +150,19 @@ TEST(Training, MetricRowsGoToMetricsJsonlOnlyNotToTheEvents) {
     const core::DecodeResult decoded = core::decodeEventLine(line);
     ASSERT_TRUE(decoded.ok()) << line;
     EXPECT_FALSE(std::holds_alternative<core::MetricEvent>(*decoded.event())) << line;
-    if (const auto* p = std::get_if<core::ProgressEvent>(decoded.event())) progress.push_back(p->step);
+    if (const auto* p = std::get_if<core::ProgressEvent>(decoded.event()))
+      progress.push_back(p->step);
   }
   EXPECT_EQ(progress, (std::vector<std::int64_t>{2, 4}));
 
   std::vector<std::int64_t> train_steps;
   bool validation = false;
-  for (const core::MetricsRow& row : core::MetricsFollower(core::RunDirectory(dir).metricsFile()).poll()) {
+  for (const core::MetricsRow& row :
+       core::MetricsFollower(core::RunDirectory(dir).metricsFile()).poll()) {
     for (const auto& [name, value] : row.values) {
       if (name == core::metric::kTrainLoss) train_steps.push_back(row.step);
-      validation = validation || (name == core::metric::kValidPsnr && row.step == 4 && std::isfinite(value));
+      validation =
+          validation || (name == core::metric::kValidPsnr && row.step == 4 && std::isfinite(value));
     }
   }
   EXPECT_EQ(train_steps, (std::vector<std::int64_t>{2, 4}));
