@@ -1,14 +1,15 @@
 // tokenbench-controller-bench: how fast RunController ingests a trainer's event stream, and how
 // late the event loop gets meanwhile (what a person feels as a frozen window).
 //
-// The fake trainer (tests/app/fake_trainer.cpp, mode "flood") writes N metric events as fast as
-// it can. A QTimer ticks every --tick-ms on the same thread; every tick records how late it came.
-// Reported per scenario: events/s from the first to the last event, and tick lateness (p50, p99,
-// max). Scenarios: an idle baseline (no trainer), the bare controller, and the controller with
-// the window's run-control bar shown (offscreen unless a display is set), which repaints on
-// every progress and protocol change.
+// The fake trainer (tests/app/fake_trainer.cpp, mode "flood") writes N progress events as fast as
+// it can (the stream's live tick; metric rows go to metrics.jsonl, never to the stream). A QTimer
+// ticks every --tick-ms on the same thread; every tick records how late it came. Reported per
+// scenario: events/s from the first to the last event, and tick lateness (p50, p99, max).
+// Scenarios: an idle baseline (no trainer), the bare controller, and the controller with the
+// window's run-control bar shown (offscreen unless a display is set), which repaints on every
+// progress and protocol change.
 //
-//   tokenbench-controller-bench [--events N] [--values V] [--tick-ms T] [--trainer PATH]
+//   tokenbench-controller-bench [--events N] [--tick-ms T] [--trainer PATH]
 #include "app/control/run_controller.h"
 #include "app/gui/run_control_bar.h"
 
@@ -35,7 +36,6 @@ using tb::app::RunController;
 
 struct Options {
   long events = 100000;
-  long values = 2;
   int tickMs = 5;
   QString trainer = QStringLiteral(TB_FAKE_TRAINER);
 };
@@ -100,14 +100,14 @@ bool flood(const Options& options, bool withBar, const char* scenario) {
     bar->resize(1100, 60);
     bar->show();
   }
-  long metrics = 0;
+  long received = 0;
   QElapsedTimer clock;
   double firstMs = -1, lastMs = 0;
-  QObject::connect(&controller, &RunController::metricReceived, [&] {
+  QObject::connect(&controller, &RunController::progressReceived, [&] {
     const double now = static_cast<double>(clock.nsecsElapsed()) / 1e6;
     if (firstMs < 0) firstMs = now;
     lastMs = now;
-    ++metrics;
+    ++received;
   });
   QEventLoop loop;
   QObject::connect(&controller, &RunController::finished, &loop, &QEventLoop::quit);
@@ -117,7 +117,6 @@ bool flood(const Options& options, bool withBar, const char* scenario) {
   request.runDir = dir.filePath(QStringLiteral("run"));
   qputenv("TB_FAKE_MODE", "flood");
   qputenv("TB_FAKE_FLOOD", QByteArray::number(static_cast<qlonglong>(options.events)));
-  qputenv("TB_FAKE_FLOOD_VALUES", QByteArray::number(static_cast<qlonglong>(options.values)));
   TickProbe probe(options.tickMs);
   clock.start();
   controller.start(request);
@@ -125,10 +124,9 @@ bool flood(const Options& options, bool withBar, const char* scenario) {
   const Lateness late = probe.result();
   const double seconds = (lastMs - firstMs) / 1000.0;
   const bool ok =
-      controller.state() == RunController::State::Completed && metrics == options.events;
-  std::printf("  %-28s %ld metric events (%ld values each) in %.3f s: %.0f events/s%s\n", scenario,
-              metrics, options.values, seconds,
-              seconds > 0 ? static_cast<double>(metrics) / seconds : 0.0,
+      controller.state() == RunController::State::Completed && received == options.events;
+  std::printf("  %-28s %ld progress events in %.3f s: %.0f events/s%s\n", scenario, received,
+              seconds, seconds > 0 ? static_cast<double>(received) / seconds : 0.0,
               ok ? "" : "  [run did not complete]");
   printLateness(scenario, late, options.tickMs);
   return ok;
@@ -149,16 +147,14 @@ int main(int argc, char** argv) {
     };
     if (a == "--events")
       options.events = std::atol(next("--events"));
-    else if (a == "--values")
-      options.values = std::max(2L, std::atol(next("--values")));
     else if (a == "--tick-ms")
       options.tickMs = std::max(1, std::atoi(next("--tick-ms")));
     else if (a == "--trainer")
       options.trainer = QString::fromLocal8Bit(next("--trainer"));
     else {
       std::fprintf(stderr,
-                   "usage: tokenbench-controller-bench [--events N] [--values V] [--tick-ms T] "
-                   "[--trainer PATH]\n");
+                   "usage: tokenbench-controller-bench [--events N] [--tick-ms T] [--trainer "
+                   "PATH]\n");
       return 2;
     }
   }

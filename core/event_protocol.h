@@ -60,12 +60,12 @@ struct ProgressEvent {
   double eta_s = 0.0;      ///< seconds to go (NaN: unknown)
 };
 
-/// `{"type":"metric"}`: scalar metrics at one step (`values` is a JSON object).
+/// `{"type":"metric"}`: scalar metrics at one step; decoded, no longer sent (see `values`).
 struct MetricEvent {
   std::int64_t step = 0;
-  /// name -> value in emission order, e.g. {"train/recon_loss", 0.07}. Non-finite values travel
-  /// as null and come back as NaN. Names should be unique: a repeated name is written once, with
-  /// the last value, at the position of the first.
+  /// name -> value (a JSON object) in emission order; null for NaN; a repeated name is written
+  /// once (last value, first position). Metric rows go to metrics.jsonl only: the type stays in
+  /// v1 so that older trainers' streams and their runs' events.jsonl decode; readers ignore it.
   std::vector<std::pair<std::string, double>> values;
 };
 

@@ -3,7 +3,9 @@
 #include "app/control/exit_code.h"
 #include "app/control/launch_request.h"
 #include "app/control/stop_signal_notifier.h"
+#include "app/control/wire_text.h"
 #include "core/metric_names.h"
+#include "core/metrics_log.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -34,6 +36,16 @@ void say(std::ostream& err, const char* line) { say(err, std::string(line)); }
 void say(std::ostream& err, const QString& line) { say(err, line.toStdString()); }
 
 const char* signalWord(int signal) { return signal == SIGTERM ? "SIGTERM" : "SIGINT"; }
+
+// The loss a metrics row holds, if any (the first of kLossNames it has).
+std::optional<double> lossOf(const core::MetricsRow& row) {
+  for (const std::string_view name : kLossNames) {
+    for (const auto& [key, value] : row.values) {
+      if (key == name) return value;
+    }
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -119,13 +131,26 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
   const StopSignalNotifier stopSignals;
   QEventLoop loop;
 
+  // The loss of a progress line comes from the run's metrics.jsonl, the one path of metric rows
+  // (the stream carries none): read when a progress line is printed, which is when a progress
+  // event arrives (the trainer writes the row before the event) or at the end. The read is on
+  // this thread, and may wait on a slow file system: acceptable here, as there is no window to
+  // keep responsive, and only new bytes are read.
+  std::optional<core::MetricsFollower> metrics;
   std::optional<double> loss;
+  auto readLoss = [&] {
+    if (!metrics) metrics.emplace(runDirectoryAt(controller.runDirectory()).metricsFile());
+    for (const core::MetricsRow& row : metrics->poll()) {
+      if (const std::optional<double> value = lossOf(row)) loss = value;
+    }
+  };
   std::optional<core::ProgressEvent> unprinted;
   QElapsedTimer sincePrinted;
   int shownProblems = 0;
   bool wasUnresponsive = false;
 
   auto printProgress = [&](const core::ProgressEvent& progress) {
+    readLoss();
     say(err, progressLine(progress, loss));
     sincePrinted.start();
     unprinted.reset();
@@ -139,16 +164,6 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
             .arg(QString::fromStdString(e.trainer_version), QString::fromStdString(e.torch_version),
                  processes, QString::fromStdString(e.launcher), QString::fromStdString(e.device),
                  controller.runDirectory()));
-  });
-  QObject::connect(&controller, &RunController::metricReceived, [&](const core::MetricEvent& e) {
-    for (const std::string_view name : kLossNames) {
-      for (const auto& [key, value] : e.values) {
-        if (key == name) {
-          loss = value;
-          return;
-        }
-      }
-    }
   });
   QObject::connect(
       &controller, &RunController::progressReceived, [&](const core::ProgressEvent& e) {

@@ -17,7 +17,8 @@ namespace tb::app {
 ///
 /// Starts the trainer through the same RunController as the window, on a QCoreApplication (no
 /// display needed). On stderr: a progress line per progress event (at most one per
-/// progressIntervalMs(), the last step always), the trainer's own log lines as they come,
+/// progressIntervalMs(), the last step always; its loss is that of the newest row of the run's
+/// metrics.jsonl, read when the line is printed), the trainer's own log lines as they come,
 /// warnings, errors with their hint, and a last line saying how the run ended. SIGINT and SIGTERM
 /// stop the run gracefully (a second one sends SIGTERM to the trainer, a third SIGKILL). The
 /// exit status is the trainer's (see exitStatus()). stdout stays empty.

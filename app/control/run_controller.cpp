@@ -35,7 +35,6 @@ RunController::RunController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tb::app::RunController::State>();
   qRegisterMetaType<tb::core::HelloEvent>();
   qRegisterMetaType<tb::core::ProgressEvent>();
-  qRegisterMetaType<tb::core::MetricEvent>();
   qRegisterMetaType<tb::core::SampleEvent>();
   qRegisterMetaType<tb::core::CheckpointEvent>();
   qRegisterMetaType<tb::core::WarningEvent>();
@@ -489,8 +488,7 @@ void RunController::handleEvent(core::Event&& event) {
         } else if constexpr (std::is_same_v<T, core::ProgressEvent>) {
           m_lastProgress = e;
           noteStep(e.step);
-        } else if constexpr (std::is_same_v<T, core::MetricEvent> ||
-                             std::is_same_v<T, core::SampleEvent> ||
+        } else if constexpr (std::is_same_v<T, core::SampleEvent> ||
                              std::is_same_v<T, core::CheckpointEvent>) {
           noteStep(e.step);
         } else if constexpr (std::is_same_v<T, core::WarningEvent>) {
@@ -511,8 +509,6 @@ void RunController::handleEvent(core::Event&& event) {
           Q_EMIT helloReceived(e);
         } else if constexpr (std::is_same_v<T, core::ProgressEvent>) {
           Q_EMIT progressReceived(e);
-        } else if constexpr (std::is_same_v<T, core::MetricEvent>) {
-          Q_EMIT metricReceived(e);
         } else if constexpr (std::is_same_v<T, core::SampleEvent>) {
           Q_EMIT sampleReceived(e, absolute);
         } else if constexpr (std::is_same_v<T, core::CheckpointEvent>) {
@@ -522,8 +518,10 @@ void RunController::handleEvent(core::Event&& event) {
         } else if constexpr (std::is_same_v<T, core::ErrorEvent>) {
           Q_EMIT errorReceived(e);
         }
-        // Log events are counted only (no trainer writes them yet); the done event ends the
-        // run through finished(), once the process is gone.
+        // Log events are counted only (no trainer writes them yet); so are the metric events of
+        // an older trainer: their rows are in metrics.jsonl, where curves and the headless
+        // runner's loss come from; like any output they kept the watchdog quiet. The done event
+        // ends the run through finished(), once the process is gone.
       },
       event);
 }

@@ -28,6 +28,10 @@ namespace tb::app {
 /// ("garbage") and sample/checkpoint paths outside the run directory are ignored, counted and
 /// reported with protocolWarning(), never fatal. The last kStderrTailLines lines of stderr are
 /// kept for the error report. A watchdog marks a silent process Unresponsive and keeps it.
+///
+/// The stream is run control only (hello, progress, sample, checkpoint, warning, error, done);
+/// metric rows are read from the run's metrics.jsonl. A `metric` event of an older trainer still
+/// decodes and is counted in eventCount(), and otherwise ignored.
 class RunController : public QObject {
   Q_OBJECT
 
@@ -142,7 +146,6 @@ class RunController : public QObject {
   void stateChanged(tb::app::RunController::State state);
   void helloReceived(const tb::core::HelloEvent& event);
   void progressReceived(const tb::core::ProgressEvent& event);
-  void metricReceived(const tb::core::MetricEvent& event);
   /// A sample inside the run directory; `absolutePath` is resolved against it. The window takes
   /// it as a cue to look at samples/ now; what the Samples page shows comes from the files.
   void sampleReceived(const tb::core::SampleEvent& event, const QString& absolutePath);
@@ -217,7 +220,6 @@ class RunController : public QObject {
 // (app/run_follower.h declares that one).
 Q_DECLARE_METATYPE(tb::core::HelloEvent)
 Q_DECLARE_METATYPE(tb::core::ProgressEvent)
-Q_DECLARE_METATYPE(tb::core::MetricEvent)
 Q_DECLARE_METATYPE(tb::core::SampleEvent)
 Q_DECLARE_METATYPE(tb::core::CheckpointEvent)
 Q_DECLARE_METATYPE(tb::core::WarningEvent)

@@ -23,15 +23,10 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace tb::app {
-namespace {
-
-// How core::encodeEvent starts a metric event.
-constexpr std::string_view kMetricEventPrefix = R"({"v":1,"type":"metric",)";
-
-}  // namespace
 
 /// What one read found: everything the follower delivers, in the order it delivers it.
 struct RunFollower::Batch {
@@ -104,14 +99,13 @@ class RunFollower::Reader {
     batch.rows = std::move(rows);
     batch.events.reserve(static_cast<int>(events.lines.size()));
     for (const std::string& line : events.lines) {
-      // Metric events repeat metrics.jsonl, which rowsAppended() delivers: not worth parsing
-      // (they are half the lines of a long run's events.jsonl).
-      if (std::string_view(line).substr(0, kMetricEventPrefix.size()) == kMetricEventPrefix) {
-        continue;
-      }
       core::DecodeResult result = core::decodeEventLine(line);
       if (core::Event* event = std::get_if<core::Event>(&result.value)) {
-        batch.events.append(std::move(*event));
+        // The metric events in an older trainer's events.jsonl repeat its metrics.jsonl, which
+        // rowsAppended() delivers: one path per fact, so they go no further.
+        if (!std::holds_alternative<core::MetricEvent>(*event)) {
+          batch.events.append(std::move(*event));
+        }
       } else {
         ++batch.malformedEventLines;
       }

@@ -145,8 +145,9 @@ class RunFollower : public QObject {
   void reset();
   /// New metrics rows, in file order.
   void rowsAppended(const QVector<tb::core::MetricsRow>& rows);
-  /// New events, in file order (lines that do not decode are counted and skipped). Metric
-  /// events are left out: they repeat metrics.jsonl, whose rows rowsAppended() delivers.
+  /// New events, in file order (lines that do not decode are counted and skipped). The metric
+  /// events an older trainer wrote are left out: they repeat metrics.jsonl, whose rows
+  /// rowsAppended() delivers.
   void eventsAppended(const QVector<tb::core::Event>& events);
   /// codebook/step_`step`.safetensors appeared or changed.
   void codebookCountsChanged(qint64 step);

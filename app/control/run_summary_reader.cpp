@@ -22,7 +22,8 @@ namespace tb::app {
 namespace {
 
 // The tail of events.jsonl that is read for the last event. A done line is short; the margin
-// covers the longest ordinary events (metric lines with many values).
+// covers the longest ordinary events (warnings with long paths, and the metric lines with many
+// values that older trainers wrote there).
 constexpr qint64 kEventsTailBytes = 64 * 1024;
 
 void keepBest(std::optional<double>& best, double value, bool higherIsBetter) {

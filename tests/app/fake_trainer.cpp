@@ -11,19 +11,19 @@
 //
 // Behaviour (environment):
 //   TB_FAKE_MODE     normal | ignore-stop | hang | crash | fail | exit3 | usage | nodone | flood |
-//                    garbage | escape | silent | chatty (default normal)
+//                    garbage | escape | silent | chatty | metric-events (default normal)
 //   TB_FAKE_STEPS    steps of a normal run (default 20)
 //   TB_FAKE_STEP_MS  milliseconds per step (default 10)
 //   TB_FAKE_CONTROL_LOG  file that every control line read on stdin is appended to
-//   TB_FAKE_FLOOD    metric lines of the flood (default 100000)
-//   TB_FAKE_FLOOD_VALUES  values per flood metric line (default 2)
+//   TB_FAKE_FLOOD    progress lines of the flood (default 100000)
 //   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
 //
 // Like the real trainer, every mode that trains holds an flock on <run dir>/.lock while it runs,
-// appends each event it prints to <run dir>/events.jsonl and each metric to metrics.jsonl, so a
-// window following the run directory sees what it would see of a real run.
+// appends each event it prints to <run dir>/events.jsonl and writes its metric rows to
+// metrics.jsonl only (never as events; the row before the step's progress event), so a window
+// following the run directory sees what it would see of a real run.
 //
-// normal:      hello, per step a metric and a progress event, a sample and a checkpoint half
+// normal:      hello, per step a metrics row and a progress event, a sample and a checkpoint half
 //              way (files really written in the run dir), done "completed", exit 0. A stop line
 //              or the end of stdin (with --control-stdin) ends it with done "stopped"; a
 //              checkpoint line writes a checkpoint. SIGTERM kills it (default action).
@@ -34,12 +34,16 @@
 // exit3:       two steps, two lines on stderr, exit 3.
 // usage:       a usage message on stderr, no events, exit 2.
 // nodone:      three steps, exit 0 without done.
-// flood:       TB_FAKE_FLOOD metric events as fast as it can write, then done "completed".
+// flood:       TB_FAKE_FLOOD progress events as fast as it can write, then done "completed".
 // garbage:     binary bytes, invalid JSON, a wrong version, an unknown type, an oversized line,
 //              a valid event split across two writes, then done "completed"; 5 bad lines.
 // escape:      sample and checkpoint paths outside the run dir (3) and one inside, done.
 // silent:      hello, TB_FAKE_SILENT_MS of silence, one progress, done "completed".
 // chatty:      200 lines on stderr, hello, done "completed".
+// metric-events: an older trainer that also sent every metrics row as a `metric` event: hello,
+//              per step (every 100 ms) a row and its metric event, TB_FAKE_STEPS (20) of them,
+//              then one progress event and done "completed". Only the metric events speak
+//              between hello and the end.
 #include "core/control_message.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
@@ -56,6 +60,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -95,17 +100,19 @@ void emit(const Event& event, bool flush = true) {
     g_events << line;
     if (flush) g_events.flush();
   }
-  if (const auto* metric = std::get_if<MetricEvent>(&event); metric && g_metrics.is_open()) {
-    MetricsRow row;
-    row.step = metric->step;
-    row.wall_time = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count()) /
-                    1000.0;
-    row.values = metric->values;
-    g_metrics << formatMetricsLine(row) << '\n';
-    if (flush) g_metrics.flush();
-  }
+}
+
+// One row of metrics.jsonl, flushed: a reader woken by the progress event that follows finds it.
+void writeMetrics(std::int64_t step, std::vector<std::pair<std::string, double>> values) {
+  if (!g_metrics.is_open()) return;
+  MetricsRow row;
+  row.step = step;
+  row.wall_time = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count()) /
+                  1000.0;
+  row.values = std::move(values);
+  g_metrics << formatMetricsLine(row) << '\n' << std::flush;
 }
 
 void sleepMs(long ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
@@ -124,8 +131,12 @@ HelloEvent hello(const std::string& runDir) {
   return h;
 }
 
+std::vector<std::pair<std::string, double>> lossValues(double loss) {
+  return {{"train/loss", loss}, {"train/recon_loss", loss * 0.9}};
+}
+
 void step(std::int64_t s, std::int64_t total, double loss) {
-  emit(MetricEvent{s, {{"train/loss", loss}, {"train/recon_loss", loss * 0.9}}});
+  writeMetrics(s, lossValues(loss));
   emit(ProgressEvent{s, total, 100.0, static_cast<double>(total - s) / 100.0});
 }
 
@@ -211,17 +222,26 @@ int flood(const fs::path& runDir) {
   const long count = envInt("TB_FAKE_FLOOD", 100000);
   static char buffer[1 << 16];
   std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
-  const long extra = envInt("TB_FAKE_FLOOD_VALUES", 2) - 2;
   emit(hello(runDir.string()));
   for (long s = 1; s <= count; ++s) {
-    MetricEvent metric{s, {{"train/loss", 1.0 / static_cast<double>(s)}, {"train/lr", 1e-4}}};
-    for (long v = 0; v < extra; ++v) {
-      metric.values.emplace_back("train/value_" + std::to_string(v),
-                                 0.001 * static_cast<double>(v));
-    }
-    emit(metric, false);
+    emit(ProgressEvent{s, count, 1e5, static_cast<double>(count - s) / 1e5}, false);
   }
   emit(DoneEvent{"completed", count});
+  return 0;
+}
+
+// An older trainer: its metric events are the only sign of life between hello and the end.
+int metricEvents(const fs::path& runDir) {
+  const long steps = envInt("TB_FAKE_STEPS", 20);
+  emit(hello(runDir.string()));
+  for (long s = 1; s <= steps; ++s) {
+    const double loss = 1.0 / static_cast<double>(s);
+    writeMetrics(s, lossValues(loss));
+    emit(MetricEvent{s, lossValues(loss)});
+    sleepMs(100);
+  }
+  emit(ProgressEvent{steps, steps, 10.0, 0.0});
+  emit(DoneEvent{"completed", steps});
   return 0;
 }
 
@@ -299,6 +319,7 @@ int train(const std::vector<std::string>& args) {
   if (mode == "normal") return normalRun(runDir, controlStdin, false);
   if (mode == "ignore-stop") return normalRun(runDir, controlStdin, true);
   if (mode == "flood") return flood(runDir);
+  if (mode == "metric-events") return metricEvents(runDir);
   if (mode == "garbage") return garbage(runDir);
   if (mode == "escape") return escape(runDir);
   if (mode == "hang") {

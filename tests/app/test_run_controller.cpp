@@ -2,6 +2,9 @@
 // fails, hangs, floods and prints garbage: every ending must become its own state, with the
 // words a person needs, and the stop sequence must escalate exactly as far as needed.
 #include "app/control/run_controller.h"
+#include "app/control/wire_text.h"
+#include "core/metric_names.h"
+#include "core/metrics_log.h"
 #include "tests/app/tiny_real_run.h"
 
 #include <QDir>
@@ -18,6 +21,7 @@
 #include <csignal>
 #include <limits>
 #include <memory>
+#include <vector>
 
 using tb::app::LaunchRequest;
 using tb::app::RunController;
@@ -26,6 +30,11 @@ using State = RunController::State;
 namespace {
 
 constexpr int kTimeoutMs = 30000;
+
+// The rows of a run's metrics.jsonl: where the metrics are, the stream carries none.
+std::vector<tb::core::MetricsRow> metricsRows(const QString& runDir) {
+  return tb::core::MetricsFollower(tb::app::runDirectoryAt(runDir).metricsFile()).poll();
+}
 
 }  // namespace
 
@@ -76,7 +85,6 @@ class TestRunController : public QObject {
   void normalRunCompletes() {
     RunController controller;
     QSignalSpy stateSpy(&controller, &RunController::stateChanged);
-    QSignalSpy metrics(&controller, &RunController::metricReceived);
     QSignalSpy progress(&controller, &RunController::progressReceived);
     QSignalSpy samples(&controller, &RunController::sampleReceived);
     QSignalSpy checkpoints(&controller, &RunController::checkpointReceived);
@@ -86,16 +94,18 @@ class TestRunController : public QObject {
     QCOMPARE(runToEnd(controller, r), State::Completed);
     QCOMPARE(states(stateSpy), (QList<State>{State::Starting, State::Running, State::Completed}));
     QCOMPARE(hellos.count(), 1);
-    QCOMPARE(metrics.count(), 20);
     QCOMPARE(progress.count(), 20);
-    QCOMPARE(metrics.last().first().value<tb::core::MetricEvent>().step, 20);
+    QCOMPARE(progress.last().first().value<tb::core::ProgressEvent>().step, 20);
+    const std::vector<tb::core::MetricsRow> rows = metricsRows(r.runDir);
+    QCOMPARE(rows.size(), std::size_t{20});
+    QCOMPARE(rows.back().step, 20);
     QCOMPARE(samples.count(), 1);
     const QString sample = samples.first().at(1).toString();
     QVERIFY2(QFileInfo(sample).isAbsolute() && QFile::exists(sample), qPrintable(sample));
     QVERIFY(sample.startsWith(QDir(r.runDir).absolutePath() + QLatin1Char('/')));
     QCOMPARE(checkpoints.count(), 1);
-    // hello + 20 x (metric, progress) + sample + checkpoint + done
-    QCOMPARE(controller.eventCount(), quint64(1 + 40 + 2 + 1));
+    // hello + 20 x progress + sample + checkpoint + done: no metric events
+    QCOMPARE(controller.eventCount(), quint64(1 + 20 + 2 + 1));
     QCOMPARE(controller.garbageLines(), quint64(0));
     QCOMPARE(controller.lastStep(), 20);
     QCOMPARE(controller.exitCode(), 0);
@@ -201,20 +211,39 @@ class TestRunController : public QObject {
 
   void floodIsIngestedCompletely() {
     RunController controller;
-    quint64 metricCount = 0;
+    quint64 progressCount = 0;
     std::int64_t lastStep = 0;
-    connect(&controller, &RunController::metricReceived, this, [&](const tb::core::MetricEvent& e) {
-      ++metricCount;
-      lastStep = e.step;
-    });
+    connect(&controller, &RunController::progressReceived, this,
+            [&](const tb::core::ProgressEvent& e) {
+              ++progressCount;
+              lastStep = e.step;
+            });
     QElapsedTimer clock;
     clock.start();
     QCOMPARE(runToEnd(controller, request("flood")), State::Completed);
     const double seconds = static_cast<double>(clock.elapsed()) / 1000.0;
-    QCOMPARE(metricCount, quint64(100000));
+    QCOMPARE(progressCount, quint64(100000));
     QCOMPARE(lastStep, 100000);
+    QCOMPARE(controller.lastProgress()->step, 100000);
     QCOMPARE(controller.garbageLines(), quint64(0));
-    qInfo("flood: 100000 metric events in %.2f s (%.0f events/s)", seconds, 100000.0 / seconds);
+    qInfo("flood: 100000 progress events in %.2f s (%.0f events/s)", seconds, 100000.0 / seconds);
+  }
+
+  // An older trainer sent its metrics rows as `metric` events too: they decode, are counted and
+  // otherwise ignored, and keep the watchdog quiet (here they are its only output for 2 s).
+  void metricEventsOfAnOlderTrainerAreSignsOfLife() {
+    RunController controller;
+    controller.setWatchdogTimeoutMs(1000);
+    QSignalSpy stateSpy(&controller, &RunController::stateChanged);
+    QSignalSpy progress(&controller, &RunController::progressReceived);
+    QSignalSpy problems(&controller, &RunController::protocolWarning);
+    QCOMPARE(runToEnd(controller, request("metric-events")), State::Completed);
+    QCOMPARE(states(stateSpy), (QList<State>{State::Starting, State::Running, State::Completed}));
+    QCOMPARE(controller.eventCount(), quint64(1 + 20 + 1 + 1));  // hello, 20 metric, progress, done
+    QCOMPARE(controller.garbageLines(), quint64(0));
+    QCOMPARE(problems.count(), 0);
+    QCOMPARE(progress.count(), 1);
+    QCOMPARE(controller.describe(), QStringLiteral("completed at step 20"));
   }
 
   void garbageIsCountedNeverFatal() {
@@ -409,7 +438,8 @@ class TestRunController : public QObject {
     QCOMPARE(errno, ESRCH);
   }
 
-  // End to end: a tiny real training; curves (metric events) and a sample GIF arrive.
+  // End to end: a tiny real training; its curves (metrics.jsonl, never the stream) and a sample
+  // GIF arrive.
   void realTrainerTinyRun() {
     const QString trainer = tb::test::realTrainer();
     if (trainer.isEmpty()) QSKIP("TB_TEST_TRAINER is not set (the build has no trainer)");
@@ -421,19 +451,6 @@ class TestRunController : public QObject {
     QSignalSpy hello(&controller, &RunController::helloReceived);
     QSignalSpy samples(&controller, &RunController::sampleReceived);
     QSignalSpy checkpoints(&controller, &RunController::checkpointReceived);
-    QStringList metricNames;
-    std::int64_t lastTrainStep = 0;
-    connect(&controller, &RunController::metricReceived, this, [&](const tb::core::MetricEvent& e) {
-      for (const auto& [name, value] : e.values) {
-        if (!metricNames.contains(QString::fromStdString(name))) {
-          metricNames.append(QString::fromStdString(name));
-        }
-        if (name == "train/loss") {
-          QVERIFY(std::isfinite(value));
-          lastTrainStep = e.step;
-        }
-      }
-    });
     LaunchRequest r;
     r.trainer = trainer;
     r.configFile = config;
@@ -442,8 +459,22 @@ class TestRunController : public QObject {
     QVERIFY2(end == State::Completed, qPrintable(controller.describe() + QLatin1Char('\n') +
                                                  controller.stderrTail().join(QLatin1Char('\n'))));
     QCOMPARE(hello.count(), 1);
+    QStringList metricNames;
+    std::int64_t lastTrainStep = 0;
+    for (const tb::core::MetricsRow& row : metricsRows(r.runDir)) {
+      for (const auto& [name, value] : row.values) {
+        if (!metricNames.contains(QString::fromStdString(name))) {
+          metricNames.append(QString::fromStdString(name));
+        }
+        if (name == tb::core::metric::kTrainLoss) {
+          QVERIFY(std::isfinite(value));
+          lastTrainStep = row.step;
+        }
+      }
+    }
     QCOMPARE(lastTrainStep, 6);
-    QVERIFY2(metricNames.contains(QStringLiteral("valid/psnr")), qPrintable(metricNames.join(' ')));
+    QVERIFY2(metricNames.contains(tb::app::wireText(tb::core::metric::kValidPsnr)),
+             qPrintable(metricNames.join(' ')));
     QVERIFY(samples.count() >= 1);
     const QString gif = samples.last().at(1).toString();
     QFile file(gif);

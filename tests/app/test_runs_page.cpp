@@ -82,7 +82,7 @@ class TestRunsPage : public QObject {
     m_runs = m_dir.filePath(QStringLiteral("runs"));
     using tb::core::DoneEvent;
     using tb::core::HelloEvent;
-    using tb::core::MetricEvent;
+    using tb::core::MetricEvent;  // beta's and alpha's trainer was older: it sent metric events
     makeRun(m_runs + "/alpha",
             {trainRow(1, 0.5), validRow(100, 20.0, 0.5, 0.3), validRow(200, 25.0, 0.7, 0.25),
              validRow(300, 22.0, 0.6, 0.2)},
@@ -114,6 +114,42 @@ class TestRunsPage : public QObject {
     QCOMPARE(reader.read(m_runs + "/fresh").status, RunSummary::Status::New);
     QVERIFY(!reader.read(m_runs + "/beta").bestPsnr);
     QVERIFY(!RunSummaryReader::isRunDirectory(m_runs + "/not_a_run"));
+  }
+
+  // The trainer sends no metric events any more: a run's events.jsonl holds hello, progress
+  // events, warnings and done, and its step and best scores come from metrics.jsonl alone.
+  void summaryOfARunWhoseEventsHoldNoMetricLines() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("current"));
+    std::vector<tb::core::Event> events{tb::core::HelloEvent{}};
+    // More progress lines than the 64 KiB of events.jsonl read for the last event.
+    for (std::int64_t step = 1; step <= 2000; ++step) {
+      events.emplace_back(
+          tb::core::ProgressEvent{step, 2000, 10.0, 0.1 * static_cast<double>(2000 - step)});
+    }
+    events.emplace_back(tb::core::DoneEvent{"completed", std::int64_t{2000}});
+    makeRun(run,
+            {trainRow(1, 0.5), validRow(1000, 21.0, 0.6, 0.3), trainRow(2000, 0.2),
+             validRow(2000, 24.0, 0.5, 0.35)},
+            events);
+    QFile written(run + QStringLiteral("/events.jsonl"));
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    QVERIFY(written.size() > 64 * 1024);
+    QVERIFY(!written.readAll().contains("\"type\":\"metric\""));
+    RunSummaryReader reader;
+    const RunSummary summary = reader.read(run);
+    QCOMPARE(summary.status, RunSummary::Status::Completed);
+    QCOMPARE(summary.step, std::optional<qint64>(2000));
+    QCOMPARE(summary.bestPsnr, std::optional<double>(24.0));
+    QCOMPARE(summary.bestSsim, std::optional<double>(0.6));
+    QCOMPARE(summary.bestLpips, std::optional<double>(0.3));
+
+    // Killed after its last row: no done, so Interrupted, at the step of the last row.
+    makeRun(dir.filePath(QStringLiteral("killed")), {trainRow(1, 0.5), trainRow(40, 0.4)},
+            {tb::core::HelloEvent{}, tb::core::ProgressEvent{40, 100, 1.0, 60.0}});
+    const RunSummary killed = reader.read(dir.filePath(QStringLiteral("killed")));
+    QCOMPARE(killed.status, RunSummary::Status::Interrupted);
+    QCOMPARE(killed.step, std::optional<qint64>(40));
   }
 
   void aHeldLockMeansRunning() {

@@ -1,5 +1,6 @@
 #include "core/atomic_file.h"
 #include "core/event_protocol.h"
+#include "core/metric_names.h"
 #include "core/metrics_log.h"
 #include "core/run_directory.h"
 #include "tests/trainer/test_support.h"
@@ -126,6 +127,47 @@ TEST(Training, StopAndResumeIsBitIdenticalToAnUninterruptedRun) {
   }
   fs::remove_all(straight);
   fs::remove_all(split);
+}
+
+// One path per fact: a metric row goes to metrics.jsonl (and TensorBoard), never to the event
+// stream or events.jsonl, whose progress events are the live tick.
+TEST(Training, MetricRowsGoToMetricsJsonlOnlyNotToTheEvents) {
+  const fs::path dir = freshDir("one_path");
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 4;
+  config.train.log_every = 2;
+  config.train.valid_every = 4;
+  config.train.valid_clips = 1;
+  const RunResult r = train(config, dir);
+  ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
+
+  std::vector<std::string> written;  // events.jsonl, line by line
+  std::ifstream in(core::RunDirectory(dir).eventsFile());
+  for (std::string line; std::getline(in, line);) written.push_back(line);
+  EXPECT_EQ(written, r.events) << "events.jsonl holds what the stream said";
+  std::vector<std::int64_t> progress;
+  for (const std::string& line : written) {
+    const core::DecodeResult decoded = core::decodeEventLine(line);
+    ASSERT_TRUE(decoded.ok()) << line;
+    EXPECT_FALSE(std::holds_alternative<core::MetricEvent>(*decoded.event())) << line;
+    if (const auto* p = std::get_if<core::ProgressEvent>(decoded.event()))
+      progress.push_back(p->step);
+  }
+  EXPECT_EQ(progress, (std::vector<std::int64_t>{2, 4}));
+
+  std::vector<std::int64_t> train_steps;
+  bool validation = false;
+  for (const core::MetricsRow& row :
+       core::MetricsFollower(core::RunDirectory(dir).metricsFile()).poll()) {
+    for (const auto& [name, value] : row.values) {
+      if (name == core::metric::kTrainLoss) train_steps.push_back(row.step);
+      validation =
+          validation || (name == core::metric::kValidPsnr && row.step == 4 && std::isfinite(value));
+    }
+  }
+  EXPECT_EQ(train_steps, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_TRUE(validation) << "no valid/psnr row at step 4";
+  fs::remove_all(dir);
 }
 
 // The error event of a run that failed, or "" when there is none.

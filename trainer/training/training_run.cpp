@@ -201,11 +201,12 @@ class TrainingLoop {
     m_log("warning: " + message);
     m_events.emit(core::WarningEvent{code, message, m_progress.step});
   }
+  // One path per fact: metric rows go to metrics.jsonl (and TensorBoard) only, never to the event
+  // stream, whose progress event is the live tick (emitted after the row, so that a reader woken
+  // by it finds the row in the file).
   void writeMetrics(std::vector<std::pair<std::string, double>> values) {
-    core::MetricsRow row{m_progress.step, unixTime(), values};
-    m_metrics->append(row);
+    m_metrics->append(core::MetricsRow{m_progress.step, unixTime(), values});
     if (m_tensorboard) m_tensorboard->addScalars(m_progress.step, values);
-    m_events.emit(core::MetricEvent{m_progress.step, std::move(values)});
   }
 
   const core::RunConfig& m_config;
