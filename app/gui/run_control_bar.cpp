@@ -321,14 +321,16 @@ bool RunControlBar::resume() {
     return false;
   }
   const QString dir = resumeDirectory();
-  if (dir.isEmpty() || !QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile()) {
+  // The directory's state as last read off this thread (a read that has not landed yet counts
+  // as no run: the Resume button is disabled until it does).
+  if (dir.isEmpty() || dir != m_openRunDir || !m_openRunResumable) {
     showRefusal(
         tr("Cannot resume: no run to continue"),
         {dir.isEmpty() ? tr("Open a run directory first.")
                        : tr("%1 holds no config.json.").arg(QDir::toNativeSeparators(dir))});
     return false;
   }
-  refreshButtons();  // reads the run's state now
+  applyButtons();  // the run's state as last read
   if (!m_resume->isEnabled()) {
     showRefusal(tr("Cannot resume %1").arg(QFileInfo(dir).fileName()), {m_resume->toolTip()});
     return false;
@@ -508,7 +510,48 @@ void RunControlBar::onFinished(RunController::State state) {
   }
 }
 
+// The buttons follow the controller at once and the resume directory's files as last read;
+// the files are read again on m_reads, and the buttons follow them when the read lands.
 void RunControlBar::refreshButtons() {
+  readOpenRun();
+  applyButtons();
+}
+
+void RunControlBar::readOpenRun() {
+  if (m_openRunReading) {
+    m_openRunStale = true;
+    return;
+  }
+  m_openRunReading = true;
+  m_openRunStale = false;
+  const QString dir = resumeDirectory();
+  struct OpenRun {
+    bool resumable = false;
+    std::optional<RunSummary> summary;
+  };
+  m_reads.read(
+      [dir, reader = m_openRunReader] {
+        OpenRun run;
+        run.resumable =
+            !dir.isEmpty() && QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile();
+        if (run.resumable && RunSummaryReader::isRunDirectory(dir)) run.summary = reader->read(dir);
+        return run;
+      },
+      [this, dir](OpenRun run) {
+        m_openRunReading = false;
+        m_openRunDir = dir;
+        m_openRunResumable = run.resumable;
+        m_openRun = std::move(run.summary);
+        if (m_openRunStale || dir != resumeDirectory()) {
+          readOpenRun();  // what was read is already old: show it, and read again
+        }
+        applyButtons();
+      });
+}
+
+bool RunControlBar::waitForReads(int timeoutMs) { return m_reads.waitForReads(timeoutMs); }
+
+void RunControlBar::applyButtons() {
   const bool active = m_controller->isActive();
   const RunController::State state = m_controller->state();
   if (state == RunController::State::Unresponsive) {
@@ -528,10 +571,9 @@ void RunControlBar::refreshButtons() {
     m_stop->setToolTip(tr("Ask the trainer to stop cleanly (it writes a checkpoint)"));
   }
   const QString dir = resumeDirectory();
-  const bool resumable =
-      !dir.isEmpty() && QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile();
-  m_openRun.reset();
-  if (resumable && RunSummaryReader::isRunDirectory(dir)) m_openRun = m_openRunReader.read(dir);
+  // Until the first read of this directory lands, it counts as not resumable.
+  const bool resumable = dir == m_openRunDir && m_openRunResumable;
+  if (dir != m_openRunDir) m_openRun.reset();
   // The window's own trainer holds the lock while it runs; anyone else's lock is another
   // process training the run, which a second trainer must not touch.
   const bool elsewhere = !active && m_openRun && m_openRun->status == RunSummary::Status::Running;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/control/file_read_thread.h"
 #include "app/control/launch_request.h"
 #include "app/control/run_controller.h"
 #include "app/control/run_summary_reader.h"
@@ -76,6 +77,9 @@ class RunControlBar : public QWidget {
   bool launch();
   /// Continues the run in the resume directory. False (with the reason shown) when impossible.
   bool resume();
+  /// Runs the event loop until the resume directory's files read so far have been delivered,
+  /// or `timeoutMs` passed; true when none is left. For tests: the window never waits.
+  bool waitForReads(int timeoutMs = 10000);
   /// Stop (stop line); pressed again: SIGTERM; again: SIGKILL.
   void stop();
   /// The launch settings changed: a refusal is checked again (and goes when the problems are
@@ -119,6 +123,8 @@ class RunControlBar : public QWidget {
   void onFinished(RunController::State state);
   void onProtocolWarning();
   void refreshButtons();
+  void readOpenRun();
+  void applyButtons();
   void refreshState();
   void showRefusal(const QString& headline, const QStringList& lines);
   void showProblemsRefusal(const QStringList& problems);
@@ -139,8 +145,16 @@ class RunControlBar : public QWidget {
   bool m_refusalFromProblems = false;  // the refusal lists the settings' problems
   bool m_launchStale = false;          // the settings changed since the last launch ended
   std::function<QStringList()> m_problems;
-  RunSummaryReader m_openRunReader;
-  std::optional<RunSummary> m_openRun;  // the resume directory's summary at the last refresh
+  // The resume directory's state, read on m_reads (never on the window's thread): whether it
+  // holds a run's config.json, and its summary. m_openRun* describe m_openRunDir as last read.
+  FileReadThread m_reads{QStringLiteral("run control reads")};
+  std::shared_ptr<RunSummaryReader> m_openRunReader =
+      std::make_shared<RunSummaryReader>();  // used on m_reads only
+  QString m_openRunDir;
+  bool m_openRunResumable = false;
+  std::optional<RunSummary> m_openRun;
+  bool m_openRunReading = false;  // a read is on its way
+  bool m_openRunStale = false;    // asked again while it was: read once more when it lands
 
   QPushButton* m_launch = nullptr;
   QPushButton* m_stop = nullptr;

@@ -104,8 +104,9 @@ class TestMainWindowRuns : public QObject {
     // The next launch would go to a new run beside it; Resume continues this one.
     QVERIFY(window.setupPage()->runDirectory() != runDir);
     QCOMPARE(window.runControlBar()->stateText(), QStringLiteral("Completed at step 20"));
-    // A completed run has nothing left to resume.
-    QTRY_VERIFY(!window.runControlBar()->resumeButton()->isEnabled());
+    // A completed run has nothing left to resume (once the bar has read it, off this thread).
+    QVERIFY(window.runControlBar()->waitForReads());
+    QVERIFY(!window.runControlBar()->resumeButton()->isEnabled());
     QVERIFY(window.runControlBar()->resumeButton()->toolTip().contains(QLatin1String("completed")));
     shoot(window, QStringLiteral("completed"));
 

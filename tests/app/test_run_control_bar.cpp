@@ -3,6 +3,7 @@
 // on the button, Resume of the run just made, protocol warnings. Screenshots of each state go to
 // TB_APP_SCREENSHOT_DIR/run-control-*.png.
 #include "app/gui/run_control_bar.h"
+#include "tests/app/stalled_files.h"
 
 #include <QDir>
 #include <QFile>
@@ -176,6 +177,7 @@ class TestRunControlBar : public QObject {
     QVERIFY(waitForEnd(f->controller));
     QCOMPARE(f->controller.state(), State::Stopped);
     f->bar.setResumeDirectoryProvider([dir = f->runDir] { return dir; });
+    QVERIFY(f->bar.waitForReads());  // the run directory is read off this thread
     QVERIFY(f->bar.resumeButton()->isEnabled());
     QTest::mouseClick(f->bar.resumeButton(), Qt::LeftButton);
     QVERIFY(f->controller.request().resume);
@@ -185,6 +187,28 @@ class TestRunControlBar : public QObject {
     QVERIFY(waitForEnd(f->controller));
     qunsetenv("TB_FAKE_STEPS");
     QCOMPARE(f->controller.state(), State::Stopped);
+  }
+
+  // The bar reads the run it would resume (config.json, events, metrics, the lock) off the
+  // window's thread: a hung file system leaves the window responsive.
+  void stalledRunFilesLeaveTheBarResponsive() {
+    auto f = makeBar("normal");
+    QVERIFY(QDir().mkpath(f->runDir));
+    QFile config(QDir(f->runDir).filePath(QStringLiteral("config.json")));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(kConfig.toUtf8());
+    config.close();
+    QStringList fifos;
+    for (const char* name : {"metrics.jsonl", "events.jsonl"}) {
+      fifos << QDir(f->runDir).filePath(QLatin1String(name));
+      QVERIFY(tb::test::makeStalledFile(fifos.back()));
+    }
+    f->bar.setResumeDirectoryProvider([dir = f->runDir] { return dir; });
+    const qint64 latency = tb::test::timerLatencyMs();
+    QVERIFY2(latency >= 0 && latency < 100, qPrintable(QString::number(latency)));
+    QVERIFY(!f->bar.resumeButton()->isEnabled());  // not read yet
+    QVERIFY(tb::test::releaseStalledFiles(fifos, [&] { return f->bar.waitForReads(20); }));
+    QVERIFY(f->bar.resumeButton()->isEnabled());  // a run with a config.json, not running
   }
 
   void failureOpensDetailsWithErrorHintAndLog() {
