@@ -17,9 +17,9 @@
 #include "trainer/data/clip_loader.h"
 #include "trainer/models/lookup_free_quantizer.h"
 
+#include <torch/torch.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "Clips per step (0: the configuration's train.batch_size)");
   app.add_option("--threads", threads, "Intra-op threads")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "Untimed runs first")->check(CLI::NonNegativeNumber);
-  app.add_option("--repeats", repeats, "Timed runs (the median is reported)")->check(CLI::PositiveNumber);
+  app.add_option("--repeats", repeats, "Timed runs (the median is reported)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--bits", bits, "lfq: bits per code K (codebook 2^K)")->check(CLI::Range(1, 24));
   app.add_option("--tokens", tokens, "lfq: tokens per step")->check(CLI::PositiveNumber);
   app.add_option("--estimate", estimate, "lfq: codebook entropy estimate")

@@ -12,8 +12,8 @@
 namespace tb::core {
 namespace {
 
-using detail::Json;
 using detail::joinPath;
+using detail::Json;
 
 // Fills a RunConfig from a (partial) document; records type errors and unknown keys.
 class JsonReader {
@@ -71,7 +71,8 @@ class JsonReader {
       for (auto it = obj->begin(); it != obj->end(); ++it) {
         if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
         std::string message = "unknown key";
-        if (auto guess = closestMatch(it.key(), known)) message += " (did you mean \"" + *guess + "\"?)";
+        if (auto guess = closestMatch(it.key(), known))
+          message += " (did you mean \"" + *guess + "\"?)";
         m_errors.push_back({joinPath(m_prefix, it.key()), message});
       }
     }
@@ -141,13 +142,15 @@ std::string ConfigError::toString() const { return path.empty() ? message : path
 ConfigLoad parseRunConfig(const Json& doc) {
   ConfigLoad result;
   if (!doc.is_object()) {
-    result.errors.push_back({"", "expected a JSON object at the top level, got " + detail::describeJson(doc)});
+    result.errors.push_back(
+        {"", "expected a JSON object at the top level, got " + detail::describeJson(doc)});
     return result;
   }
   auto version = doc.find("version");
   if (version != doc.end() && version->is_number() && *version != Json(kConfigSchemaVersion)) {
     result.errors.push_back({"version", "unsupported schema version " + version->dump() +
-                                            " (this build reads version " + std::to_string(kConfigSchemaVersion) + ")"});
+                                            " (this build reads version " +
+                                            std::to_string(kConfigSchemaVersion) + ")"});
     return result;
   }
   JsonReader reader(doc, result.errors);
@@ -217,7 +220,8 @@ std::string toJsonText(const RunConfig& config) { return toJson(config).dump(2) 
 std::optional<ConfigError> applyOverride(Json& doc, std::string_view assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
-    return ConfigError{"", "override \"" + std::string(assignment) + "\" is not of the form key.path=value"};
+    return ConfigError{
+        "", "override \"" + std::string(assignment) + "\" is not of the form key.path=value"};
   }
   const std::string path(assignment.substr(0, eq));
   const std::string text(assignment.substr(eq + 1));
@@ -232,7 +236,8 @@ std::optional<ConfigError> applyOverride(Json& doc, std::string_view assignment)
   std::size_t start = 0;
   while (true) {
     const auto dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (key.empty()) return ConfigError{path, "empty key in override path"};
     if (dot == std::string::npos) {
       (*node)[key] = std::move(value);
@@ -297,7 +302,8 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
-std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closestMatch(std::string_view word,
+                                        const std::vector<std::string>& candidates) {
   std::optional<std::string> best;
   std::size_t best_distance = 0;
   for (const auto& c : candidates) {

@@ -40,14 +40,22 @@ SchemaCollector collect() {
 
 const char* fieldTypeName(FieldType type) {
   switch (type) {
-    case FieldType::Bool: return "boolean";
-    case FieldType::Int: return "integer";
-    case FieldType::Number: return "number";
-    case FieldType::String: return "string";
-    case FieldType::IntList: return "list of integers";
-    case FieldType::NumberList: return "list of numbers";
-    case FieldType::StringList: return "list of strings";
-    case FieldType::LayerList: return "layer list";
+    case FieldType::Bool:
+      return "boolean";
+    case FieldType::Int:
+      return "integer";
+    case FieldType::Number:
+      return "number";
+    case FieldType::String:
+      return "string";
+    case FieldType::IntList:
+      return "list of integers";
+    case FieldType::NumberList:
+      return "list of numbers";
+    case FieldType::StringList:
+      return "list of strings";
+    case FieldType::LayerList:
+      return "layer list";
   }
   return "value";
 }

@@ -68,14 +68,17 @@ class RangeChecker {
       const LayerSpec& l = layers[i];
       if (std::find(vocab.begin(), vocab.end(), l.name) == vocab.end()) {
         std::string message = "unknown layer \"" + l.name + "\"";
-        if (auto guess = closestMatch(l.name, vocab)) message += " (did you mean \"" + *guess + "\"?)";
+        if (auto guess = closestMatch(l.name, vocab))
+          message += " (did you mean \"" + *guess + "\"?)";
         m_errors.push_back({at, message});
       } else if (l.arg && !layerAcceptsArgument(l.name)) {
-        m_errors.push_back({at, "layer \"" + l.name + "\" takes no argument, got " + std::to_string(*l.arg)});
+        m_errors.push_back(
+            {at, "layer \"" + l.name + "\" takes no argument, got " + std::to_string(*l.arg)});
       } else if (!l.arg && layerRequiresArgument(l.name)) {
         m_errors.push_back({at, "layer \"" + l.name + "\" needs a count: [\"" + l.name + "\", n]"});
       } else if (l.arg && *l.arg < 1) {
-        m_errors.push_back({at, "argument of \"" + l.name + "\" must be >= 1, got " + std::to_string(*l.arg)});
+        m_errors.push_back(
+            {at, "argument of \"" + l.name + "\" must be >= 1, got " + std::to_string(*l.arg)});
       }
     }
   }
@@ -91,26 +94,31 @@ class RangeChecker {
  private:
   void checkNumber(const std::string& path, double value, const FieldSpec& spec) {
     if (spec.minValue() && value < *spec.minValue()) {
-      m_errors.push_back({path, "must be >= " + formatNumber(*spec.minValue()) + ", got " + formatNumber(value)});
+      m_errors.push_back(
+          {path, "must be >= " + formatNumber(*spec.minValue()) + ", got " + formatNumber(value)});
     } else if (spec.aboveValue() && value <= *spec.aboveValue()) {
-      m_errors.push_back({path, "must be > " + formatNumber(*spec.aboveValue()) + ", got " + formatNumber(value)});
+      m_errors.push_back(
+          {path, "must be > " + formatNumber(*spec.aboveValue()) + ", got " + formatNumber(value)});
     } else if (spec.maxValue() && value > *spec.maxValue()) {
-      m_errors.push_back({path, "must be <= " + formatNumber(*spec.maxValue()) + ", got " + formatNumber(value)});
+      m_errors.push_back(
+          {path, "must be <= " + formatNumber(*spec.maxValue()) + ", got " + formatNumber(value)});
     }
   }
   void checkChoice(const std::string& path, const std::string& value, const FieldSpec& spec) {
     const auto& allowed = spec.allowed();
-    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
+    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end())
+      return;
     std::string message = "must be one of";
-    for (std::size_t i = 0; i < allowed.size(); ++i) message += (i ? ", \"" : " \"") + allowed[i] + "\"";
+    for (std::size_t i = 0; i < allowed.size(); ++i)
+      message += (i ? ", \"" : " \"") + allowed[i] + "\"";
     message += ", got \"" + value + "\"";
     if (auto guess = closestMatch(value, allowed)) message += " (did you mean \"" + *guess + "\"?)";
     m_errors.push_back({path, message});
   }
   void checkLength(const std::string& path, std::size_t n, const FieldSpec& spec) {
     if (spec.requiredLength() && n != static_cast<std::size_t>(*spec.requiredLength())) {
-      m_errors.push_back({path, "must have " + std::to_string(*spec.requiredLength()) + " entries, got " +
-                                    std::to_string(n)});
+      m_errors.push_back({path, "must have " + std::to_string(*spec.requiredLength()) +
+                                    " entries, got " + std::to_string(n)});
     }
   }
 
@@ -130,8 +138,9 @@ void checkMagvit(const RunConfig& c, std::vector<ConfigError>& errors) {
   const int time = countLayers(m.layers, "compress_time");
   const long long space_factor = 1LL << std::min(space, 30);
   if (c.data.image_size % space_factor != 0) {
-    errors.push_back({"data.image_size", "must be divisible by " + std::to_string(space_factor) + " (" +
-                                             std::to_string(space) + " compress_space layers), got " +
+    errors.push_back({"data.image_size", "must be divisible by " + std::to_string(space_factor) +
+                                             " (" + std::to_string(space) +
+                                             " compress_space layers), got " +
                                              std::to_string(c.data.image_size)});
   }
   if (c.data.train_crop > 0 && c.data.train_crop % space_factor != 0) {
@@ -151,7 +160,8 @@ void checkMagvit(const RunConfig& c, std::vector<ConfigError>& errors) {
     }
   }
   for (const char* key : {"input_conv_kernel", "output_conv_kernel"}) {
-    const auto& k = std::string(key) == "input_conv_kernel" ? m.input_conv_kernel : m.output_conv_kernel;
+    const auto& k =
+        std::string(key) == "input_conv_kernel" ? m.input_conv_kernel : m.output_conv_kernel;
     for (std::size_t i = 1; i < k.size(); ++i) {
       if (k[i] % 2 == 0) {
         errors.push_back({"model." + std::string(key) + "[" + std::to_string(i) + "]",
@@ -160,7 +170,8 @@ void checkMagvit(const RunConfig& c, std::vector<ConfigError>& errors) {
     }
   }
   if (m.residual_conv_kernel % 2 == 0) {
-    errors.push_back({"model.residual_conv_kernel", "must be odd, got " + std::to_string(m.residual_conv_kernel)});
+    errors.push_back({"model.residual_conv_kernel",
+                      "must be odd, got " + std::to_string(m.residual_conv_kernel)});
   }
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     if (m.layers[i].name.rfind("cond_", 0) == 0 && m.dim_cond == 0) {
@@ -180,7 +191,8 @@ void checkVqgan(const RunConfig& c, std::vector<ConfigError>& errors) {
   if (c.data.image_size % factor != 0) {
     errors.push_back({"data.image_size", "must be divisible by " + std::to_string(factor) + " (" +
                                              std::to_string(v.channel_mult.size()) +
-                                             " VQGAN levels), got " + std::to_string(c.data.image_size)});
+                                             " VQGAN levels), got " +
+                                             std::to_string(c.data.image_size)});
   }
   if (c.model.quantizer.type == "lfq" && v.z_channels < 1) {
     errors.push_back({"model.vqgan.z_channels", "must be >= 1"});
@@ -199,8 +211,8 @@ void checkQuantizer(const QuantizerConfig& q, std::vector<ConfigError>& errors) 
       errors.push_back({"model.quantizer.fsq_levels", "must have at least one entry for fsq"});
     } else if (product != q.codebook_size) {
       errors.push_back({"model.quantizer.codebook_size",
-                        "must equal the product of fsq_levels (" + std::to_string(product) + ") for fsq, got " +
-                            std::to_string(q.codebook_size)});
+                        "must equal the product of fsq_levels (" + std::to_string(product) +
+                            ") for fsq, got " + std::to_string(q.codebook_size)});
     }
   }
 }
@@ -238,10 +250,13 @@ std::vector<ConfigError> validate(const RunConfig& config) {
     errors.push_back({"data.path", "required when data.type is \"" + d.type + "\""});
   }
   if (d.type == "synthetic" && !d.valid_path.empty()) {
-    errors.push_back({"data.valid_path", "procedural data has no folder: leave it empty when data.type is \"synthetic\""});
+    errors.push_back(
+        {"data.valid_path",
+         "procedural data has no folder: leave it empty when data.type is \"synthetic\""});
   }
   if (d.type == "images" && d.num_frames != 1) {
-    errors.push_back({"data.num_frames", "must be 1 when data.type is \"images\", got " + std::to_string(d.num_frames)});
+    errors.push_back({"data.num_frames", "must be 1 when data.type is \"images\", got " +
+                                             std::to_string(d.num_frames)});
   }
   if (d.train_crop > d.image_size) {
     errors.push_back({"data.train_crop", "must be at most data.image_size (" +
@@ -264,7 +279,8 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   for (const auto& name : t.activation_checkpointing) {
     const auto& vocab = magvitLayerVocabulary();
     if (name != "all" && std::find(vocab.begin(), vocab.end(), name) == vocab.end()) {
-      std::string message = "unknown layer type \"" + name + "\" (a MAGVIT-v2 layer name or \"all\")";
+      std::string message =
+          "unknown layer type \"" + name + "\" (a MAGVIT-v2 layer name or \"all\")";
       if (auto guess = closestMatch(name, vocab)) message += " (did you mean \"" + *guess + "\"?)";
       errors.push_back({"train.activation_checkpointing", message});
     }
@@ -283,10 +299,13 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   }
 
   if (!parseDeviceSpec(t.device)) {
-    errors.push_back({"train.device", "must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got \"" + t.device + "\""});
+    errors.push_back({"train.device", "must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got \"" +
+                                          t.device + "\""});
   }
   if (t.precision == "fp16" && t.device == "cpu") {
-    errors.push_back({"train.precision", "\"fp16\" needs a CUDA device (train.device is \"cpu\"): use \"bf16\" or \"fp32\""});
+    errors.push_back(
+        {"train.precision",
+         "\"fp16\" needs a CUDA device (train.device is \"cpu\"): use \"bf16\" or \"fp32\""});
   }
   // Missing weight files are the trainer's to report (a configuration may be written for another
   // machine), but one that is there and cannot be read whole is wrong wherever it is used.
@@ -299,7 +318,8 @@ std::vector<ConfigError> validate(const RunConfig& config) {
 
   const auto& dist = config.distributed;
   if (dist.backend == "nccl" && t.device == "cpu") {
-    errors.push_back({"distributed.backend", "\"nccl\" needs CUDA tensors but train.device is \"cpu\": use \"gloo\""});
+    errors.push_back({"distributed.backend",
+                      "\"nccl\" needs CUDA tensors but train.device is \"cpu\": use \"gloo\""});
   }
   const long long world = static_cast<long long>(dist.nproc_per_node) * dist.nnodes;
   if (world > 1 && dist.strategy == "none") {
@@ -308,8 +328,9 @@ std::vector<ConfigError> validate(const RunConfig& config) {
                           std::to_string(world) + " processes (nproc_per_node x nnodes)"});
   }
   if (dist.node_rank >= dist.nnodes) {
-    errors.push_back({"distributed.node_rank", "must be < distributed.nnodes (" + std::to_string(dist.nnodes) +
-                                                   "), got " + std::to_string(dist.node_rank)});
+    errors.push_back({"distributed.node_rank", "must be < distributed.nnodes (" +
+                                                   std::to_string(dist.nnodes) + "), got " +
+                                                   std::to_string(dist.node_rank)});
   }
   return errors;
 }

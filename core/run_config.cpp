@@ -9,11 +9,18 @@
 namespace tb::core {
 
 const std::vector<std::string>& magvitLayerVocabulary() {
-  static const std::vector<std::string> k = {
-      "residual",          "consecutive_residual", "cond_residual",
-      "compress_space",    "compress_time",        "attend_space",
-      "linear_attend_space", "attend_time",        "gateloop_time",
-      "cond_attend_space", "cond_linear_attend_space", "cond_attend_time"};
+  static const std::vector<std::string> k = {"residual",
+                                             "consecutive_residual",
+                                             "cond_residual",
+                                             "compress_space",
+                                             "compress_time",
+                                             "attend_space",
+                                             "linear_attend_space",
+                                             "attend_time",
+                                             "gateloop_time",
+                                             "cond_attend_space",
+                                             "cond_linear_attend_space",
+                                             "cond_attend_time"};
   return k;
 }
 
@@ -37,7 +44,8 @@ std::optional<DeviceSpec> parseDeviceSpec(const std::string& text) {
   const std::string prefix = "cuda:";
   if (text.rfind(prefix, 0) != 0) return std::nullopt;
   const std::string digits = text.substr(prefix.size());
-  if (digits.empty() || digits.size() > 4 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  if (digits.empty() || digits.size() > 4 || (digits.size() > 1 && digits[0] == '0'))
+    return std::nullopt;
   int index = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') return std::nullopt;
@@ -61,8 +69,10 @@ Json layerToJson(const LayerSpec& layer) {
 
 std::string describeJson(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return std::string("boolean ") + (value.get<bool>() ? "true" : "false");
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return std::string("boolean ") + (value.get<bool>() ? "true" : "false");
     case Json::value_t::string: {
       std::string s = value.get<std::string>();
       if (s.size() > 60) s = s.substr(0, 57) + "...";
@@ -70,10 +80,14 @@ std::string describeJson(const Json& value) {
     }
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return value.dump();
-    case Json::value_t::array: return "a list";
-    case Json::value_t::object: return "an object";
-    default: return "a value";
+    case Json::value_t::number_float:
+      return value.dump();
+    case Json::value_t::array:
+      return "a list";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "a value";
   }
 }
 
@@ -130,7 +144,8 @@ void readList(const Json& value, const std::string& path, std::vector<T>& out, c
 
 }  // namespace
 
-void readValue(const Json& value, const std::string& path, bool& out, std::vector<ValueError>& errors) {
+void readValue(const Json& value, const std::string& path, bool& out,
+               std::vector<ValueError>& errors) {
   if (value.is_boolean()) {
     out = value.get<bool>();
   } else {
@@ -138,11 +153,13 @@ void readValue(const Json& value, const std::string& path, bool& out, std::vecto
   }
 }
 
-void readValue(const Json& value, const std::string& path, int& out, std::vector<ValueError>& errors) {
+void readValue(const Json& value, const std::string& path, int& out,
+               std::vector<ValueError>& errors) {
   if (!asInt(value, out)) mismatch(value, path, "an integer", errors);
 }
 
-void readValue(const Json& value, const std::string& path, double& out, std::vector<ValueError>& errors) {
+void readValue(const Json& value, const std::string& path, double& out,
+               std::vector<ValueError>& errors) {
   if (value.is_number()) {
     out = value.get<double>();
   } else {
@@ -161,11 +178,12 @@ void readValue(const Json& value, const std::string& path, std::string& out,
 
 void readValue(const Json& value, const std::string& path, std::vector<int>& out,
                std::vector<ValueError>& errors) {
-  readList(value, path, out, "a list of integers", errors, [&](const Json& v, const std::string& p, int& o) {
-    if (asInt(v, o)) return true;
-    mismatch(v, p, "an integer", errors);
-    return false;
-  });
+  readList(value, path, out, "a list of integers", errors,
+           [&](const Json& v, const std::string& p, int& o) {
+             if (asInt(v, o)) return true;
+             mismatch(v, p, "an integer", errors);
+             return false;
+           });
 }
 
 void readValue(const Json& value, const std::string& path, std::vector<double>& out,

@@ -575,7 +575,9 @@ void SafetensorsWriter::writeFile(const std::filesystem::path& path,
     throw SafetensorsError(at + "cannot create temporary file " + jsonQuoted(temporary.string()) +
                            ": " + systemError());
   }
-  const auto fail = [&](const std::string& what) { throw SafetensorsError(at + what + ": " + systemError()); };
+  const auto fail = [&](const std::string& what) {
+    throw SafetensorsError(at + what + ": " + systemError());
+  };
   // Where each declared tensor goes, and whether fill has put it yet.
   struct Place {
     std::uint64_t offset;

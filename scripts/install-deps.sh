@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  g++ cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
+  g++ cmake ninja-build ccache pkg-config clang clang-format libclang-rt-14-dev
   # libraries
   libtorch-dev libopenblas0-openmp
   qt6-base-dev qt6-qpa-plugins libqcustomplot-dev

@@ -18,6 +18,7 @@
 #   fuzz         libFuzzer targets over the parsers (build-fuzz/)
 #   package      install layout and the Debian package
 #   bench        GUI figures that print, never assert a time
+#   lint         the tree is clang-formatted (tests/lint/clang_format.sh; pending files listed)
 #   slow         anything that takes more than a few seconds or several processes
 set -euo pipefail
 cd "$(dirname "$0")/.."

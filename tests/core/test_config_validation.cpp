@@ -29,74 +29,122 @@ TEST_P(ConfigValidation, ReportsExactlyTheExpectedErrors) {
 INSTANTIATE_TEST_SUITE_P(
     Rules, ConfigValidation,
     ::testing::Values(
-        Case{"below_min", R"({"train": {"batch_size": 0}})", {"train.batch_size: must be >= 1, got 0"}},
-        Case{"above_max", R"({"train": {"adam_beta1": 1.5}})", {"train.adam_beta1: must be <= 0.999999, got 1.5"}},
+        Case{"below_min",
+             R"({"train": {"batch_size": 0}})",
+             {"train.batch_size: must be >= 1, got 0"}},
+        Case{"above_max",
+             R"({"train": {"adam_beta1": 1.5}})",
+             {"train.adam_beta1: must be <= 0.999999, got 1.5"}},
         Case{"not_positive", R"({"train": {"lr": 0}})", {"train.lr: must be > 0, got 0"}},
-        Case{"negative", R"({"train": {"warmup_steps": -5}})", {"train.warmup_steps: must be >= 0, got -5"}},
-        Case{"wrong_type_int", R"({"train": {"batch_size": "four"}})",
+        Case{"negative",
+             R"({"train": {"warmup_steps": -5}})",
+             {"train.warmup_steps: must be >= 0, got -5"}},
+        Case{"wrong_type_int",
+             R"({"train": {"batch_size": "four"}})",
              {"train.batch_size: expected an integer, got string \"four\""}},
-        Case{"fractional_int", R"({"train": {"batch_size": 2.5}})",
+        Case{"fractional_int",
+             R"({"train": {"batch_size": 2.5}})",
              {"train.batch_size: expected an integer, got 2.5"}},
-        Case{"wrong_type_bool", R"({"train": {"ema": 1}})", {"train.ema: expected true or false, got 1"}},
-        Case{"wrong_type_number", R"({"train": {"lr": "fast"}})",
+        Case{"wrong_type_bool",
+             R"({"train": {"ema": 1}})",
+             {"train.ema: expected true or false, got 1"}},
+        Case{"wrong_type_number",
+             R"({"train": {"lr": "fast"}})",
              {"train.lr: expected a number, got string \"fast\""}},
-        Case{"wrong_type_string", R"({"data": {"path": 3}})", {"data.path: expected a string, got 3"}},
-        Case{"list_element", R"({"train": {"checkpoint_keep": [100, "x"]}})",
+        Case{"wrong_type_string",
+             R"({"data": {"path": 3}})",
+             {"data.path: expected a string, got 3"}},
+        Case{"list_element",
+             R"({"train": {"checkpoint_keep": [100, "x"]}})",
              {"train.checkpoint_keep[1]: expected an integer, got string \"x\""}},
-        Case{"list_element_range", R"({"train": {"checkpoint_keep": [100, 0]}})",
+        Case{"list_element_range",
+             R"({"train": {"checkpoint_keep": [100, 0]}})",
              {"train.checkpoint_keep[1]: must be >= 1, got 0"}},
-        Case{"list_length", R"({"model": {"input_conv_kernel": [7, 7]}})",
+        Case{"list_length",
+             R"({"model": {"input_conv_kernel": [7, 7]}})",
              {"model.input_conv_kernel: must have 3 entries, got 2"}},
         Case{"section_not_object", R"({"train": 5})", {"train: expected an object, got 5"}},
-        Case{"unknown_key_suggestion", R"({"train": {"bach_size": 4}})",
+        Case{"unknown_key_suggestion",
+             R"({"train": {"bach_size": 4}})",
              {"train.bach_size: unknown key (did you mean \"batch_size\"?)"}},
-        Case{"unknown_key_no_suggestion", R"({"train": {"zzzzzzzz": 4}})", {"train.zzzzzzzz: unknown key"}},
-        Case{"unknown_section", R"({"trian": {}})", {"trian: unknown key (did you mean \"train\"?)"}},
-        Case{"unknown_nested", R"({"model": {"quantizer": {"codebok_size": 4}}})",
+        Case{"unknown_key_no_suggestion",
+             R"({"train": {"zzzzzzzz": 4}})",
+             {"train.zzzzzzzz: unknown key"}},
+        Case{"unknown_section",
+             R"({"trian": {}})",
+             {"trian: unknown key (did you mean \"train\"?)"}},
+        Case{"unknown_nested",
+             R"({"model": {"quantizer": {"codebok_size": 4}}})",
              {"model.quantizer.codebok_size: unknown key (did you mean \"codebook_size\"?)"}},
-        Case{"bad_choice", R"({"model": {"kind": "magvit"}})",
-             {"model.kind: must be one of \"magvit2\", \"vqgan\", got \"magvit\" (did you mean \"magvit2\"?)"}},
-        Case{"bad_version", R"({"version": 2})", {"version: unsupported schema version 2 (this build reads version 1)"}},
+        Case{"bad_choice",
+             R"({"model": {"kind": "magvit"}})",
+             {"model.kind: must be one of \"magvit2\", \"vqgan\", got \"magvit\" (did you mean "
+              "\"magvit2\"?)"}},
+        Case{"bad_version",
+             R"({"version": 2})",
+             {"version: unsupported schema version 2 (this build reads version 1)"}},
         Case{"not_object", R"([1, 2])", {"expected a JSON object at the top level, got a list"}},
-        Case{"unknown_layer", R"({"model": {"layers": ["residual", "atend_space"]}})",
+        Case{"unknown_layer",
+             R"({"model": {"layers": ["residual", "atend_space"]}})",
              {"model.layers[1]: unknown layer \"atend_space\" (did you mean \"attend_space\"?)"}},
-        Case{"layer_missing_count", R"({"model": {"layers": ["consecutive_residual"]}})",
-             {"model.layers[0]: layer \"consecutive_residual\" needs a count: [\"consecutive_residual\", n]"}},
-        Case{"layer_extra_argument", R"({"model": {"layers": [["attend_space", 2]]}})",
+        Case{"layer_missing_count",
+             R"({"model": {"layers": ["consecutive_residual"]}})",
+             {"model.layers[0]: layer \"consecutive_residual\" needs a count: "
+              "[\"consecutive_residual\", n]"}},
+        Case{"layer_extra_argument",
+             R"({"model": {"layers": [["attend_space", 2]]}})",
              {"model.layers[0]: layer \"attend_space\" takes no argument, got 2"}},
-        Case{"layer_bad_shape", R"({"model": {"layers": [["residual", "x"]]}})",
+        Case{"layer_bad_shape",
+             R"({"model": {"layers": [["residual", "x"]]}})",
              {"model.layers[0]: expected a layer name or a [name, integer] pair, got a list"}},
-        Case{"image_size_vs_compress_space", R"({"data": {"image_size": 65}})",
+        Case{"image_size_vs_compress_space",
+             R"({"data": {"image_size": 65}})",
              {"data.image_size: must be divisible by 2 (1 compress_space layers), got 65"}},
-        Case{"num_frames_vs_compress_time", R"({"data": {"num_frames": 16}})",
+        Case{"num_frames_vs_compress_time",
+             R"({"data": {"num_frames": 16}})",
              {"data.num_frames: must be 1 + k * 2 (1 compress_time layers), got 16"}},
-        Case{"max_below_init", R"({"model": {"init_dim": 64, "max_dim": 32}})",
+        Case{"max_below_init",
+             R"({"model": {"init_dim": 64, "max_dim": 32}})",
              {"model.max_dim: must be >= model.init_dim (64), got 32"}},
-        Case{"even_kernel", R"({"model": {"input_conv_kernel": [4, 4, 3]}})",
+        Case{"even_kernel",
+             R"({"model": {"input_conv_kernel": [4, 4, 3]}})",
              {"model.input_conv_kernel[1]: spatial kernel sizes must be odd, got 4"}},
-        Case{"lfq_power_of_two", R"({"model": {"quantizer": {"codebook_size": 1000}}})",
+        Case{"lfq_power_of_two",
+             R"({"model": {"quantizer": {"codebook_size": 1000}}})",
              {"model.quantizer.codebook_size: must be a power of two for lfq, got 1000"}},
-        Case{"data_path_required", R"({"data": {"type": "videos"}})",
+        Case{"data_path_required",
+             R"({"data": {"type": "videos"}})",
              {"data.path: required when data.type is \"videos\""}},
-        Case{"images_one_frame", R"({"data": {"type": "images", "path": "/x"}})",
+        Case{"images_one_frame",
+             R"({"data": {"type": "images", "path": "/x"}})",
              {"data.num_frames: must be 1 when data.type is \"images\", got 17"}},
-        Case{"cond_needs_dim", R"({"model": {"layers": ["cond_residual"]}})",
+        Case{"cond_needs_dim",
+             R"({"model": {"layers": ["cond_residual"]}})",
              {"model.layers[0]: layer \"cond_residual\" needs model.dim_cond > 0"}},
-        Case{"world_needs_strategy", R"({"distributed": {"nproc_per_node": 2}})",
-             {"distributed.strategy: must be \"ddp\", \"zero1\", \"zero2\" or \"zero3\" with 2 processes (nproc_per_node x nnodes)"}},
-        Case{"node_rank", R"({"distributed": {"strategy": "ddp", "nnodes": 2, "node_rank": 2}})",
+        Case{"world_needs_strategy",
+             R"({"distributed": {"nproc_per_node": 2}})",
+             {"distributed.strategy: must be \"ddp\", \"zero1\", \"zero2\" or \"zero3\" with 2 "
+              "processes (nproc_per_node x nnodes)"}},
+        Case{"node_rank",
+             R"({"distributed": {"strategy": "ddp", "nnodes": 2, "node_rank": 2}})",
              {"distributed.node_rank: must be < distributed.nnodes (2), got 2"}},
-        Case{"activation_checkpointing", R"({"train": {"activation_checkpointing": ["atend_time"]}})",
-             {"train.activation_checkpointing: unknown layer type \"atend_time\" (a MAGVIT-v2 layer name or "
+        Case{"activation_checkpointing",
+             R"({"train": {"activation_checkpointing": ["atend_time"]}})",
+             {"train.activation_checkpointing: unknown layer type \"atend_time\" (a MAGVIT-v2 "
+              "layer name or "
               "\"all\") (did you mean \"attend_time\"?)"}},
-        Case{"vqgan_levels", R"({"model": {"kind": "vqgan"}, "data": {"image_size": 40}})",
+        Case{"vqgan_levels",
+             R"({"model": {"kind": "vqgan"}, "data": {"image_size": 40}})",
              {"data.image_size: must be divisible by 16 (5 VQGAN levels), got 40"}}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
 
 TEST(ConfigValidationFsq, ProductMismatchIsReported) {
-  const auto lines = errorLines(R"({"model": {"quantizer": {"type": "fsq", "codebook_size": 512}}})");
+  const auto lines =
+      errorLines(R"({"model": {"quantizer": {"type": "fsq", "codebook_size": 512}}})");
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "model.quantizer.codebook_size: must equal the product of fsq_levels (1000) for fsq, got 512");
+  EXPECT_EQ(lines[0],
+            "model.quantizer.codebook_size: must equal the product of fsq_levels (1000) for fsq, "
+            "got 512");
 }
 
 TEST(ConfigValidationSyntax, InvalidJsonIsOneDocumentError) {
@@ -110,7 +158,8 @@ TEST(ConfigValidationSyntax, NumberPastDoubleIsAnErrorNotACrash) {
   // nlohmann reports 1e999 as out_of_range, not parse_error; found by fuzz_run_config.
   const auto load = parseRunConfig(std::string_view(R"({"train": {"lr": 1e999}})"));
   ASSERT_EQ(load.errors.size(), 1u);
-  EXPECT_NE(load.errors[0].message.find("number overflow"), std::string::npos) << load.errors[0].message;
+  EXPECT_NE(load.errors[0].message.find("number overflow"), std::string::npos)
+      << load.errors[0].message;
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   EXPECT_FALSE(applyOverride(doc, "train.lr=1e999"));
   EXPECT_EQ(doc["train"]["lr"], "1e999");  // kept as text, then rejected by the typed reader
@@ -151,9 +200,10 @@ TEST(ConfigValidationFiles, AWeightPathThatIsThereButNoRegularFileIsAnError) {
 
 TEST(ConfigValidationSeveral, EveryErrorIsReportedReadingFirstThenRules) {
   const auto lines = errorLines(R"({"train": {"batch_size": -1, "lr": "x", "warmup_step": 3}})");
-  EXPECT_EQ(lines, (std::vector<std::string>{"train.lr: expected a number, got string \"x\"",
-                                             "train.warmup_step: unknown key (did you mean \"warmup_steps\"?)",
-                                             "train.batch_size: must be >= 1, got -1"}));
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       "train.lr: expected a number, got string \"x\"",
+                       "train.warmup_step: unknown key (did you mean \"warmup_steps\"?)",
+                       "train.batch_size: must be >= 1, got -1"}));
 }
 
 TEST(ConfigValidationCode, ValidateChecksConfigsBuiltInCode) {

@@ -21,8 +21,8 @@ TEST(Presets, EveryPresetIsValidAndRoundTrips) {
 }
 
 TEST(Presets, RequiredPresetsExist) {
-  for (const char* name :
-       {"demo", "quick-start", "magvit2-small", "magvit2-readme", "vqgan-f8", "vqgan-f16", "bench-small"}) {
+  for (const char* name : {"demo", "quick-start", "magvit2-small", "magvit2-readme", "vqgan-f8",
+                           "vqgan-f16", "bench-small"}) {
     EXPECT_TRUE(loadPreset(name).ok()) << name;
   }
 }
@@ -52,12 +52,20 @@ TEST(Presets, Magvit2ReadmeMatchesTheReadmeTokenizer) {
   EXPECT_EQ(c.model.init_dim, 64);
   EXPECT_EQ(c.model.max_dim, 512);
   EXPECT_EQ(c.model.quantizer.codebook_size, 1024);
-  const std::vector<LayerSpec> expected = {
-      {"residual", {}},          {"compress_space", {}},       {"consecutive_residual", 2},
-      {"compress_space", {}},    {"consecutive_residual", 2},  {"linear_attend_space", {}},
-      {"compress_space", {}},    {"consecutive_residual", 2},  {"attend_space", {}},
-      {"compress_time", {}},     {"consecutive_residual", 2},  {"compress_time", {}},
-      {"consecutive_residual", 2}, {"attend_time", {}}};
+  const std::vector<LayerSpec> expected = {{"residual", {}},
+                                           {"compress_space", {}},
+                                           {"consecutive_residual", 2},
+                                           {"compress_space", {}},
+                                           {"consecutive_residual", 2},
+                                           {"linear_attend_space", {}},
+                                           {"compress_space", {}},
+                                           {"consecutive_residual", 2},
+                                           {"attend_space", {}},
+                                           {"compress_time", {}},
+                                           {"consecutive_residual", 2},
+                                           {"compress_time", {}},
+                                           {"consecutive_residual", 2},
+                                           {"attend_time", {}}};
   EXPECT_EQ(c.model.layers, expected);
   EXPECT_EQ(c.train.batch_size, 4);
   EXPECT_EQ(c.train.grad_accum, 8);
@@ -84,7 +92,8 @@ TEST(Presets, VqganPresetsDownsampleBy8And16) {
 TEST(Presets, UnknownNameSuggestsTheClosest) {
   ConfigLoad load = loadPreset("magvit2-smal");
   ASSERT_EQ(load.errors.size(), 1u);
-  EXPECT_EQ(load.errors[0].toString(), "preset: unknown preset \"magvit2-smal\" (did you mean \"magvit2-small\"?)");
+  EXPECT_EQ(load.errors[0].toString(),
+            "preset: unknown preset \"magvit2-smal\" (did you mean \"magvit2-small\"?)");
   EXPECT_TRUE(presetOverrides("nope").is_null());
 }
 

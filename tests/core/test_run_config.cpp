@@ -66,21 +66,43 @@ TEST(RunConfig, SchemaListsEveryLeafWithItsDefault) {
     std::size_t start = 0;
     while (true) {
       const auto dot = f.path.find('.', start);
-      node = &node->at(f.path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      node = &node->at(
+          f.path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
       if (dot == std::string::npos) break;
       start = dot + 1;
     }
     EXPECT_EQ(*node, f.default_value) << f.path;
   }
-  for (const char* required : {"data.type", "data.path", "data.image_size", "data.num_frames", "model.kind",
-                               "model.init_dim", "model.max_dim", "model.layers", "model.quantizer.type",
-                               "model.quantizer.codebook_size", "train.batch_size", "train.grad_accum",
-                               "train.lr", "train.warmup_steps", "train.max_steps", "train.precision",
-                               "train.threads", "train.checkpoint_every", "train.checkpoint_total_limit",
-                               "train.checkpoint_keep", "distributed.strategy", "distributed.backend",
-                               "distributed.nproc_per_node", "distributed.nnodes", "distributed.node_rank",
-                               "distributed.master_addr", "distributed.master_port", "distributed.gpu_ids",
-                               "distributed.timeout_s", "version"}) {
+  for (const char* required : {"data.type",
+                               "data.path",
+                               "data.image_size",
+                               "data.num_frames",
+                               "model.kind",
+                               "model.init_dim",
+                               "model.max_dim",
+                               "model.layers",
+                               "model.quantizer.type",
+                               "model.quantizer.codebook_size",
+                               "train.batch_size",
+                               "train.grad_accum",
+                               "train.lr",
+                               "train.warmup_steps",
+                               "train.max_steps",
+                               "train.precision",
+                               "train.threads",
+                               "train.checkpoint_every",
+                               "train.checkpoint_total_limit",
+                               "train.checkpoint_keep",
+                               "distributed.strategy",
+                               "distributed.backend",
+                               "distributed.nproc_per_node",
+                               "distributed.nnodes",
+                               "distributed.node_rank",
+                               "distributed.master_addr",
+                               "distributed.master_port",
+                               "distributed.gpu_ids",
+                               "distributed.timeout_s",
+                               "version"}) {
     EXPECT_EQ(paths.count(required), 1u) << required;
   }
   EXPECT_EQ(configSections().front(), "data");
@@ -141,7 +163,8 @@ TEST(RunConfig, EditDistanceAndSuggestions) {
   EXPECT_EQ(editDistance("trian", "train"), 1u);
   EXPECT_EQ(editDistance("", "abc"), 3u);
   EXPECT_EQ(editDistance("same", "same"), 0u);
-  EXPECT_EQ(closestMatch("bach_size", {"batch_size", "lr"}), std::optional<std::string>("batch_size"));
+  EXPECT_EQ(closestMatch("bach_size", {"batch_size", "lr"}),
+            std::optional<std::string>("batch_size"));
   EXPECT_EQ(closestMatch("zzz", {"batch_size", "lr"}), std::nullopt);
 }
 
