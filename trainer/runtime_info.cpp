@@ -18,7 +18,8 @@ namespace {
 
 int collectObject(struct dl_phdr_info* info, size_t, void* data) {
   auto* names = static_cast<std::vector<std::string>*>(data);
-  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') names->emplace_back(info->dlpi_name);
+  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+    names->emplace_back(info->dlpi_name);
   return 0;
 }
 
@@ -42,7 +43,8 @@ std::string loadedBlasLibrary() {
   dl_iterate_phdr(collectObject, &names);
   for (const auto& name : names) {
     const std::string base = std::filesystem::path(name).filename().string();
-    if (base.find("blas") == std::string::npos && base.find("mkl_rt") == std::string::npos) continue;
+    if (base.find("blas") == std::string::npos && base.find("mkl_rt") == std::string::npos)
+      continue;
     if (base.find("cublas") != std::string::npos) continue;
     std::error_code ec;
     const auto real = std::filesystem::canonical(name, ec);
@@ -73,7 +75,8 @@ RuntimeInfo queryRuntime(const torch::Device& device) {
   info.device = device.str();
   if (device.is_cuda()) {
     try {
-      const compat::CudaDeviceInfo gpu = compat::cudaDeviceInfo(device.index() < 0 ? 0 : device.index());
+      const compat::CudaDeviceInfo gpu =
+          compat::cudaDeviceInfo(device.index() < 0 ? 0 : device.index());
       info.device_name = gpu.name;
       info.device_memory_bytes = gpu.total_bytes;
     } catch (const std::exception&) {
@@ -93,11 +96,12 @@ std::string deviceSummary(const RuntimeInfo& runtime) {
     std::snprintf(memory, sizeof memory, ", %.1f GiB",
                   static_cast<double>(runtime.device_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
   }
-  return runtime.device + " (" + (runtime.device_name.empty() ? "unknown" : runtime.device_name) + memory + ")";
+  return runtime.device + " (" + (runtime.device_name.empty() ? "unknown" : runtime.device_name) +
+         memory + ")";
 }
 
-core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, const std::string& launcher,
-                                const std::string& run_dir) {
+core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size,
+                                const std::string& launcher, const std::string& run_dir) {
   core::HelloEvent hello;
   hello.trainer_version = core::versionString();
   hello.torch_version = runtime.torch_version;

@@ -14,12 +14,12 @@ namespace tb::trainer {
 
 struct RuntimeInfo {
   std::string torch_version;
-  std::string blas;        ///< resolved BLAS library, e.g. "openblas (libopenblasp-r0.3.21.so)"
-  bool reference_blas;     ///< true for the slow netlib reference BLAS
-  int threads;             ///< intra-op threads (at::get_num_threads)
-  int interop_threads;     ///< inter-op threads
-  std::string device;      ///< "cpu" or "cuda:N"
-  std::string device_name; ///< "NVIDIA H200", or the CPU's model name
+  std::string blas;         ///< resolved BLAS library, e.g. "openblas (libopenblasp-r0.3.21.so)"
+  bool reference_blas;      ///< true for the slow netlib reference BLAS
+  int threads;              ///< intra-op threads (at::get_num_threads)
+  int interop_threads;      ///< inter-op threads
+  std::string device;       ///< "cpu" or "cuda:N"
+  std::string device_name;  ///< "NVIDIA H200", or the CPU's model name
   std::int64_t device_memory_bytes = 0;  ///< the GPU's memory, or the machine's
 };
 
@@ -30,8 +30,8 @@ RuntimeInfo queryRuntime(const torch::Device& device = torch::kCPU);
 std::string deviceSummary(const RuntimeInfo& runtime);
 
 /// The `hello` event for this process.
-core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size, const std::string& launcher,
-                                const std::string& run_dir);
+core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size,
+                                const std::string& launcher, const std::string& run_dir);
 
 /// The BLAS shared library this process has loaded, found by walking its loaded objects and
 /// resolving Debian's alternatives symlinks. Empty when none is loaded.

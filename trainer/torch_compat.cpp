@@ -43,8 +43,8 @@ int cudaDeviceCount() {
 CudaDeviceInfo cudaDeviceInfo(int index) {
 #if TB_WITH_CUDA
   if (index < 0 || index >= cudaDeviceCount()) {
-    throw std::runtime_error("no CUDA device " + std::to_string(index) + " (" + std::to_string(cudaDeviceCount()) +
-                             " visible)");
+    throw std::runtime_error("no CUDA device " + std::to_string(index) + " (" +
+                             std::to_string(cudaDeviceCount()) + " visible)");
   }
   cudaDeviceProp props{};
   cudaError_t status = cudaGetDeviceProperties(&props, index);
@@ -96,7 +96,8 @@ std::int64_t peakAllocatedBytes(const torch::Device& device) {
 #if TB_WITH_CUDA
   if (device.is_cuda()) {
     // Index 0 of every statistic array is the aggregate over pool kinds.
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
+    const auto stats =
+        c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
     return static_cast<std::int64_t>(stats.allocated_bytes[0].peak);
   }
 #else
@@ -107,7 +108,8 @@ std::int64_t peakAllocatedBytes(const torch::Device& device) {
 
 void resetPeakAllocated(const torch::Device& device) {
 #if TB_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+  if (device.is_cuda())
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
 #else
   (void)device;
 #endif
@@ -122,16 +124,16 @@ torch::Tensor pinned(const torch::Tensor& tensor) {
 
 torch::Tensor cudaRngState(int index) {
   if (index < 0 || index >= cudaDeviceCount()) return {};
-  at::Generator generator =
-      at::globalContext().defaultGenerator(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)));
+  at::Generator generator = at::globalContext().defaultGenerator(
+      c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)));
   std::lock_guard<std::mutex> guard(generator.mutex());
   return generator.get_state();
 }
 
 void setCudaRngState(int index, const torch::Tensor& state) {
   if (index < 0 || index >= cudaDeviceCount() || !state.defined()) return;
-  at::Generator generator =
-      at::globalContext().defaultGenerator(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)));
+  at::Generator generator = at::globalContext().defaultGenerator(
+      c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)));
   std::lock_guard<std::mutex> guard(generator.mutex());
   generator.set_state(state);
 }
@@ -142,7 +144,8 @@ struct DeviceTimer::Impl {
 #if TB_WITH_CUDA
   cudaEvent_t start_event = nullptr, stop_event = nullptr;
   void record(cudaEvent_t event) const {
-    const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index() < 0 ? 0 : device.index());
+    const c10::cuda::CUDAStream stream =
+        c10::cuda::getCurrentCUDAStream(device.index() < 0 ? 0 : device.index());
     C10_CUDA_CHECK(cudaEventRecord(event, stream.stream()));
   }
 #endif

@@ -16,7 +16,8 @@
 
 // TB_TORCH_AT_LEAST(2, 4): the LibTorch being compiled against is 2.4 or newer.
 #define TB_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+  (TORCH_VERSION_MAJOR > (major) ||     \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace tb::trainer::compat {
 
@@ -31,11 +32,11 @@ bool cudaAvailable();
 int cudaDeviceCount();
 
 struct CudaDeviceInfo {
-  std::string name;               ///< e.g. "NVIDIA H200"
-  std::int64_t total_bytes = 0;   ///< the device's memory
-  std::int64_t free_bytes = 0;    ///< free now, as the driver reports it
+  std::string name;              ///< e.g. "NVIDIA H200"
+  std::int64_t total_bytes = 0;  ///< the device's memory
+  std::int64_t free_bytes = 0;   ///< free now, as the driver reports it
   int compute_major = 0, compute_minor = 0;
-  std::string bus_id;             ///< PCI bus id, e.g. "0000:3B:00.0": the same GPU whatever its index
+  std::string bus_id;  ///< PCI bus id, e.g. "0000:3B:00.0": the same GPU whatever its index
 };
 /// Properties of device `index`; throws std::runtime_error without CUDA or for a bad index.
 CudaDeviceInfo cudaDeviceInfo(int index);

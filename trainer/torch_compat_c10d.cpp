@@ -15,8 +15,8 @@
 
 namespace tb::trainer::compat {
 
-c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, bool server, int world_size,
-                                             std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, bool server,
+                                             int world_size, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(port);
   options.isServer = server;
@@ -26,7 +26,8 @@ c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, 
   return c10::make_intrusive<c10d::TCPStore>(host, options);
 }
 
-c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path,
+                                              std::chrono::milliseconds timeout) {
   auto store = c10::make_intrusive<c10d::FileStore>(path, -1);
   store->setTimeout(timeout);
   return store;
@@ -36,12 +37,14 @@ int tcpStorePort(const c10::intrusive_ptr<c10d::Store>& store) {
   return static_cast<c10d::TCPStore&>(*store).getPort();
 }
 
-c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                      int world_size, std::chrono::milliseconds timeout,
+c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<c10d::Store>& store,
+                                                      int rank, int world_size,
+                                                      std::chrono::milliseconds timeout,
                                                       const GlooTransport& transport, int threads) {
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   if (!transport.interface.empty()) {
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(transport.interface));
+    options->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForInterface(transport.interface));
   } else if (!transport.hostname.empty()) {
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(transport.hostname));
   } else {
@@ -53,8 +56,9 @@ c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<c
 
 bool ncclAvailable() { return TB_HAVE_NCCL != 0; }
 
-c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                      int world_size, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<c10d::Store>& store,
+                                                      int rank, int world_size,
+                                                      std::chrono::milliseconds timeout) {
 #if TB_HAVE_NCCL
   // Blocking wait: wait() returns when the collective has finished on the device, or throws
   // after `timeout`, so a dead or hung peer ends this rank with an error naming it (the
@@ -70,8 +74,9 @@ c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<c
   (void)rank;
   (void)world_size;
   (void)timeout;
-  throw std::runtime_error(cudaDeviceCount() > 0 || TB_WITH_CUDA ? "this LibTorch was built without NCCL"
-                                                                  : "this LibTorch has no CUDA, so no NCCL");
+  throw std::runtime_error(cudaDeviceCount() > 0 || TB_WITH_CUDA
+                               ? "this LibTorch was built without NCCL"
+                               : "this LibTorch has no CUDA, so no NCCL");
 #endif
 }
 

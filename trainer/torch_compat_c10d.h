@@ -29,10 +29,11 @@ using CollectiveBackend = c10d::ProcessGroup;
 
 /// A c10d TCPStore at host:port: the server (which also listens) or a client. `world_size`
 /// ranks are expected; `timeout` bounds connecting and every blocking get.
-c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, bool server, int world_size,
-                                             std::chrono::milliseconds timeout);
+c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, bool server,
+                                             int world_size, std::chrono::milliseconds timeout);
 /// A c10d FileStore in `path` (no fixed number of workers: whoever made the file removes it).
-c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path, std::chrono::milliseconds timeout);
+c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path,
+                                              std::chrono::milliseconds timeout);
 
 /// The port a TCPStore made by makeTcpStore listens on or connects to.
 int tcpStorePort(const c10::intrusive_ptr<c10d::Store>& store);
@@ -43,8 +44,9 @@ struct GlooTransport {
   std::string interface;
   std::string hostname;
 };
-c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                      int world_size, std::chrono::milliseconds timeout,
+c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<c10d::Store>& store,
+                                                      int rank, int world_size,
+                                                      std::chrono::milliseconds timeout,
                                                       const GlooTransport& transport, int threads);
 
 /// Whether this LibTorch was built with NCCL (a CUDA build with USE_C10D_NCCL).
@@ -52,7 +54,8 @@ bool ncclAvailable();
 /// A ProcessGroupNCCL on the current CUDA device (compat::setCurrentDevice first). Collectives
 /// block the calling thread until done or `timeout` (blocking wait), so a dead peer becomes an
 /// exception, as with Gloo. Throws std::runtime_error when ncclAvailable() is false.
-c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                      int world_size, std::chrono::milliseconds timeout);
+c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<c10d::Store>& store,
+                                                      int rank, int world_size,
+                                                      std::chrono::milliseconds timeout);
 
 }  // namespace tb::trainer::compat

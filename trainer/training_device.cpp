@@ -21,16 +21,19 @@ void probe(const torch::Device& device, const std::string& key) {
   } catch (const std::exception& e) {
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
-    throw unavailable(key, device.str() + " cannot be used: " + what,
-                      "free the GPU (nvidia-smi shows who holds it), choose another with train.device, or "
-                      "train on the CPU (train.device \"cpu\")");
+    throw unavailable(
+        key, device.str() + " cannot be used: " + what,
+        "free the GPU (nvidia-smi shows who holds it), choose another with train.device, or "
+        "train on the CPU (train.device \"cpu\")");
   }
 }
 
 }  // namespace
 
-torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::DistributedConfig& distributed,
-                                    const distributed::LaunchInfo& launch, const std::string& setting) {
+torch::Device resolveTrainingDevice(const core::TrainConfig& train,
+                                    const core::DistributedConfig& distributed,
+                                    const distributed::LaunchInfo& launch,
+                                    const std::string& setting) {
   const auto spec = core::parseDeviceSpec(train.device);
   if (!spec) {
     throw UserError("config_invalid",
@@ -40,12 +43,14 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::
   if (spec->kind == "cpu" || (spec->kind == "auto" && !compat::cudaAvailable())) return torch::kCPU;
   const std::string key = setting + " \"" + train.device + "\"";
   if (!compat::cudaAvailable()) {
-    throw unavailable(key,
-                      compat::cudaDeviceCount() == 0 && !TB_WITH_CUDA
-                          ? "this build of Tokenbench uses a CPU-only LibTorch (" + compat::torchVersion() + ")"
-                          : "no CUDA device is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES)",
-                      "use the CPU (" + setting + " \"cpu\" or \"auto\"), or build against a CUDA LibTorch "
-                      "(README, GPU)");
+    throw unavailable(
+        key,
+        compat::cudaDeviceCount() == 0 && !TB_WITH_CUDA
+            ? "this build of Tokenbench uses a CPU-only LibTorch (" + compat::torchVersion() + ")"
+            : "no CUDA device is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES)",
+        "use the CPU (" + setting +
+            " \"cpu\" or \"auto\"), or build against a CUDA LibTorch "
+            "(README, GPU)");
   }
   const int count = compat::cudaDeviceCount();
   int index = spec->index;
@@ -54,8 +59,9 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::
     const int local = launch.local_rank;
     if (!distributed.gpu_ids.empty()) {
       if (local >= static_cast<int>(distributed.gpu_ids.size())) {
-        throw unavailable("distributed.gpu_ids", "local rank " + std::to_string(local) + " has no entry (" +
-                                                      std::to_string(distributed.gpu_ids.size()) + " listed)",
+        throw unavailable("distributed.gpu_ids",
+                          "local rank " + std::to_string(local) + " has no entry (" +
+                              std::to_string(distributed.gpu_ids.size()) + " listed)",
                           "list one GPU per local rank in distributed.gpu_ids, or leave it empty");
       }
       index = distributed.gpu_ids[static_cast<std::size_t>(local)];
@@ -63,17 +69,19 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::
     } else {
       index = local;
       if (launch.local_world_size > count) {
-        throw unavailable(key,
-                          std::to_string(launch.local_world_size) + " local ranks but " + std::to_string(count) +
-                              " GPU(s) visible: one GPU per rank",
-                          "start at most one rank per GPU, or share one GPU over Gloo with train.device "
-                          "\"cuda:0\" and distributed.backend \"gloo\"");
+        throw unavailable(
+            key,
+            std::to_string(launch.local_world_size) + " local ranks but " + std::to_string(count) +
+                " GPU(s) visible: one GPU per rank",
+            "start at most one rank per GPU, or share one GPU over Gloo with train.device "
+            "\"cuda:0\" and distributed.backend \"gloo\"");
       }
     }
   }
   if (index >= count) {
-    throw unavailable(where, "there is no cuda:" + std::to_string(index) + " (" + std::to_string(count) +
-                                 " GPU(s) visible)",
+    throw unavailable(where,
+                      "there is no cuda:" + std::to_string(index) + " (" + std::to_string(count) +
+                          " GPU(s) visible)",
                       "choose a GPU between cuda:0 and cuda:" + std::to_string(count - 1));
   }
   const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
@@ -82,22 +90,26 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::
 }
 
 torch::Device resolveTrainingDevice(const core::TrainConfig& train, const std::string& setting) {
-  return resolveTrainingDevice(train, core::DistributedConfig{}, distributed::LaunchInfo{}, setting);
+  return resolveTrainingDevice(train, core::DistributedConfig{}, distributed::LaunchInfo{},
+                               setting);
 }
 
-std::string resolveBackend(const core::DistributedConfig& distributed, const torch::Device& device) {
+std::string resolveBackend(const core::DistributedConfig& distributed,
+                           const torch::Device& device) {
   const std::string& backend = distributed.backend;
   if (backend == "gloo") return "gloo";
   if (backend == "auto") return device.is_cuda() && compat::ncclAvailable() ? "nccl" : "gloo";
   if (!device.is_cuda()) {
-    throw UserError("backend_unsupported",
-                    "distributed.backend \"nccl\" needs CUDA tensors, but this rank trains on " + device.str(),
-                    "set distributed.backend to \"gloo\" (or \"auto\"), or train on CUDA (train.device)");
+    throw UserError(
+        "backend_unsupported",
+        "distributed.backend \"nccl\" needs CUDA tensors, but this rank trains on " + device.str(),
+        "set distributed.backend to \"gloo\" (or \"auto\"), or train on CUDA (train.device)");
   }
   if (!compat::ncclAvailable()) {
-    throw UserError("backend_unsupported",
-                    "distributed.backend \"nccl\": this LibTorch (" + compat::torchVersion() + ") has no NCCL",
-                    "set distributed.backend to \"gloo\" (or \"auto\")");
+    throw UserError(
+        "backend_unsupported",
+        "distributed.backend \"nccl\": this LibTorch (" + compat::torchVersion() + ") has no NCCL",
+        "set distributed.backend to \"gloo\" (or \"auto\")");
   }
   return "nccl";
 }

@@ -22,11 +22,14 @@ namespace tb::trainer {
 /// build has no CUDA, the GPU does not exist, or it cannot be used (busy, out of memory), and
 /// "config_invalid" for a value that is not a device.
 /// `key` is what errors call the setting (a command-line tool passes "--device").
-torch::Device resolveTrainingDevice(const core::TrainConfig& train, const core::DistributedConfig& distributed,
-                                    const distributed::LaunchInfo& launch, const std::string& key = "train.device");
+torch::Device resolveTrainingDevice(const core::TrainConfig& train,
+                                    const core::DistributedConfig& distributed,
+                                    const distributed::LaunchInfo& launch,
+                                    const std::string& key = "train.device");
 
 /// As resolveTrainingDevice for one process: the device tokenize, compare and bench use.
-torch::Device resolveTrainingDevice(const core::TrainConfig& train, const std::string& key = "train.device");
+torch::Device resolveTrainingDevice(const core::TrainConfig& train,
+                                    const std::string& key = "train.device");
 
 /// distributed.backend resolved for `device`: "gloo" or "nccl" ("auto": nccl on a CUDA device
 /// when the build has NCCL, else gloo). Throws UserError "backend_unsupported" naming

@@ -29,9 +29,10 @@ namespace fs = std::filesystem;
 using testing::TempFolder;
 using testing::TrainerProcess;
 
-#define TB_REQUIRE_CUDA()                                                                                \
-  if (!compat::cudaAvailable())                                                                          \
-  GTEST_SKIP() << (TB_WITH_CUDA ? "no CUDA device is visible" : "this LibTorch is CPU-only (no CUDA)")
+#define TB_REQUIRE_CUDA()                                     \
+  if (!compat::cudaAvailable())                               \
+  GTEST_SKIP() << (TB_WITH_CUDA ? "no CUDA device is visible" \
+                                : "this LibTorch is CPU-only (no CUDA)")
 
 const torch::Device kGpu(torch::kCUDA, 0);
 
@@ -44,7 +45,8 @@ core::RunConfig tinyConfig() {
   c.data.workers = 1;
   c.model.init_dim = 8;
   c.model.max_dim = 16;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"attend_space", {}}, {"compress_time", {}}};
+  c.model.layers = {
+      {"residual", {}}, {"compress_space", {}}, {"attend_space", {}}, {"compress_time", {}}};
   c.model.input_conv_kernel = {3, 3, 3};
   c.model.quantizer.codebook_size = 64;
   c.loss.adversarial_weight = 0;
@@ -68,17 +70,20 @@ std::vector<core::MetricsRow> trainRows(const fs::path& dir) {
   std::ifstream in(dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
     auto row = core::parseMetricsLine(line);
-    if (row && !row->values.empty() && row->values.front().first == "train/recon_loss") rows.push_back(*row);
+    if (row && !row->values.empty() && row->values.front().first == "train/recon_loss")
+      rows.push_back(*row);
   }
   return rows;
 }
 
 // Mean recon loss of the first `head` and the last `tail` training rows.
-std::pair<double, double> lossFirstAndLast(const std::vector<core::MetricsRow>& rows, std::size_t head,
-                                           std::size_t tail) {
+std::pair<double, double> lossFirstAndLast(const std::vector<core::MetricsRow>& rows,
+                                           std::size_t head, std::size_t tail) {
   double first = 0, last = 0;
-  for (std::size_t i = 0; i < head; ++i) first += rows[i].values.front().second / static_cast<double>(head);
-  for (std::size_t i = 0; i < tail; ++i) last += rows[rows.size() - 1 - i].values.front().second / static_cast<double>(tail);
+  for (std::size_t i = 0; i < head; ++i)
+    first += rows[i].values.front().second / static_cast<double>(head);
+  for (std::size_t i = 0; i < tail; ++i)
+    last += rows[rows.size() - 1 - i].values.front().second / static_cast<double>(tail);
   return {first, last};
 }
 
@@ -96,7 +101,8 @@ ForwardBackward run(Tokenizer& tokenizer, const torch::Tensor& x, bool bf16) {
   out.loss.backward();
   out.recon = o.recon.detach().to(torch::kCPU, torch::kFloat);
   out.indices = o.indices.cpu();
-  for (const auto& p : tokenizer.parameters()) out.grads.push_back(p.grad().defined() ? p.grad().cpu() : torch::Tensor());
+  for (const auto& p : tokenizer.parameters())
+    out.grads.push_back(p.grad().defined() ? p.grad().cpu() : torch::Tensor());
   out.loss = out.loss.detach().cpu();
   return out;
 }
@@ -122,11 +128,13 @@ TEST(Cuda, ForwardAndBackwardEqualTheCpu) {
   for (std::size_t i = 0; i < a.grads.size(); ++i) {
     if (!a.grads[i].defined()) continue;
     EXPECT_TRUE(torch::allclose(a.grads[i], b.grads[i], 1e-3, 1e-5))
-        << "gradient " << i << ": largest difference " << (a.grads[i] - b.grads[i]).abs().max().item<double>();
+        << "gradient " << i << ": largest difference "
+        << (a.grads[i] - b.grads[i]).abs().max().item<double>();
   }
   // bf16 autocast on the GPU stays within bf16's rounding of the fp32 result.
   const ForwardBackward h = run(*gpu, x.to(kGpu), true);
-  EXPECT_NEAR(h.loss.item<double>(), a.loss.item<double>(), 0.03 * std::abs(a.loss.item<double>()) + 1e-3);
+  EXPECT_NEAR(h.loss.item<double>(), a.loss.item<double>(),
+              0.03 * std::abs(a.loss.item<double>()) + 1e-3);
   EXPECT_LT((h.recon - a.recon).abs().mean().item<double>(), 0.02);
   at::globalContext().setAllowTF32CuDNN(true);
 }
@@ -166,7 +174,8 @@ TEST(Cuda, HundredBf16StepsOfBenchSmallLowerTheLossOnProceduralClips) {
 TEST(Cuda, HundredBf16StepsOfBenchSmallLowerTheLossOnAShardOfRealFootage) {
   TB_REQUIRE_CUDA();
   const char* shards = std::getenv("TB_TEST_SHARDS");
-  if (shards == nullptr || *shards == '\0') GTEST_SKIP() << "TB_TEST_SHARDS (a packed shard folder) is not set";
+  if (shards == nullptr || *shards == '\0')
+    GTEST_SKIP() << "TB_TEST_SHARDS (a packed shard folder) is not set";
   TempFolder dir;
   core::RunConfig c = benchSmallBf16(100);
   c.data.type = "shards";
@@ -222,8 +231,9 @@ TEST(Cuda, NcclAtWorldSizeOneReducesAndBroadcasts) {
   distributed::RankGroup group(launch, config, kGpu);
   EXPECT_EQ(group.backend(), "nccl");
   EXPECT_EQ(group.commDevice(), kGpu);
-  std::vector<torch::Tensor> t = {torch::arange(4, torch::TensorOptions().device(kGpu).dtype(torch::kFloat)),
-                                  torch::tensor({1.5, 2.5}, torch::kDouble)};  // a CPU tensor is staged
+  std::vector<torch::Tensor> t = {
+      torch::arange(4, torch::TensorOptions().device(kGpu).dtype(torch::kFloat)),
+      torch::tensor({1.5, 2.5}, torch::kDouble)};  // a CPU tensor is staged
   group.allReduceSum(t);
   EXPECT_TRUE(torch::equal(t[0].cpu(), torch::arange(4, torch::kFloat)));
   EXPECT_TRUE(torch::equal(t[1], torch::tensor({1.5, 2.5}, torch::kDouble)));
@@ -245,9 +255,10 @@ TEST(Cuda, TwoRanksSharingTheGpuOverGlooMatchOneRank) {
   // TF32 off in cuDNN and cuBLAS (NVIDIA's own switch), so both runs compute in float32.
   const std::map<std::string, std::string> env = {{"NVIDIA_TF32_OVERRIDE", "0"}};
   auto trainProcess = [&](const core::RunConfig& config, const std::string& name) {
-    TrainerProcess p({"train", "--config", testing::writeConfig(config, dir.path() / (name + ".json")).string(),
-                      "--run-dir", (dir.path() / name).string()},
-                     dir.path() / name, env);
+    TrainerProcess p(
+        {"train", "--config", testing::writeConfig(config, dir.path() / (name + ".json")).string(),
+         "--run-dir", (dir.path() / name).string()},
+        dir.path() / name, env);
     const auto code = p.wait(std::chrono::seconds(300));
     EXPECT_EQ(code.value_or(-1), 0) << name << ":\n" << p.stderrText();
   };
@@ -263,7 +274,8 @@ TEST(Cuda, TwoRanksSharingTheGpuOverGlooMatchOneRank) {
   still.train.max_steps = 1;
   still.train.lr = 1e-12;
   trainProcess(still, "init");
-  EXPECT_GT(testing::maxDifference(a, testing::finalWeights(dir.path() / "init", 1)), 100 * tolerance);
+  EXPECT_GT(testing::maxDifference(a, testing::finalWeights(dir.path() / "init", 1)),
+            100 * tolerance);
 }
 
 }  // namespace

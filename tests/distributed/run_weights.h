@@ -20,10 +20,12 @@
 namespace tb::trainer::testing {
 
 /// The tensors of `file` in the checkpoint of `step` of `run`, by name.
-inline std::map<std::string, torch::Tensor> finalWeights(const std::filesystem::path& run, std::int64_t step,
-                                                         const std::string& file = "model.safetensors") {
+inline std::map<std::string, torch::Tensor> finalWeights(
+    const std::filesystem::path& run, std::int64_t step,
+    const std::string& file = "model.safetensors") {
   std::map<std::string, torch::Tensor> out;
-  for (auto& [name, t] : weights::loadTensors(run / "checkpoints" / ("step_" + std::to_string(step)) / file)) {
+  for (auto& [name, t] :
+       weights::loadTensors(run / "checkpoints" / ("step_" + std::to_string(step)) / file)) {
     out[name] = t;
   }
   return out;

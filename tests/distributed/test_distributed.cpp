@@ -71,7 +71,8 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
 
   // Both ranks' logs exist, and the hello event says how the run was launched.
   EXPECT_TRUE(fs::exists(dir.path() / "two" / "logs" / "rank_1.log"));
-  const auto hello = eventsOf<core::HelloEvent>(events(TrainerProcess::slurp(dir.path() / "two" / "events.jsonl")));
+  const auto hello = eventsOf<core::HelloEvent>(
+      events(TrainerProcess::slurp(dir.path() / "two" / "events.jsonl")));
   ASSERT_FALSE(hello.empty());
   EXPECT_EQ(hello.front().world_size, 2);
   EXPECT_EQ(hello.front().launcher, "local");
@@ -88,7 +89,9 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   zero1.distributed.strategy = "zero1";
   ASSERT_EQ(trainRun(ddp, dir.path(), "ddp"), 0);
   ASSERT_EQ(trainRun(zero1, dir.path(), "zero1"), 0);
-  EXPECT_EQ(maxDifference(finalWeights(dir.path() / "ddp", 4), finalWeights(dir.path() / "zero1", 4)), 0.0);
+  EXPECT_EQ(
+      maxDifference(finalWeights(dir.path() / "ddp", 4), finalWeights(dir.path() / "zero1", 4)),
+      0.0);
   // Rank 0 gathered the shards: the optimizer state on disk is the same whole state.
   const auto ddp_state = finalWeights(dir.path() / "ddp", 4, "optimizer.safetensors");
   const auto zero1_state = finalWeights(dir.path() / "zero1", 4, "optimizer.safetensors");
@@ -107,8 +110,10 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   fs::copy_file(writeConfig(single, dir.path() / "single.json"), resumed / "config.json");
   TrainerProcess p({"train", "--run-dir", resumed.string(), "--resume"}, dir.path() / "resume");
   ASSERT_EQ(p.wait(std::chrono::seconds(300)).value_or(-1), 0) << p.stderrText();
-  EXPECT_NE(p.stderrText().find("resumed from checkpoints/step_2"), std::string::npos) << p.stderrText();
-  EXPECT_LT(maxDifference(finalWeights(resumed, 4), finalWeights(dir.path() / "zero1", 4)), kSameBatchTolerance);
+  EXPECT_NE(p.stderrText().find("resumed from checkpoints/step_2"), std::string::npos)
+      << p.stderrText();
+  EXPECT_LT(maxDifference(finalWeights(resumed, 4), finalWeights(dir.path() / "zero1", 4)),
+            kSameBatchTolerance);
 }
 
 TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes) {
@@ -120,8 +125,8 @@ TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes
   config.train.max_steps = 100000;
   config.train.checkpoint_every = 3;
   const fs::path run = dir.path() / "run";
-  TrainerProcess launcher({"train", "--config", writeConfig(config, dir.path() / "c.json").string(), "--run-dir",
-                           run.string()},
+  TrainerProcess launcher({"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
+                           "--run-dir", run.string()},
                           dir.path() / "launcher");
   const auto victim = rankPid(run, 1, std::chrono::seconds(120));
   ASSERT_TRUE(victim) << launcher.stderrText();
@@ -137,7 +142,8 @@ TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes
   const auto errors = eventsOf<core::ErrorEvent>(all);
   ASSERT_EQ(errors.size(), 1u) << launcher.stdoutText();
   EXPECT_EQ(errors[0].code, "rank_failed");
-  EXPECT_NE(errors[0].message.find("rank 1 (pid " + std::to_string(*victim) + ") was killed by signal 9 (SIGKILL)"),
+  EXPECT_NE(errors[0].message.find("rank 1 (pid " + std::to_string(*victim) +
+                                   ") was killed by signal 9 (SIGKILL)"),
             std::string::npos)
       << errors[0].message;
   const auto done = eventsOf<core::DoneEvent>(all);
@@ -303,7 +309,8 @@ struct OutsideLauncher {
 };
 
 std::vector<OutsideLauncher> outsideLaunchers(int port) {
-  const std::map<std::string, std::string> master = {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(port)}};
+  const std::map<std::string, std::string> master = {{"MASTER_ADDR", "127.0.0.1"},
+                                                     {"MASTER_PORT", std::to_string(port)}};
   auto with = [&](std::map<std::string, std::string> vars) {
     vars.insert(master.begin(), master.end());
     return vars;
@@ -313,15 +320,27 @@ std::vector<OutsideLauncher> outsideLaunchers(int port) {
        with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "2"}}),
        with({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}})},
       {"mpirun",
-       with({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+       with({{"OMPI_COMM_WORLD_RANK", "0"},
+             {"OMPI_COMM_WORLD_SIZE", "2"},
+             {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
              {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}),
-       with({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+       with({{"OMPI_COMM_WORLD_RANK", "1"},
+             {"OMPI_COMM_WORLD_SIZE", "2"},
+             {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
              {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}})},
       {"slurm",
-       with({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"}, {"SLURM_STEP_ID", "0"},
-             {"SLURM_TASKS_PER_NODE", "2"}, {"SLURM_JOB_NODELIST", "localhost"}}),
-       with({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "1"}, {"SLURM_STEP_ID", "0"},
-             {"SLURM_TASKS_PER_NODE", "2"}, {"SLURM_JOB_NODELIST", "localhost"}})},
+       with({{"SLURM_PROCID", "0"},
+             {"SLURM_NTASKS", "2"},
+             {"SLURM_LOCALID", "0"},
+             {"SLURM_STEP_ID", "0"},
+             {"SLURM_TASKS_PER_NODE", "2"},
+             {"SLURM_JOB_NODELIST", "localhost"}}),
+       with({{"SLURM_PROCID", "1"},
+             {"SLURM_NTASKS", "2"},
+             {"SLURM_LOCALID", "1"},
+             {"SLURM_STEP_ID", "0"},
+             {"SLURM_TASKS_PER_NODE", "2"},
+             {"SLURM_JOB_NODELIST", "localhost"}})},
   };
 }
 
@@ -336,8 +355,10 @@ TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
                                            (dir.path() / "run").string()};
     TrainerProcess r0(args, dir.path() / "r0", launcher.rank0);
     TrainerProcess r1(args, dir.path() / "r1", launcher.rank1);
-    EXPECT_EQ(r0.wait(std::chrono::seconds(300)).value_or(-1), 0) << launcher.name << "\n" << r0.stderrText();
-    EXPECT_EQ(r1.wait(std::chrono::seconds(60)).value_or(-1), 0) << launcher.name << "\n" << r1.stderrText();
+    EXPECT_EQ(r0.wait(std::chrono::seconds(300)).value_or(-1), 0) << launcher.name << "\n"
+                                                                  << r0.stderrText();
+    EXPECT_EQ(r1.wait(std::chrono::seconds(60)).value_or(-1), 0) << launcher.name << "\n"
+                                                                 << r1.stderrText();
     const auto all = events(r0.stdoutText());
     const auto hello = eventsOf<core::HelloEvent>(all);
     ASSERT_EQ(hello.size(), 1u) << launcher.name;
@@ -356,7 +377,8 @@ TEST(Distributed, UnderTorchrunARankThatDiesIsNamedByTheOthers) {
   config.distributed.timeout_s = 10;
   config.train.max_steps = 100000;
   const fs::path run = dir.path() / "run";
-  const std::vector<std::string> args = {"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
+  const std::vector<std::string> args = {"train", "--config",
+                                         writeConfig(config, dir.path() / "c.json").string(),
                                          "--run-dir", run.string()};
   TrainerProcess r0(args, dir.path() / "r0", launcher.rank0);
   TrainerProcess r1(args, dir.path() / "r1", launcher.rank1);
@@ -365,12 +387,14 @@ TEST(Distributed, UnderTorchrunARankThatDiesIsNamedByTheOthers) {
   const auto killed_at = Clock::now();
   const auto code = r0.wait(std::chrono::seconds(config.distributed.timeout_s + 10));
   ASSERT_TRUE(code) << "rank 0 still running";
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - killed_at).count(), config.distributed.timeout_s);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - killed_at).count(),
+            config.distributed.timeout_s);
   EXPECT_EQ(*code, 1);
   const auto errors = eventsOf<core::ErrorEvent>(events(r0.stdoutText()));
   ASSERT_EQ(errors.size(), 1u) << r0.stdoutText();
   EXPECT_EQ(errors[0].code, "rank_failed");
-  EXPECT_NE(errors[0].message.find("rank 1 stopped responding"), std::string::npos) << errors[0].message;
+  EXPECT_NE(errors[0].message.find("rank 1 stopped responding"), std::string::npos)
+      << errors[0].message;
 }
 
 }  // namespace

@@ -454,7 +454,8 @@ TEST(Reliability, EveryDescriptorTheTrainerOpensIsCloseOnExec) {
   }
   ::kill(trainer.pid(), SIGKILL);
   EXPECT_GE(checked, 3) << "events.jsonl, metrics.jsonl and the log should be open";
-  EXPECT_TRUE(leaks.empty()) << "descriptors without close-on-exec: " << ::testing::PrintToString(leaks);
+  EXPECT_TRUE(leaks.empty()) << "descriptors without close-on-exec: "
+                             << ::testing::PrintToString(leaks);
   std::cout << "reliability: descriptors: " << checked << " opened by the trainer, " << leaks.size()
             << " without close-on-exec" << std::endl;
 }

@@ -18,13 +18,12 @@
 #include <iterator>
 #include <set>
 
-
 namespace tb::trainer::data {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempFolder;
 using testing::makeClip;
+using testing::TempFolder;
 
 void writeText(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -86,7 +85,8 @@ TEST(DataIndex, ProbesGoodFilesAndNamesWhyTheOthersAreSkipped) {
   EXPECT_EQ(index.files[2].path, "good/b.MP4");
   EXPECT_EQ(index.files[2].frames, 24);
   ASSERT_EQ(index.skipped.size(), 4u);
-  EXPECT_NE(reasonFor(index.skipped, "short.mkv").find("too short: 3 frames, a clip needs 9"), std::string::npos);
+  EXPECT_NE(reasonFor(index.skipped, "short.mkv").find("too short: 3 frames, a clip needs 9"),
+            std::string::npos);
   for (const char* broken : {"empty.mp4", "text.mp4", "cut.mp4"}) {
     const std::string reason = reasonFor(index.skipped, broken);
     EXPECT_NE(reason, "(not skipped)") << broken;
@@ -160,7 +160,8 @@ TEST(DataVideos, SamplesAreDeterministicShapedAndVaried) {
     EXPECT_TRUE(torch::equal(x, b.trainSample(position))) << "position " << position;
     distinct.insert(std::to_string(x.sum().item<double>()));
   }
-  EXPECT_GE(distinct.size(), 6u) << "random starts, crops and flips should make most samples differ";
+  EXPECT_GE(distinct.size(), 6u)
+      << "random starts, crops and flips should make most samples differ";
   EXPECT_TRUE(torch::equal(a.validSample(0), b.validSample(0)));
   // Another seed draws other clips.
   ClipDataset c(d, 4);
@@ -297,7 +298,8 @@ TEST(DataVideos, UnusableFoldersAndConfigsAreClearErrors) {
   EXPECT_NE(codeOf(d).find("dataset_empty"), std::string::npos) << codeOf(d);
   EXPECT_NE(codeOf(d).find("text.mp4"), std::string::npos) << codeOf(d);
   d.path.clear();
-  EXPECT_NE(codeOf(d).find("data_config_invalid: data.path is empty"), std::string::npos) << codeOf(d);
+  EXPECT_NE(codeOf(d).find("data_config_invalid: data.path is empty"), std::string::npos)
+      << codeOf(d);
   d.type = "images";
   d.path = dir.path().string();
   EXPECT_NE(codeOf(d).find("data.num_frames is 5"), std::string::npos) << codeOf(d);
@@ -324,7 +326,8 @@ TEST(DataVideos, ValidationFolderOfItsOwn) {
   }
   // A 9-frame file holds exactly one clip of 5 frames at stride 2: the validation clip is that
   // file's frames 0, 2, 4, 6, 8, whatever the training files are.
-  const torch::Tensor other = data.validSource(0) == "sub/other.mkv" ? data.validSample(0) : data.validSample(1);
+  const torch::Tensor other =
+      data.validSource(0) == "sub/other.mkv" ? data.validSample(0) : data.validSample(1);
   d.path = (held / "sub").string();
   d.valid_path.clear();
   d.valid_fraction = 0;
@@ -340,7 +343,9 @@ TEST(DataVideos, ValidationFolderOfItsOwn) {
     FAIL() << "expected DataError";
   } catch (const DataError& e) {
     EXPECT_EQ(e.code(), "data_path_missing");
-    EXPECT_NE(std::string(e.what()).find("data.valid_path \"" + d.valid_path + "\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("data.valid_path \"" + d.valid_path + "\""),
+              std::string::npos)
+        << e.what();
   }
   fs::create_directories(dir.path() / "junk");
   writeText(dir.path() / "junk/x.mp4", "not a video");
@@ -359,7 +364,8 @@ TEST(DataImages, GrayAlphaAndOddSizesBecomeOneFrameSquares) {
   TempFolder dir;
   const fs::path root = dir.path() / "images";
   fs::create_directories(root / "nested");
-  for (auto [name, w, h] : {std::tuple{"a.png", 40, 20}, {"nested/b.PNG", 20, 30}, {"c.bmp", 16, 16}}) {
+  for (auto [name, w, h] :
+       {std::tuple{"a.png", 40, 20}, {"nested/b.PNG", 20, 30}, {"c.bmp", 16, 16}}) {
     const media::VideoFrames f = makeClip(w, h, 1, 0);
     media::writePng((root / name).string(), w, h, f.rgb.data());
   }
@@ -415,7 +421,8 @@ TEST(DataTraining, TrainsOnAVideoFolderSkippingBrokenFilesWithWarnings) {
   c.data.workers = 2;
   c.model.init_dim = 8;
   c.model.max_dim = 16;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"compress_time", {}}, {"residual", {}}};
+  c.model.layers = {
+      {"residual", {}}, {"compress_space", {}}, {"compress_time", {}}, {"residual", {}}};
   c.model.input_conv_kernel = {3, 3, 3};
   c.model.quantizer.codebook_size = 64;
   c.loss.perceptual_weight = 0;
@@ -431,7 +438,8 @@ TEST(DataTraining, TrainsOnAVideoFolderSkippingBrokenFilesWithWarnings) {
   std::string events;
   for (const auto& line : result.events) events += line + "\n";
   for (const char* name : {"short.mkv", "empty.mp4", "text.mp4", "cut.mp4"}) {
-    EXPECT_NE(events.find("skipping " + (root / name).string()), std::string::npos) << name << "\n" << events;
+    EXPECT_NE(events.find("skipping " + (root / name).string()), std::string::npos) << name << "\n"
+                                                                                    << events;
   }
   EXPECT_TRUE(fs::exists(run / "data_index.json"));
   bool saw_skips = false, saw_valid = false;

@@ -189,7 +189,8 @@ std::vector<core::MetricsRow> trainRows(const fs::path& dir) {
   std::ifstream in(dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
     auto row = core::parseMetricsLine(line);
-    if (row && !row->values.empty() && row->values.front().first == "train/recon_loss") rows.push_back(*row);
+    if (row && !row->values.empty() && row->values.front().first == "train/recon_loss")
+      rows.push_back(*row);
   }
   return rows;
 }
@@ -221,8 +222,10 @@ TEST(LossScaling, APowerOfTwoScaleLeavesTrainingBitIdentical) {
   scaled.train.loss_scale_init = 4096;
   ASSERT_EQ(testing::train(plain, dir.path() / "plain").code, 0);
   ASSERT_EQ(testing::train(scaled, dir.path() / "scaled").code, 0);
-  const std::string a = fileBytes(dir.path() / "plain" / "checkpoints" / "step_6" / "model.safetensors");
-  const std::string b = fileBytes(dir.path() / "scaled" / "checkpoints" / "step_6" / "model.safetensors");
+  const std::string a =
+      fileBytes(dir.path() / "plain" / "checkpoints" / "step_6" / "model.safetensors");
+  const std::string b =
+      fileBytes(dir.path() / "scaled" / "checkpoints" / "step_6" / "model.safetensors");
   ASSERT_FALSE(a.empty());
   EXPECT_TRUE(a == b) << "weights differ between the scaled and the unscaled run";
   const auto rows = trainRows(dir.path() / "scaled");
@@ -230,7 +233,8 @@ TEST(LossScaling, APowerOfTwoScaleLeavesTrainingBitIdentical) {
   EXPECT_EQ(valueAt(rows.back(), "train/loss_scale"), 4096.0);
   EXPECT_EQ(valueAt(rows.back(), "train/overflow_steps"), 0.0);
   // The gradient norm is logged unscaled.
-  EXPECT_EQ(valueAt(rows.front(), "train/grad_norm"), valueAt(trainRows(dir.path() / "plain").front(), "train/grad_norm"));
+  EXPECT_EQ(valueAt(rows.front(), "train/grad_norm"),
+            valueAt(trainRows(dir.path() / "plain").front(), "train/grad_norm"));
 }
 
 TEST(LossScaling, ForcedInfinitiesSkipStepsLowerTheScaleAndTheScaleResumes) {
@@ -258,7 +262,8 @@ TEST(LossScaling, ForcedInfinitiesSkipStepsLowerTheScaleAndTheScaleResumes) {
   EXPECT_GE(skipped, 2.0);
   EXPECT_EQ(scale * std::ldexp(1.0, static_cast<int>(skipped)), c.train.loss_scale_init);
   EXPECT_LT(scale, std::ldexp(1.0, 128));
-  for (const auto& row : rows) EXPECT_TRUE(std::isfinite(valueAt(row, "train/grad_norm"))) << row.step;
+  for (const auto& row : rows)
+    EXPECT_TRUE(std::isfinite(valueAt(row, "train/grad_norm"))) << row.step;
   EXPECT_LT(valueAt(rows.back(), "train/recon_loss"), valueAt(rows.front(), "train/recon_loss"));
 
   // The checkpoint carries the scale; a resumed run continues from it, not from loss_scale_init.

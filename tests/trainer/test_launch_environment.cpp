@@ -33,14 +33,15 @@ TEST(LaunchEnvironment, NothingSetIsOneProcess) {
 }
 
 TEST(LaunchEnvironment, Torchrun) {
-  const LaunchInfo info = detectLaunch(config(), fakeEnvironment({{"RANK", "5"},
-                                                                  {"WORLD_SIZE", "8"},
-                                                                  {"LOCAL_RANK", "1"},
-                                                                  {"LOCAL_WORLD_SIZE", "4"},
-                                                                  {"GROUP_RANK", "1"},
-                                                                  {"MASTER_ADDR", "10.0.0.7"},
-                                                                  {"MASTER_PORT", "29501"},
-                                                                  {"TORCHELASTIC_USE_AGENT_STORE", "True"}}));
+  const LaunchInfo info =
+      detectLaunch(config(), fakeEnvironment({{"RANK", "5"},
+                                              {"WORLD_SIZE", "8"},
+                                              {"LOCAL_RANK", "1"},
+                                              {"LOCAL_WORLD_SIZE", "4"},
+                                              {"GROUP_RANK", "1"},
+                                              {"MASTER_ADDR", "10.0.0.7"},
+                                              {"MASTER_PORT", "29501"},
+                                              {"TORCHELASTIC_USE_AGENT_STORE", "True"}}));
   EXPECT_EQ(info.launcher, "torchrun");
   EXPECT_EQ(info.rank, 5);
   EXPECT_EQ(info.world_size, 8);
@@ -53,13 +54,14 @@ TEST(LaunchEnvironment, Torchrun) {
 }
 
 TEST(LaunchEnvironment, SlurmTaskTakesTheFirstNodeAsStoreHost) {
-  const LaunchInfo info = detectLaunch(config(), fakeEnvironment({{"SLURM_PROCID", "3"},
-                                                                  {"SLURM_NTASKS", "4"},
-                                                                  {"SLURM_LOCALID", "1"},
-                                                                  {"SLURM_NODEID", "1"},
-                                                                  {"SLURM_STEP_ID", "0"},
-                                                                  {"SLURM_TASKS_PER_NODE", "2(x2)"},
-                                                                  {"SLURM_JOB_NODELIST", "gpu[07-08,12],login1"}}));
+  const LaunchInfo info =
+      detectLaunch(config(), fakeEnvironment({{"SLURM_PROCID", "3"},
+                                              {"SLURM_NTASKS", "4"},
+                                              {"SLURM_LOCALID", "1"},
+                                              {"SLURM_NODEID", "1"},
+                                              {"SLURM_STEP_ID", "0"},
+                                              {"SLURM_TASKS_PER_NODE", "2(x2)"},
+                                              {"SLURM_JOB_NODELIST", "gpu[07-08,12],login1"}}));
   EXPECT_EQ(info.launcher, "slurm");
   EXPECT_EQ(info.rank, 3);
   EXPECT_EQ(info.world_size, 4);
@@ -72,17 +74,19 @@ TEST(LaunchEnvironment, SlurmTaskTakesTheFirstNodeAsStoreHost) {
 }
 
 TEST(LaunchEnvironment, SlurmBatchScriptWithoutAStepIsOneProcess) {
-  const LaunchInfo info =
-      detectLaunch(config(), fakeEnvironment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_JOB_NODELIST", "n1"}}));
+  const LaunchInfo info = detectLaunch(
+      config(), fakeEnvironment(
+                    {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_JOB_NODELIST", "n1"}}));
   EXPECT_EQ(info.launcher, "single");
 }
 
 TEST(LaunchEnvironment, Mpirun) {
-  const LaunchInfo info = detectLaunch(config(), fakeEnvironment({{"OMPI_COMM_WORLD_RANK", "2"},
-                                                                  {"OMPI_COMM_WORLD_SIZE", "4"},
-                                                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
-                                                                  {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
-                                                                  {"MASTER_ADDR", "head"}}));
+  const LaunchInfo info =
+      detectLaunch(config(), fakeEnvironment({{"OMPI_COMM_WORLD_RANK", "2"},
+                                              {"OMPI_COMM_WORLD_SIZE", "4"},
+                                              {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                                              {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                                              {"MASTER_ADDR", "head"}}));
   EXPECT_EQ(info.launcher, "mpirun");
   EXPECT_EQ(info.rank, 2);
   EXPECT_EQ(info.world_size, 4);
@@ -121,14 +125,16 @@ TEST(LaunchEnvironment, OwnLauncherWins) {
 
 TEST(LaunchEnvironment, InconsistentVariablesNameTheVariable) {
   try {
-    detectLaunch(config(), fakeEnvironment({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}}));
+    detectLaunch(config(),
+                 fakeEnvironment({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}}));
     FAIL() << "RANK 2 of 2 accepted";
   } catch (const UserError& e) {
     EXPECT_EQ(e.code(), "launch_environment_invalid");
     EXPECT_NE(std::string(e.what()).find("RANK"), std::string::npos) << e.what();
   }
   try {
-    detectLaunch(config(), fakeEnvironment({{"OMPI_COMM_WORLD_RANK", "x1"}, {"OMPI_COMM_WORLD_SIZE", "2"}}));
+    detectLaunch(config(),
+                 fakeEnvironment({{"OMPI_COMM_WORLD_RANK", "x1"}, {"OMPI_COMM_WORLD_SIZE", "2"}}));
     FAIL() << "a non-number accepted";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("OMPI_COMM_WORLD_RANK"), std::string::npos) << e.what();

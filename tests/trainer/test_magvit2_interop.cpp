@@ -140,10 +140,18 @@ TEST(PickleReader, MutatedPicklesAreRefusedWithAPickleErrorNeverACrash) {
     for (int e = 0; e < edits && !bytes.empty(); ++e) {
       const std::size_t at = rng() % bytes.size();
       switch (rng() % 4) {
-        case 0: bytes[at] = static_cast<char>(rng() & 0xff); break;
-        case 1: bytes.insert(at, 1, static_cast<char>(rng() & 0xff)); break;
-        case 2: bytes.erase(at, 1 + rng() % 8); break;
-        default: bytes.resize(at); break;
+        case 0:
+          bytes[at] = static_cast<char>(rng() & 0xff);
+          break;
+        case 1:
+          bytes.insert(at, 1, static_cast<char>(rng() & 0xff));
+          break;
+        case 2:
+          bytes.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          bytes.resize(at);
+          break;
       }
     }
     try {

@@ -139,8 +139,8 @@ TEST(MagvitLayers, SqueezeExciteEqualsTheFrameBatchFormula) {
   const torch::Tensor frames = video.permute({0, 2, 1, 3, 4}).reshape({6, 12, 5, 6});
   const torch::Tensor context = torch::softmax(se->to_k(frames).flatten(2), -1);  // [6, 1, 30]
   const torch::Tensor pooled = torch::matmul(frames.flatten(2), context.transpose(1, 2));
-  const torch::Tensor gates = torch::sigmoid(se->net_out(torch::leaky_relu(
-      se->net_in(pooled.unsqueeze(-1)), 0.1)));  // [6, 12, 1, 1]
+  const torch::Tensor gates = torch::sigmoid(
+      se->net_out(torch::leaky_relu(se->net_in(pooled.unsqueeze(-1)), 0.1)));  // [6, 12, 1, 1]
   const torch::Tensor expected =
       (gates * frames).reshape({2, 3, 12, 5, 6}).permute({0, 2, 1, 3, 4});
   EXPECT_TRUE(torch::allclose(se->forward(video), expected, 1e-5, 1e-6));
@@ -208,7 +208,8 @@ TEST(MagvitCausality, ReplicatedTimePaddingIsCausalAndMakesTheFirstFrameLikeTheO
   torch::manual_seed(3);
   const auto still = (torch::rand({1, 3, 1, 8, 8}) * 2 - 1).expand({1, 3, 9, 8, 8}).contiguous();
   auto spread = [&](const std::string& padding) {
-    auto m = tinyMagvit({{"residual", {}}, {"compress_time", {}}, {"residual", {}}, {"compress_time", {}}});
+    auto m = tinyMagvit(
+        {{"residual", {}}, {"compress_time", {}}, {"residual", {}}, {"compress_time", {}}});
     m.time_padding = padding;
     torch::manual_seed(4);
     auto tok = makeTokenizer(m, data(8, 9));

@@ -28,7 +28,8 @@ std::vector<std::string> goldenLines() {
 std::string readAll(int fd) {
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
   return out;
 }
 

@@ -40,15 +40,22 @@ void setGradients(std::vector<torch::Tensor> params, int step) {
 double runBoth(double weight_decay) {
   Params ours = makeParams();
   Params theirs = makeParams();
-  NamedTensors named = {{"a.weight", ours.decayed[0]}, {"b.weight", ours.decayed[1]}, {"a.bias", ours.undecayed[0]},
+  NamedTensors named = {{"a.weight", ours.decayed[0]},
+                        {"b.weight", ours.decayed[1]},
+                        {"a.bias", ours.undecayed[0]},
                         {"norm.gamma", ours.undecayed[1]}};
   ShardedAdamW sharded(named, ShardedAdamW::Options{0.9, 0.99, 1e-8, weight_decay});
 
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(theirs.decayed, std::make_unique<torch::optim::AdamWOptions>(
-                                          torch::optim::AdamWOptions(1e-3).betas({0.9, 0.99}).eps(1e-8).weight_decay(weight_decay)));
-  groups.emplace_back(theirs.undecayed, std::make_unique<torch::optim::AdamWOptions>(
-                                            torch::optim::AdamWOptions(1e-3).betas({0.9, 0.99}).eps(1e-8).weight_decay(0)));
+                                          torch::optim::AdamWOptions(1e-3)
+                                              .betas({0.9, 0.99})
+                                              .eps(1e-8)
+                                              .weight_decay(weight_decay)));
+  groups.emplace_back(
+      theirs.undecayed,
+      std::make_unique<torch::optim::AdamWOptions>(
+          torch::optim::AdamWOptions(1e-3).betas({0.9, 0.99}).eps(1e-8).weight_decay(0)));
   torch::optim::AdamW reference(groups, torch::optim::AdamWOptions(1e-3));
 
   const auto all = [](const Params& p) {
@@ -59,7 +66,8 @@ double runBoth(double weight_decay) {
   for (int step = 1; step <= 20; ++step) {
     // A warmup-like rate that changes every step, as the schedule does in training.
     const double lr = 1e-3 * std::min(1.0, step / 5.0);
-    for (auto& group : reference.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    for (auto& group : reference.param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     setGradients(all(ours), step);
     setGradients(all(theirs), step);
     sharded.step(lr);
@@ -77,7 +85,9 @@ double runBoth(double weight_decay) {
 
 TEST(ShardedAdamW, TwentyStepsEqualTorchAdamWWithoutWeightDecay) { EXPECT_LT(runBoth(0.0), 1e-6); }
 
-TEST(ShardedAdamW, TwentyStepsEqualTorchAdamWWithDecayOnWeightsOnly) { EXPECT_LT(runBoth(0.05), 1e-6); }
+TEST(ShardedAdamW, TwentyStepsEqualTorchAdamWWithDecayOnWeightsOnly) {
+  EXPECT_LT(runBoth(0.05), 1e-6);
+}
 
 TEST(ShardedAdamW, DecayOnEveryParameterWouldDiffer) {
   // The exclusion is real: decaying the 1-D parameters too moves them measurably.

@@ -75,7 +75,11 @@ inline core::RunConfig tinyConfig() {
   c.data.hflip = false;
   c.model.init_dim = 16;
   c.model.max_dim = 32;
-  c.model.layers = {{"residual", {}}, {"compress_space", {}}, {"residual", {}}, {"compress_time", {}}, {"residual", {}}};
+  c.model.layers = {{"residual", {}},
+                    {"compress_space", {}},
+                    {"residual", {}},
+                    {"compress_time", {}},
+                    {"residual", {}}};
   c.model.input_conv_kernel = {3, 3, 3};
   c.model.quantizer.codebook_size = 256;
   c.loss.perceptual_weight = 0;
@@ -100,7 +104,8 @@ struct RunResult {
 };
 
 /// Trains `config` into `dir` in this process, collecting the events from a file beside `dir`.
-inline RunResult train(const core::RunConfig& config, const std::filesystem::path& dir, bool resume = false) {
+inline RunResult train(const core::RunConfig& config, const std::filesystem::path& dir,
+                       bool resume = false) {
   const std::filesystem::path events_file = dir.string() + ".events";
   const int fd = ::open(events_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   EventSink sink(fd);

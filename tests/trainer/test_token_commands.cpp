@@ -1,10 +1,10 @@
 // tokenize / detokenize on real files: videos encoded here with FFmpeg, a PNG, checkpoints
 // written by `init`, token files read back with the safetensors parser.
 
-#include "tests/trainer/test_support.h"
 #include "core/compare_report.h"
 #include "core/config_io.h"
 #include "core/safetensors.h"
+#include "tests/trainer/test_support.h"
 #include "trainer/cli/compare_command.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
@@ -73,7 +73,9 @@ struct Fixture {
     std::ofstream(input / "broken.mp4") << "not a video";
   }
 
-  TokenizeArgs tokenizeArgs() const { return {ckpt.string(), input.string(), out.string(), 0, false}; }
+  TokenizeArgs tokenizeArgs() const {
+    return {ckpt.string(), input.string(), out.string(), 0, false};
+  }
 };
 
 torch::Tensor readTokens(const fs::path& file, std::map<std::string, std::string>* meta = nullptr) {
@@ -110,7 +112,8 @@ TEST(TokenCommands, TokenizeWritesOneFileOfModelTokensPerClip) {
   const torch::Tensor clip = media::framesToTensor(decoder.decode(request)).unsqueeze(0);
   EXPECT_TRUE(torch::equal(second.to(torch::kInt64), ckpt.tokenizer->tokenize(clip).squeeze(0)));
 
-  // Two whole clips of the video (the 2-frame tail dropped), one of the image, none of the broken file.
+  // Two whole clips of the video (the 2-frame tail dropped), one of the image, none of the broken
+  // file.
   EXPECT_FALSE(fs::exists(fx.out / "sub__walk_clip0002.safetensors"));
   EXPECT_EQ(readTokens(fx.out / "still.safetensors").size(0), 1);
   nlohmann::json manifest;
@@ -134,7 +137,8 @@ TEST(TokenCommands, DetokenizeDecodesExactlyWhatTheModelDecodes) {
   torch::NoGradGuard no_grad;
   const auto ckpt = loadCheckpoint(fx.ckpt);
   const torch::Tensor expected =
-      ckpt.tokenizer->decodeFromIndices(readTokens(tokens).to(torch::kInt64).unsqueeze(0)).squeeze(0);
+      ckpt.tokenizer->decodeFromIndices(readTokens(tokens).to(torch::kInt64).unsqueeze(0))
+          .squeeze(0);
   EXPECT_EQ(frames.rgb, media::tensorToFrames(expected).rgb);
 }
 
@@ -169,7 +173,8 @@ TEST(TokenCommands, RunDirectoryMeansItsNewestCompleteCheckpoint) {
   for (const char* step : {"step_3", "step_12", ".step_20.tmp"}) {
     fs::create_directories(run / "checkpoints");
     fs::copy(fx.ckpt, run / "checkpoints" / step, fs::copy_options::recursive);
-    if (std::string(step).rfind("step_", 0) == 0) std::ofstream(run / "checkpoints" / step / "COMPLETE");
+    if (std::string(step).rfind("step_", 0) == 0)
+      std::ofstream(run / "checkpoints" / step / "COMPLETE");
   }
   EXPECT_EQ(loadCheckpoint(run).folder, run / "checkpoints" / "step_12");
   EXPECT_EQ(loadCheckpoint(run).weights, "model.safetensors");  // init writes no EMA weights
@@ -201,16 +206,21 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   request.cropSize = 16;
   const media::VideoFrames original = decoder.decode(request);
   torch::NoGradGuard no_grad;
-  const auto recon = media::tensorToFrames(
-      magvit.tokenizer->forward(media::framesToTensor(original).unsqueeze(0)).recon[0].clamp(-1, 1));
-  EXPECT_NEAR(report["clips"][0]["metrics"]["magvit"]["psnr"].get<double>(), metrics::psnr(original, recon), 1e-6);
+  const auto recon =
+      media::tensorToFrames(magvit.tokenizer->forward(media::framesToTensor(original).unsqueeze(0))
+                                .recon[0]
+                                .clamp(-1, 1));
+  EXPECT_NEAR(report["clips"][0]["metrics"]["magvit"]["psnr"].get<double>(),
+              metrics::psnr(original, recon), 1e-6);
   // By frame position: one clip, so each position is that frame's PSNR; their mean is the clip's.
   const auto& per_frame = report["per_frame"]["magvit"]["psnr"];
   ASSERT_EQ(per_frame.size(), 5u);
   double sum = 0;
   for (int t = 0; t < 5; ++t) {
-    EXPECT_NEAR(per_frame[t].get<double>(),
-                metrics::framePsnr(original.frame(t), recon.frame(t), original.width, original.height), 1e-6);
+    EXPECT_NEAR(
+        per_frame[t].get<double>(),
+        metrics::framePsnr(original.frame(t), recon.frame(t), original.width, original.height),
+        1e-6);
     sum += per_frame[t].get<double>();
   }
   EXPECT_NEAR(sum / 5, report["mean"]["magvit"]["psnr"].get<double>(), 1e-6);
@@ -224,7 +234,8 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   // The trainer's side of tests/golden/compare_report_v1.json: metrics.json is core's compare
   // report (it reads back and writes the same bytes), laid out as the golden document is.
   std::ifstream written_in(fs::path(args.out) / "metrics.json", std::ios::binary);
-  const std::string written((std::istreambuf_iterator<char>(written_in)), std::istreambuf_iterator<char>());
+  const std::string written((std::istreambuf_iterator<char>(written_in)),
+                            std::istreambuf_iterator<char>());
   std::string error;
   const std::optional<core::CompareReport> parsed = core::parseCompareReport(written, &error);
   ASSERT_TRUE(parsed) << error;
@@ -298,7 +309,8 @@ TEST(TokenCommands, CompareMatchesTheMetricsCommandOnTheWrittenFrames) {
   const std::string fixture = TB_SHARED_DIR "/fixtures/lpips";
   const bool with_lpips = fs::exists(fixture + "/alex_backbone.pth");
   CompareArgs args;
-  args.checkpoints = {"magvit=" + (dir.path() / "magvit").string(), "vqgan=" + (dir.path() / "vqgan").string()};
+  args.checkpoints = {"magvit=" + (dir.path() / "magvit").string(),
+                      "vqgan=" + (dir.path() / "vqgan").string()};
   args.out = (dir.path() / "review").string();
   args.clips = 2;
   if (with_lpips) {
@@ -321,7 +333,8 @@ TEST(TokenCommands, CompareMatchesTheMetricsCommandOnTheWrittenFrames) {
       for (int t = 0; t < frames; ++t) {
         MetricsArgs m;
         m.a = cropFrame(strips / "original.png", t, width, dir.path() / "a.png").string();
-        m.b = cropFrame(strips / (std::string(tokenizer) + ".png"), t, width, dir.path() / "b.png").string();
+        m.b = cropFrame(strips / (std::string(tokenizer) + ".png"), t, width, dir.path() / "b.png")
+                  .string();
         m.lpips_backbone = args.lpips_backbone;
         m.lpips_lin = args.lpips_lin;
         const auto scores = metricsCommand(m);

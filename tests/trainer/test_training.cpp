@@ -28,7 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path freshDir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("tb_training_" + name + "_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("tb_training_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   return dir;
 }
@@ -43,7 +44,8 @@ std::vector<core::MetricsRow> trainRows(const fs::path& dir) {
   std::ifstream in(dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
     auto row = core::parseMetricsLine(line);
-    if (row && !row->values.empty() && row->values.front().first == "train/recon_loss") rows.push_back(*row);
+    if (row && !row->values.empty() && row->values.front().first == "train/recon_loss")
+      rows.push_back(*row);
   }
   return rows;
 }
@@ -82,7 +84,8 @@ TEST(Training, ReconstructionLossFallsOnProceduralClips) {
   ASSERT_EQ(r.code, 0);
   ASSERT_FALSE(r.events.empty());
   EXPECT_NE(r.events.front().find("\"type\":\"hello\""), std::string::npos);
-  EXPECT_NE(r.events.back().find("\"type\":\"done\",\"status\":\"completed\",\"step\":150"), std::string::npos)
+  EXPECT_NE(r.events.back().find("\"type\":\"done\",\"status\":\"completed\",\"step\":150"),
+            std::string::npos)
       << r.events.back();
   const auto rows = trainRows(dir);
   ASSERT_EQ(rows.size(), 150u);
@@ -201,7 +204,8 @@ TEST(Training, CheckpointsFromBeforeStateVersion2StillResume) {
     NamedTensors kept;
     const NamedTensors all = weights::loadTensors(step / file);
     for (const auto& [name, t] : all) {
-      const bool never_updated = name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0 &&
+      const bool never_updated = name.size() > 5 &&
+                                 name.compare(name.size() - 5, 5, ".step") == 0 &&
                                  t.item<std::int64_t>() == 0;
       if (!never_updated) kept.emplace_back(name, t);
     }
@@ -214,7 +218,8 @@ TEST(Training, CheckpointsFromBeforeStateVersion2StillResume) {
   config.train.max_steps = 4;
   const RunResult r = train(config, dir, /*resume=*/true);
   ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
-  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":4"), std::string::npos) << r.events.back();
+  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":4"), std::string::npos)
+      << r.events.back();
   fs::remove_all(dir);
 }
 
@@ -230,7 +235,8 @@ TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
   fs::copy(step, kept, fs::copy_options::recursive);
   config.train.max_steps = 3;
   // Breaks one file of the checkpoint, resumes, restores the file; returns the error event.
-  const std::map<std::string, std::string> v2 = {{"format", "tokenbench-adamw"}, {"state_version", "2"}};
+  const std::map<std::string, std::string> v2 = {{"format", "tokenbench-adamw"},
+                                                 {"state_version", "2"}};
   auto resumeWith = [&](const std::string& file, const NamedTensors& tensors,
                         const std::map<std::string, std::string>& meta = {}) {
     weights::saveTensors(tensors, step / file, meta);
@@ -250,13 +256,17 @@ TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
       << empty;
   // A file without the optimizer's metadata is someone else's.
   const std::string foreign = resumeWith("optimizer.safetensors", optimizer);
-  EXPECT_NE(foreign.find("step_2/optimizer.safetensors: not a Tokenbench optimizer state"), std::string::npos)
+  EXPECT_NE(foreign.find("step_2/optimizer.safetensors: not a Tokenbench optimizer state"),
+            std::string::npos)
       << foreign;
   // Written before state_version 2 (only updated parameters listed): empty after step 0 is lost
   // state, not an old file.
-  const std::string empty_v1 = resumeWith("optimizer.safetensors", {}, {{"format", "tokenbench-adamw"}});
-  EXPECT_NE(empty_v1.find("step_2/optimizer.safetensors: no optimizer state, but the checkpoint is past step 0"),
-            std::string::npos)
+  const std::string empty_v1 =
+      resumeWith("optimizer.safetensors", {}, {{"format", "tokenbench-adamw"}});
+  EXPECT_NE(
+      empty_v1.find(
+          "step_2/optimizer.safetensors: no optimizer state, but the checkpoint is past step 0"),
+      std::string::npos)
       << empty_v1;
 
   // A step count of 10 stored as F64 was read as 0 (its bytes reinterpreted).
@@ -337,8 +347,9 @@ TEST(Training, GanTermsStartAtTheDiscriminatorStartStepAndResumeBitIdentically) 
   ASSERT_EQ(rows.size(), 8u);
   // Steps 1-3 train the tokenizer alone; from step 4 on (m_step >= 3) both networks train.
   EXPECT_FALSE(has(namesAt(rows, 3), "train/discr_loss"));
-  for (const char* name : {"train/discr_loss", "train/gan_loss", "train/adaptive_weight", "train/lecam",
-                           "train/logits_real", "train/logits_fake", "train/discr_grad_norm"}) {
+  for (const char* name :
+       {"train/discr_loss", "train/gan_loss", "train/adaptive_weight", "train/lecam",
+        "train/logits_real", "train/logits_fake", "train/discr_grad_norm"}) {
     EXPECT_TRUE(has(namesAt(rows, 4), name)) << name;
   }
   // R1 every 2 discriminator steps: discriminator steps 0, 2, 4 are model steps 4, 6, 8.
@@ -355,7 +366,8 @@ TEST(Training, GanTermsStartAtTheDiscriminatorStartStepAndResumeBitIdentically) 
   for (const char* file : {"model.safetensors", "discriminator.safetensors"}) {
     const std::string a = fileBytes(straight / "checkpoints" / "step_8" / file);
     ASSERT_FALSE(a.empty()) << file;
-    EXPECT_TRUE(a == fileBytes(split / "checkpoints" / "step_8" / file)) << file << " differs after resume";
+    EXPECT_TRUE(a == fileBytes(split / "checkpoints" / "step_8" / file))
+        << file << " differs after resume";
   }
   fs::remove_all(straight);
   fs::remove_all(split);
@@ -373,7 +385,8 @@ TEST(Training, BadPerceptualWeightFileIsAnErrorNamingIt) {
   EXPECT_NE(r.code, 0);
   bool named = false;
   for (const auto& e : r.events) {
-    named |= e.find("perceptual_weights_invalid") != std::string::npos && e.find("/nonexistent/") != std::string::npos;
+    named |= e.find("perceptual_weights_invalid") != std::string::npos &&
+             e.find("/nonexistent/") != std::string::npos;
   }
   EXPECT_TRUE(named);
   fs::remove_all(dir);
@@ -385,7 +398,8 @@ TEST(Training, BadPerceptualWeightFileIsAnErrorNamingIt) {
   EXPECT_NE(s.code, 0);
   bool refused = false;
   for (const auto& e : s.events) {
-    refused |= e.find("loss.perceptual_net") != std::string::npos && e.find("data.image_size >= 31") != std::string::npos;
+    refused |= e.find("loss.perceptual_net") != std::string::npos &&
+               e.find("data.image_size >= 31") != std::string::npos;
   }
   EXPECT_TRUE(refused);
   fs::remove_all(small);
@@ -423,7 +437,9 @@ TEST(Training, PerceptualLossWithTheFixtureWeightsIsLoggedAndValidated) {
 // the next N step attempts from step S reads as NaN).
 class FaultInjection {
  public:
-  explicit FaultInjection(const std::string& spec) { ::setenv("TB_FAULT_NONFINITE", spec.c_str(), 1); }
+  explicit FaultInjection(const std::string& spec) {
+    ::setenv("TB_FAULT_NONFINITE", spec.c_str(), 1);
+  }
   ~FaultInjection() { ::unsetenv("TB_FAULT_NONFINITE"); }
 };
 
@@ -464,13 +480,17 @@ TEST(Training, NonFiniteStepsAreSkippedThenRolledBackWithALowerRate) {
   ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
   const auto skipped = eventsWith(r, "\"code\":\"nonfinite_step\"");
   ASSERT_EQ(skipped.size(), 3u);
-  for (const auto& e : skipped) EXPECT_NE(e.find("step 6: non-finite loss, step skipped"), std::string::npos) << e;
+  for (const auto& e : skipped)
+    EXPECT_NE(e.find("step 6: non-finite loss, step skipped"), std::string::npos) << e;
   const auto rollbacks = eventsWith(r, "\"code\":\"rollback\"");
   ASSERT_EQ(rollbacks.size(), 1u);
-  EXPECT_NE(rollbacks[0].find("rolled back to checkpoints/step_4 with the learning rate scaled by 0.5"), std::string::npos)
+  EXPECT_NE(
+      rollbacks[0].find("rolled back to checkpoints/step_4 with the learning rate scaled by 0.5"),
+      std::string::npos)
       << rollbacks[0];
   // The run went on from step 4 at half the rate and finished.
-  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":10"), std::string::npos) << r.events.back();
+  EXPECT_NE(r.events.back().find("\"status\":\"completed\",\"step\":10"), std::string::npos)
+      << r.events.back();
   // Steps 1-5 at the full rate, then (after the rollback to step 4) steps 5-10 at half of it.
   const auto rows = trainRows(dir);
   ASSERT_EQ(rows.size(), 11u);
@@ -525,7 +545,8 @@ TEST(Training, LockedRunDirectoryIsRefusedWithAnError) {
   const RunResult r = train(tinyConfig(), dir);
   EXPECT_EQ(r.code, 2);
   bool saw_error = false;
-  for (const auto& e : r.events) saw_error |= e.find("\"code\":\"run_dir_locked\"") != std::string::npos;
+  for (const auto& e : r.events)
+    saw_error |= e.find("\"code\":\"run_dir_locked\"") != std::string::npos;
   EXPECT_TRUE(saw_error);
   EXPECT_NE(r.events.back().find("\"status\":\"failed\""), std::string::npos);
   ::close(fd);

@@ -1,8 +1,8 @@
 #include "trainer/baseline/reference_fit.h"
 
+#include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "trainer/baseline/block_kmeans.h"
-#include "core/atomic_file.h"
 #include "trainer/training/validator.h"
 
 #include <algorithm>

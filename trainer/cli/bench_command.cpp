@@ -326,7 +326,8 @@ int bench(const BenchArgs& args) {
     } else if (what == "encode") {
       tokenizer.eval();
       c10::InferenceMode inference;
-      m = measure(device, args.warmup, args.steps, args.profile, [&] { (void)tokenizer.tokenize(video); });
+      m = measure(device, args.warmup, args.steps, args.profile,
+                  [&] { (void)tokenizer.tokenize(video); });
     } else if (what == "decode") {
       tokenizer.eval();
       c10::InferenceMode inference;
@@ -364,7 +365,8 @@ int bench(const BenchArgs& args) {
     out["device"] = runtime.device;
     out["device_name"] = runtime.device_name;
     if (device.is_cuda()) {
-      out["peak_device_memory_mb"] = static_cast<double>(compat::peakAllocatedBytes(device)) / (1024.0 * 1024.0);
+      out["peak_device_memory_mb"] =
+          static_cast<double>(compat::peakAllocatedBytes(device)) / (1024.0 * 1024.0);
       const double peak_tflops = measureBf16GemmPeakTflops(device);
       out["bf16_gemm_peak_tflops"] = peak_tflops;
       out["mfu"] = gflops / (peak_tflops * 1e3);
@@ -401,10 +403,10 @@ int bench(const BenchArgs& args) {
     out["r1_steps"] = r1_steps;
     out["precision"] = config.train.precision;
   } catch (const UserError& e) {
-    const bool config_problem = e.code() == "perceptual_weights_missing" ||
-                                e.code() == "config_invalid" || e.code() == "model_invalid" ||
-                                e.code() == "perceptual_weights_invalid" ||
-                                e.code() == "precision_unsupported" || e.code() == "device_unavailable";
+    const bool config_problem =
+        e.code() == "perceptual_weights_missing" || e.code() == "config_invalid" ||
+        e.code() == "model_invalid" || e.code() == "perceptual_weights_invalid" ||
+        e.code() == "precision_unsupported" || e.code() == "device_unavailable";
     std::string hint = e.hint();
     if (e.code() == "perceptual_weights_missing")
       hint += ", or pass --random-perceptual to time it with random weights";

@@ -25,8 +25,8 @@ struct BenchArgs {
   bool random_perceptual = false;  ///< random LPIPS weights when none are configured
   bool no_r1 = false;              ///< discr-step without the gradient penalty
   bool profile = false;            ///< print self time per op of one extra repetition on stderr
-  std::string device;              ///< train.device value (auto, cpu, cuda, cuda:N); empty: the config's
-  std::string precision;           ///< train.precision (fp32, bf16, fp16); empty: the config's
+  std::string device;     ///< train.device value (auto, cpu, cuda, cuda:N); empty: the config's
+  std::string precision;  ///< train.precision (fp32, bf16, fp16); empty: the config's
 };
 
 /// Runs the benchmark. Exit 0 with the JSON object on stdout; 2 for an invalid configuration, an

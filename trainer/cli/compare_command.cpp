@@ -1,9 +1,9 @@
 #include "trainer/cli/compare_command.h"
 
-#include "trainer/cli/token_commands.h"
-#include "trainer/data/clip_loader.h"
 #include "core/atomic_file.h"
 #include "core/compare_report.h"
+#include "trainer/cli/token_commands.h"
+#include "trainer/data/clip_loader.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/metrics/clip_scores.h"
 #include "trainer/metrics/lpips.h"
@@ -12,8 +12,8 @@
 #include "trainer/media/video_encoder.h"
 #endif
 #if TB_WITH_OPENCV
-#include "trainer/media/image_reader.h"
 #include <opencv2/imgproc.hpp>
+#include "trainer/media/image_reader.h"
 #endif
 
 #include <nlohmann/json.hpp>
@@ -57,11 +57,13 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
     });
     if (!plain || e.name == "original" || e.name.front() == '.') {
-      throw UsageError("--checkpoint \"" + spec + "\": NAME must be letters, digits, '-', '_' or '.' (and not "
+      throw UsageError("--checkpoint \"" + spec +
+                       "\": NAME must be letters, digits, '-', '_' or '.' (and not "
                        "\"original\")");
     }
     for (const auto& other : entries) {
-      if (other.name == e.name) throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
+      if (other.name == e.name)
+        throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
     }
     try {
       e.checkpoint = loadCheckpoint(spec.substr(eq + 1), !args.raw_weights, args.device);
@@ -76,7 +78,8 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
     if (e.checkpoint.config.data.image_size != first.image_size) {
       throw UsageError(e.checkpoint.folder.string() + ": data.image_size " +
                        std::to_string(e.checkpoint.config.data.image_size) + " differs from " +
-                       std::to_string(first.image_size) + " of " + entries.front().checkpoint.folder.string() +
+                       std::to_string(first.image_size) + " of " +
+                       entries.front().checkpoint.folder.string() +
                        ": tokenizers are compared on the same clips");
     }
   }
@@ -84,7 +87,8 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
 }
 
 // Every file's first clip (or procedural clips), centre crop, no flip.
-std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& args, core::DataConfig d) {
+std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& args,
+                                                             core::DataConfig d) {
   if (!args.data.empty()) {
     d.type = args.data_type;
     d.path = args.data;
@@ -99,9 +103,11 @@ std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& 
   std::vector<std::pair<std::string, torch::Tensor>> clips;
   try {
     data::ClipDataset dataset(d, 0);
-    for (const auto& s : dataset.indexSkips()) std::cerr << "compare: skipping " << s.path << ": " << s.reason << "\n";
+    for (const auto& s : dataset.indexSkips())
+      std::cerr << "compare: skipping " << s.path << ": " << s.reason << "\n";
     const std::int64_t n = std::min<std::int64_t>(args.clips, dataset.trainSize());
-    for (std::int64_t i = 0; i < n; ++i) clips.emplace_back(dataset.trainSource(i), dataset.trainSample(i));
+    for (std::int64_t i = 0; i < n; ++i)
+      clips.emplace_back(dataset.trainSource(i), dataset.trainSample(i));
   } catch (const data::DataError& e) {
     throw UsageError(e.what());
   }
@@ -114,13 +120,15 @@ cv::Mat cellImage(const media::VideoFrames& clip, int cell, const std::vector<st
   const int t = clip.count / 2;
   cv::Mat frame(clip.height, clip.width, CV_8UC3, const_cast<uint8_t*>(clip.frame(t)));
   cv::Mat scaled;
-  cv::resize(frame, scaled, cv::Size(cell, cell * clip.height / clip.width), 0, 0, cv::INTER_NEAREST);
+  cv::resize(frame, scaled, cv::Size(cell, cell * clip.height / clip.width), 0, 0,
+             cv::INTER_NEAREST);
   const int line_h = 16;
-  cv::Mat out(scaled.rows + line_h * static_cast<int>(lines.size()) + 4, cell, CV_8UC3, cv::Scalar(255, 255, 255));
+  cv::Mat out(scaled.rows + line_h * static_cast<int>(lines.size()) + 4, cell, CV_8UC3,
+              cv::Scalar(255, 255, 255));
   scaled.copyTo(out(cv::Rect(0, 0, scaled.cols, scaled.rows)));
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    cv::putText(out, lines[i], cv::Point(3, scaled.rows + line_h * static_cast<int>(i + 1)), cv::FONT_HERSHEY_SIMPLEX,
-                0.38, cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
+    cv::putText(out, lines[i], cv::Point(3, scaled.rows + line_h * static_cast<int>(i + 1)),
+                cv::FONT_HERSHEY_SIMPLEX, 0.38, cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
   }
   return out;
 }
@@ -163,7 +171,8 @@ int compare(const CompareArgs& args) {
     }
     if (!args.lpips_backbone.empty()) {
       try {
-        lpips = metrics::loadLpips(metrics::parseLpipsNet(args.lpips_net), args.lpips_backbone, args.lpips_lin);
+        lpips = metrics::loadLpips(metrics::parseLpipsNet(args.lpips_net), args.lpips_backbone,
+                                   args.lpips_lin);
         lpips->to(entries.front().checkpoint.device);
       } catch (const std::exception& e) {
         throw UsageError(e.what());
@@ -174,9 +183,11 @@ int compare(const CompareArgs& args) {
 
     // Each tokenizer scored by the Validator that training's validation uses, so the figures agree.
     std::vector<Validator> validators;
-    for (const Entry& e : entries) validators.emplace_back(*e.checkpoint.tokenizer, lpips, e.checkpoint.config.loss.recon);
+    for (const Entry& e : entries)
+      validators.emplace_back(*e.checkpoint.tokenizer, lpips, e.checkpoint.config.loss.recon);
     std::vector<std::vector<Scores>> scores(clips.size(), std::vector<Scores>(entries.size()));
-    std::vector<std::vector<media::VideoFrames>> frames(clips.size());  // original, then each tokenizer
+    std::vector<std::vector<media::VideoFrames>> frames(
+        clips.size());  // original, then each tokenizer
     for (std::size_t c = 0; c < clips.size(); ++c) {
       frames[c].push_back(media::tensorToFrames(clips[c].second, 8.0));
       for (std::size_t k = 0; k < entries.size(); ++k) {
@@ -194,8 +205,8 @@ int compare(const CompareArgs& args) {
     // metrics.json (core's compare report, which the Compare page reads), metrics.csv
     core::CompareReport report;
     for (const auto& e : entries) {
-      report.tokenizers.push_back(
-          {e.name, e.checkpoint.folder.string(), e.checkpoint.weights, e.checkpoint.kind, e.checkpoint.label});
+      report.tokenizers.push_back({e.name, e.checkpoint.folder.string(), e.checkpoint.weights,
+                                   e.checkpoint.kind, e.checkpoint.label});
     }
     auto reportScores = [&](const Scores& s) {
       core::CompareScores c;
@@ -215,8 +226,9 @@ int compare(const CompareArgs& args) {
       clip.height = static_cast<int>(original.height);
       for (std::size_t k = 0; k < entries.size(); ++k) {
         clip.scores.push_back(reportScores(scores[c][k]));
-        csv += std::to_string(c) + "," + clips[c].first + "," + entries[k].name + "," + fixed(scores[c][k].psnr, 4) +
-               "," + fixed(scores[c][k].ssim, 5) + (lpips ? "," + fixed(scores[c][k].lpips, 5) : "") + "\n";
+        csv += std::to_string(c) + "," + clips[c].first + "," + entries[k].name + "," +
+               fixed(scores[c][k].psnr, 4) + "," + fixed(scores[c][k].ssim, 5) +
+               (lpips ? "," + fixed(scores[c][k].lpips, 5) : "") + "\n";
       }
       report.clips.push_back(std::move(clip));
     }
@@ -247,7 +259,8 @@ int compare(const CompareArgs& args) {
     // clip_<k>.gif: original | each tokenizer, side by side.
     for (std::size_t c = 0; c < clips.size(); ++c) {
       std::vector<torch::Tensor> row{clips[c].second};
-      for (std::size_t k = 1; k < frames[c].size(); ++k) row.push_back(media::framesToTensor(frames[c][k]));
+      for (std::size_t k = 1; k < frames[c].size(); ++k)
+        row.push_back(media::framesToTensor(frames[c][k]));
       char name[32];
       std::snprintf(name, sizeof name, "clip_%03zu.gif", c);
       media::writeVideo((out / name).string(), media::tensorToFrames(torch::cat(row, 3), 8.0));
@@ -263,8 +276,9 @@ int compare(const CompareArgs& args) {
       fs::create_directories(dir);
       for (std::size_t k = 0; k < frames[c].size(); ++k) {
         const media::VideoFrames strip = frameStrip(frames[c][k]);
-        media::writePng((dir / ((k == 0 ? std::string("original") : entries[k - 1].name) + ".png")).string(),
-                        strip.width, strip.height, strip.rgb.data());
+        media::writePng(
+            (dir / ((k == 0 ? std::string("original") : entries[k - 1].name) + ".png")).string(),
+            strip.width, strip.height, strip.rgb.data());
       }
     }
     // grid.png: a header row of names, then one row per clip.
@@ -272,12 +286,14 @@ int compare(const CompareArgs& args) {
     std::vector<cv::Mat> rows;
     for (std::size_t c = 0; c < clips.size(); ++c) {
       std::vector<cv::Mat> cells;
-      cells.push_back(cellImage(frames[c][0], cell, {"original", clips[c].first.substr(0, 20), "", ""}));
+      cells.push_back(
+          cellImage(frames[c][0], cell, {"original", clips[c].first.substr(0, 20), "", ""}));
       for (std::size_t k = 0; k < entries.size(); ++k) {
         const Scores& s = scores[c][k];
-        cells.push_back(cellImage(frames[c][k + 1], cell,
-                                  {entries[k].name, "PSNR " + fixed(s.psnr, 2) + " dB", "SSIM " + fixed(s.ssim, 3),
-                                   lpips ? "LPIPS " + fixed(s.lpips, 4) : ""}));
+        cells.push_back(
+            cellImage(frames[c][k + 1], cell,
+                      {entries[k].name, "PSNR " + fixed(s.psnr, 2) + " dB",
+                       "SSIM " + fixed(s.ssim, 3), lpips ? "LPIPS " + fixed(s.lpips, 4) : ""}));
       }
       cv::Mat row;
       cv::hconcat(cells, row);
@@ -287,7 +303,8 @@ int compare(const CompareArgs& args) {
     cv::vconcat(rows, grid);
     media::writePng((out / "grid.png").string(), grid.cols, grid.rows, grid.data);
 #endif
-    Json line = {{"clips", clips.size()}, {"mean", core::toJson(report)["mean"]}, {"out", out.string()}};
+    Json line = {
+        {"clips", clips.size()}, {"mean", core::toJson(report)["mean"]}, {"out", out.string()}};
     std::cout << line.dump() << std::endl;
     return 0;
   } catch (const UsageError& e) {

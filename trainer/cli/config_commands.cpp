@@ -30,15 +30,18 @@ int validateConfig(const std::string& source) {
   std::string name = source;
   if (source == "-") {
     name = "<stdin>";
-    const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    const std::string text((std::istreambuf_iterator<char>(std::cin)),
+                           std::istreambuf_iterator<char>());
     load = core::parseRunConfig(std::string_view(text));
   } else {
     load = core::loadRunConfig(source);
   }
   if (!load.ok()) {
     // One error per line, each starting with its JSON path; document-level errors with the source.
-    for (const auto& e : load.errors) std::cerr << (e.path.empty() ? name : e.path) << ": " << e.message << "\n";
-    std::cerr << name << ": " << load.errors.size() << (load.errors.size() == 1 ? " error" : " errors") << "\n";
+    for (const auto& e : load.errors)
+      std::cerr << (e.path.empty() ? name : e.path) << ": " << e.message << "\n";
+    std::cerr << name << ": " << load.errors.size()
+              << (load.errors.size() == 1 ? " error" : " errors") << "\n";
     return 2;
   }
   std::cout << name << ": valid\n";

@@ -46,8 +46,8 @@ void ControlChannel::handleLine(const std::string& line) {
   } else if (message == core::ControlMessage::Checkpoint) {
     m_control.checkpoint.store(true);
   } else {
-    std::cerr << "tokenbench-trainer: ignoring control line (" << error << "): " << line.substr(0, 200)
-              << "\n";
+    std::cerr << "tokenbench-trainer: ignoring control line (" << error
+              << "): " << line.substr(0, 200) << "\n";
   }
 }
 

@@ -66,7 +66,8 @@ core::DataInfo describeIndex(const core::DataConfig& data, const data::ClipDatas
     }
     std::int64_t clips = 0;
     for (const auto& f : index.files) {
-      clips += std::max<std::int64_t>(1, static_cast<std::int64_t>(data::clipStarts(f.frames, cut).size()));
+      clips += std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(data::clipStarts(f.frames, cut).size()));
     }
     valid_clips = dataset.validSize();  // validation takes one clip per held-out file
     train_clips = data.valid_path.empty() ? std::max<std::int64_t>(0, clips - valid_clips) : clips;
@@ -132,10 +133,12 @@ int dataInfo(const DataInfoArgs& args) {
         const torch::Tensor clip = held_out ? dataset->validSample(k) : dataset->trainSample(k);
         const std::int64_t frames = std::min<std::int64_t>(clip.size(1), kPreviewFrames);
         // [3, T, H, W] -> [3, H, T * W]: frames left to right.
-        const torch::Tensor strip =
-            clip.slice(1, 0, frames).permute({0, 2, 1, 3}).reshape({3, clip.size(2), frames * clip.size(3)});
+        const torch::Tensor strip = clip.slice(1, 0, frames)
+                                        .permute({0, 2, 1, 3})
+                                        .reshape({3, clip.size(2), frames * clip.size(3)});
         const media::VideoFrames image = media::tensorToFrames(strip);
-        const fs::path png = fs::absolute(fs::path(args.preview) / ("preview_" + std::to_string(k) + ".png"));
+        const fs::path png =
+            fs::absolute(fs::path(args.preview) / ("preview_" + std::to_string(k) + ".png"));
         media::writePng(png.string(), image.width, image.height, image.rgb.data());
         const std::string source = held_out ? dataset->validSource(k) : dataset->trainSource(k);
         out.preview.push_back({source, png.string()});

@@ -1,9 +1,9 @@
 #include "trainer/cli/magvit2_commands.h"
 
+#include "core/atomic_file.h"
 #include "core/version.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
-#include "core/atomic_file.h"
 #include "trainer/weights/magvit2_kwargs.h"
 #include "trainer/weights/magvit2_names.h"
 #include "trainer/weights/pickle_reader.h"

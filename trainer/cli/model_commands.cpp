@@ -17,7 +17,8 @@
 
 namespace tb::trainer::cli {
 
-bool loadConfigArgument(const std::string& source, const std::string& preset, core::RunConfig& out) {
+bool loadConfigArgument(const std::string& source, const std::string& preset,
+                        core::RunConfig& out) {
   core::ConfigLoad load;
   std::string name = source;
   if (source.empty() && preset.empty()) {

@@ -1,5 +1,6 @@
 #include "trainer/cli/token_commands.h"
 
+#include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "core/reference_codec_info.h"
 #include "core/run_directory.h"
@@ -8,7 +9,6 @@
 #include "trainer/baseline/classic_vq_codec.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/data/clip_shards.h"
-#include "core/atomic_file.h"
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
@@ -61,14 +61,16 @@ std::string clipBaseName(const fs::path& file, const fs::path& root) {
 
 /// Every whole clip of one video (at most `max_clips` when > 0), or the image as one clip.
 /// Throws media::MediaError naming the file.
-std::vector<Clip> readClips(const fs::path& file, const fs::path& root, [[maybe_unused]] const core::DataConfig& d,
+std::vector<Clip> readClips(const fs::path& file, const fs::path& root,
+                            [[maybe_unused]] const core::DataConfig& d,
                             [[maybe_unused]] int max_clips) {  // used only with FFmpeg
   const std::string base = clipBaseName(file, root);
   std::vector<Clip> clips;
   if (media::hasMediaExtension(file.string(), media::MediaKind::Image)) {
 #if TB_WITH_OPENCV
     const media::VideoFrames frames = media::ImageReader::read(file.string());
-    clips.push_back({base, 0, 1, 0.0, data::resizeAndCrop(media::framesToTensor(frames), d.image_size)});
+    clips.push_back(
+        {base, 0, 1, 0.0, data::resizeAndCrop(media::framesToTensor(frames), d.image_size)});
     return clips;
 #else
     throw media::MediaError(file.string(), "images need a build with OpenCV (TB_WITH_OPENCV)");
@@ -82,11 +84,11 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, [[maybe_
       data::clipStarts(info.frameCount, {"videos", d.image_size, d.num_frames, d.frame_stride});
   if (starts.empty()) {
     const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
-    throw media::MediaError(file.string(), "too short: " + std::to_string(info.frameCount) +
-                                               " frames, a clip of data.num_frames " +
-                                               std::to_string(d.num_frames) + " x data.frame_stride " +
-                                               std::to_string(d.frame_stride) + " needs " +
-                                               std::to_string(span));
+    throw media::MediaError(
+        file.string(), "too short: " + std::to_string(info.frameCount) +
+                           " frames, a clip of data.num_frames " + std::to_string(d.num_frames) +
+                           " x data.frame_stride " + std::to_string(d.frame_stride) + " needs " +
+                           std::to_string(span));
   }
   for (int k = 0; k < static_cast<int>(starts.size()); ++k) {
     if (max_clips > 0 && k >= max_clips) break;
@@ -99,7 +101,8 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root, [[maybe_
     const media::VideoFrames frames = decoder.decode(request);
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "_clip%04d", k);
-    clips.push_back({base + suffix, starts[k], d.num_frames, info.fps, media::framesToTensor(frames)});
+    clips.push_back(
+        {base + suffix, starts[k], d.num_frames, info.fps, media::framesToTensor(frames)});
   }
   return clips;
 #else
@@ -116,7 +119,8 @@ std::vector<fs::path> inputFiles(const fs::path& input, fs::path& root) {
       for (const auto& f : media::scanMediaFolder(input.string(), kind)) files.emplace_back(f);
     }
     std::sort(files.begin(), files.end());
-    if (files.empty()) throw UsageError(input.string() + ": no video or image files in this folder");
+    if (files.empty())
+      throw UsageError(input.string() + ": no video or image files in this folder");
     return files;
   }
   if (!fs::exists(input, ec)) throw UsageError(input.string() + ": no such file or folder");
@@ -161,7 +165,7 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     return out;
   }
   out.weights = prefer_ema && fs::exists(out.folder / "ema.safetensors", ec) ? "ema.safetensors"
-                                                                              : "model.safetensors";
+                                                                             : "model.safetensors";
   try {
     out.tokenizer = makeTokenizer(out.config.model, out.config.data);
   } catch (const std::invalid_argument& e) {
@@ -171,7 +175,8 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
   if (out.weights == "ema.safetensors") {
     weights::loadStateDict(*out.tokenizer, out.folder / "model.safetensors", true);
   }
-  const auto report = weights::loadStateDict(*out.tokenizer, out.folder / out.weights, out.weights == "model.safetensors");
+  const auto report = weights::loadStateDict(*out.tokenizer, out.folder / out.weights,
+                                             out.weights == "model.safetensors");
   if (!report.unexpected.empty()) {
     throw std::runtime_error((out.folder / out.weights).string() + ": unexpected tensor \"" +
                              report.unexpected.front() + "\"");
@@ -211,7 +216,8 @@ int tokenize(const TokenizeArgs& args) {
         continue;
       }
       for (const auto& clip : clips) {
-        torch::Tensor tokens = ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0).to(ckpt.device)).squeeze(0);
+        torch::Tensor tokens =
+            ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0).to(ckpt.device)).squeeze(0);
         tokens = tokens.to(torch::kCPU, torch::kInt32).contiguous();
         const std::vector<std::int64_t> grid(tokens.sizes().begin(), tokens.sizes().end());
         const std::map<std::string, std::string> meta{
@@ -239,8 +245,8 @@ int tokenize(const TokenizeArgs& args) {
       }
     }
     if (manifest.empty()) {
-      std::cerr << "tokenbench-trainer tokenize: " << args.input << ": no usable clip ("
-                << skipped << (skipped == 1 ? " file" : " files") << " skipped)\n";
+      std::cerr << "tokenbench-trainer tokenize: " << args.input << ": no usable clip (" << skipped
+                << (skipped == 1 ? " file" : " files") << " skipped)\n";
       return 2;
     }
     core::writeFileAtomically(out / "manifest.json", manifest.dump(2) + "\n");
@@ -272,7 +278,8 @@ int detokenize(const DetokenizeArgs& args) {
     const std::size_t rank = quantizer->numCodebooks() > 1 ? 4 : 3;
     if (info->shape.size() != rank) {
       throw UsageError(args.tokens + ": tensor \"tokens\" must have " + std::to_string(rank) +
-                       " dimensions ([t, h, w" + (rank == 4 ? ", codebooks]" : "]") + ") for this checkpoint");
+                       " dimensions ([t, h, w" + (rank == 4 ? ", codebooks]" : "]") +
+                       ") for this checkpoint");
     }
     const auto& meta = file.metadata();
     const std::string made_with = metadataValue(meta, "codebook_size");
@@ -281,10 +288,12 @@ int detokenize(const DetokenizeArgs& args) {
                        ckpt.folder.string() + " has " + std::to_string(quantizer->codebookSize()));
     }
     tokens = weights::readTensor(file, *info).to(torch::kInt64);
-    const std::int64_t lo = tokens.min().item<std::int64_t>(), hi = tokens.max().item<std::int64_t>();
+    const std::int64_t lo = tokens.min().item<std::int64_t>(),
+                       hi = tokens.max().item<std::int64_t>();
     if (lo < 0 || hi >= quantizer->codebookSize()) {
-      throw UsageError(args.tokens + ": token values span [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                       "], outside the codebook [0, " + std::to_string(quantizer->codebookSize()) + ")");
+      throw UsageError(args.tokens + ": token values span [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "], outside the codebook [0, " +
+                       std::to_string(quantizer->codebookSize()) + ")");
     }
     if (fps <= 0) {
       const std::string text = metadataValue(meta, "fps");
@@ -297,7 +306,8 @@ int detokenize(const DetokenizeArgs& args) {
   }
 #if TB_WITH_FFMPEG
   try {
-    const torch::Tensor video = ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0).to(ckpt.device)).squeeze(0);
+    const torch::Tensor video =
+        ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0).to(ckpt.device)).squeeze(0);
     media::writeVideo(args.out, media::tensorToFrames(video, fps));
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer detokenize: " << e.what() << "\n";

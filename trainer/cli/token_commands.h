@@ -36,10 +36,10 @@ LoadedCheckpoint loadCheckpoint(const std::filesystem::path& path, bool prefer_e
 
 struct TokenizeArgs {
   std::string checkpoint;
-  std::string input;  ///< a video or image file, or a folder scanned recursively
-  std::string out;    ///< folder for <clip name>.safetensors files (created)
-  int max_clips_per_file = 0;  ///< 0: every whole clip of each video
-  bool raw_weights = false;    ///< use model.safetensors even when EMA weights exist
+  std::string input;            ///< a video or image file, or a folder scanned recursively
+  std::string out;              ///< folder for <clip name>.safetensors files (created)
+  int max_clips_per_file = 0;   ///< 0: every whole clip of each video
+  bool raw_weights = false;     ///< use model.safetensors even when EMA weights exist
   std::string device = "auto";  ///< auto, cpu, cuda, cuda:N
 };
 

@@ -12,8 +12,8 @@
 #include "trainer/distributed/launch_environment.h"
 #include "trainer/distributed/local_launcher.h"
 #include "trainer/event_sink.h"
-#include "trainer/user_error.h"
 #include "trainer/training/training_run.h"
+#include "trainer/user_error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -60,10 +60,19 @@ std::optional<double> parseDuration(const std::string& text) {
   double scale = 1;
   std::string number = text;
   switch (text.back()) {
-    case 's': number.pop_back(); break;
-    case 'm': scale = 60; number.pop_back(); break;
-    case 'h': scale = 3600; number.pop_back(); break;
-    default: break;
+    case 's':
+      number.pop_back();
+      break;
+    case 'm':
+      scale = 60;
+      number.pop_back();
+      break;
+    case 'h':
+      scale = 3600;
+      number.pop_back();
+      break;
+    default:
+      break;
   }
   try {
     std::size_t used = 0;
@@ -77,11 +86,13 @@ std::optional<double> parseDuration(const std::string& text) {
 
 int train(const TrainArgs& args) {
   if (args.run_dir.empty()) return usageError("--run-dir is required");
-  if (!args.config.empty() && !args.preset.empty()) return usageError("give --config or --preset, not both");
+  if (!args.config.empty() && !args.preset.empty())
+    return usageError("give --config or --preset, not both");
   if (args.config == "-" && args.control_stdin) {
     // Both read stdin: the configuration to its end, which the control reader takes for the
     // front end going away (the run stopped at once).
-    return usageError("--config - and --control-stdin both read stdin; give the configuration as a file");
+    return usageError(
+        "--config - and --control-stdin both read stdin; give the configuration as a file");
   }
   const core::RunDirectory run(args.run_dir);
   const bool has_run = fs::exists(run.configFile());
@@ -90,7 +101,9 @@ int train(const TrainArgs& args) {
   options.resume = args.resume;
   if (!args.time_budget.empty()) {
     const auto budget = parseDuration(args.time_budget);
-    if (!budget) return usageError("--time-budget: expected a duration such as 20m, 90s or 1h, got \"" + args.time_budget + "\"");
+    if (!budget)
+      return usageError("--time-budget: expected a duration such as 20m, 90s or 1h, got \"" +
+                        args.time_budget + "\"");
     options.time_budget_s = *budget;
   }
 
@@ -105,7 +118,8 @@ int train(const TrainArgs& args) {
   } else if (args.resume && has_run) {
     if (!readDocument(run.configFile().string(), doc, error)) return usageError(error);
   } else {
-    return usageError(args.resume ? "nothing to resume in " + args.run_dir + " (no config.json); give --config"
+    return usageError(args.resume ? "nothing to resume in " + args.run_dir +
+                                        " (no config.json); give --config"
                                   : "--config FILE (or --preset NAME) is required");
   }
   for (const auto& assignment : args.sets) {
@@ -127,13 +141,15 @@ int train(const TrainArgs& args) {
   // ranks may find config.json already written by rank 0).
   const bool checks_run_dir = launch.launcher != "local" && launch.rank == 0;
   if (checks_run_dir && has_run && !args.resume) {
-    return usageError(args.run_dir + " already holds a run (config.json); pass --resume to continue it, "
-                                     "or choose another --run-dir");
+    return usageError(args.run_dir +
+                      " already holds a run (config.json); pass --resume to continue it, "
+                      "or choose another --run-dir");
   }
   if (checks_run_dir && args.resume && has_run) {
     const core::ConfigLoad stored = core::loadRunConfig(run.configFile());
     if (!stored.ok()) {
-      for (const auto& e : stored.errors) std::cerr << run.configFile().string() << ": " << e.toString() << "\n";
+      for (const auto& e : stored.errors)
+        std::cerr << run.configFile().string() << ": " << e.toString() << "\n";
       return 2;
     }
     std::vector<std::string> refused;
@@ -144,9 +160,10 @@ int train(const TrainArgs& args) {
     if (!refused.empty()) {
       std::string list;
       for (const auto& k : refused) list += (list.empty() ? "" : ", ") + k;
-      return usageError("cannot resume with a changed configuration: " + list +
-                        " differ from the run's config.json (only train.max_steps, intervals, limits, threads, "
-                        "the distributed settings, loss.discr_start_step and the perceptual loss may change)");
+      return usageError(
+          "cannot resume with a changed configuration: " + list +
+          " differ from the run's config.json (only train.max_steps, intervals, limits, threads, "
+          "the distributed settings, loss.discr_start_step and the perceptual loss may change)");
     }
   }
 
@@ -163,7 +180,8 @@ int train(const TrainArgs& args) {
     }
     local.arguments = {"train", "--config", resolved.string(), "--run-dir", args.run_dir};
     if (args.resume) local.arguments.push_back("--resume");
-    if (!args.time_budget.empty()) local.arguments.insert(local.arguments.end(), {"--time-budget", args.time_budget});
+    if (!args.time_budget.empty())
+      local.arguments.insert(local.arguments.end(), {"--time-budget", args.time_budget});
     if (args.control_stdin) local.arguments.push_back("--control-stdin");
     local.config = load.config;
     local.run = run;

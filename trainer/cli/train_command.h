@@ -8,13 +8,13 @@
 namespace tb::trainer::cli {
 
 struct TrainArgs {
-  std::string config;        ///< config file, "-" for stdin, or empty
-  std::string preset;        ///< preset name instead of a file, or empty
+  std::string config;  ///< config file, "-" for stdin, or empty
+  std::string preset;  ///< preset name instead of a file, or empty
   std::string run_dir;
   bool resume = false;
   std::vector<std::string> sets;  ///< key.path=value overrides
   bool control_stdin = false;
-  std::string time_budget;   ///< "20m", "90s", "1h" or seconds
+  std::string time_budget;  ///< "20m", "90s", "1h" or seconds
 };
 
 int train(const TrainArgs& args);

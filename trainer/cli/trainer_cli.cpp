@@ -28,7 +28,8 @@ std::string versionText() {
   const RuntimeInfo rt = queryRuntime();
   std::ostringstream s;
   s << "tokenbench-trainer " << core::versionString() << "\n"
-    << "protocol " << core::kProtocolVersion << ", config schema " << core::kConfigSchemaVersion << "\n"
+    << "protocol " << core::kProtocolVersion << ", config schema " << core::kConfigSchemaVersion
+    << "\n"
     << "LibTorch " << rt.torch_version << ", BLAS " << rt.blas << ", " << rt.threads << " threads\n"
     << "CUDA " << (TB_WITH_CUDA ? "yes" : "no") << ", FFmpeg " << (TB_WITH_FFMPEG ? "yes" : "no")
     << ", OpenCV " << (TB_WITH_OPENCV ? "yes" : "no");
@@ -38,16 +39,19 @@ std::string versionText() {
 }  // namespace
 
 int runTrainerCli(int argc, char** argv) {
-  CLI::App app{"tokenbench-trainer: the Tokenbench training backend (LibTorch)", "tokenbench-trainer"};
+  CLI::App app{"tokenbench-trainer: the Tokenbench training backend (LibTorch)",
+               "tokenbench-trainer"};
   app.require_subcommand(1);
   app.fallthrough(false);
   bool show_version = false;
   app.add_flag("--version", show_version, "Print versions and build options, then exit");
 
-  auto* presets = app.add_subcommand("presets", "List the named presets, one per line (name first)");
+  auto* presets =
+      app.add_subcommand("presets", "List the named presets, one per line (name first)");
 
   std::string preset;
-  auto* print = app.add_subcommand("print-config", "Print a complete configuration, every default spelled out");
+  auto* print = app.add_subcommand("print-config",
+                                   "Print a complete configuration, every default spelled out");
   print->add_option("--preset", preset, "Start from this preset instead of the defaults");
 
   std::string source;
@@ -55,84 +59,129 @@ int runTrainerCli(int argc, char** argv) {
                                       "Check a configuration; every error on stderr, one per line, "
                                       "starting with its JSON path (exit 2)");
   validate->add_option("file", source, "Configuration file, or - for standard input")->required();
-  auto* reference = app.add_subcommand("config-reference", "Print the configuration reference (Markdown: "
-                                                           "every key, type, default, range, unit)");
+  auto* reference = app.add_subcommand("config-reference",
+                                       "Print the configuration reference (Markdown: "
+                                       "every key, type, default, range, unit)");
 
   cli::TrainArgs train_args;
-  auto* train = app.add_subcommand("train", "Train a tokenizer into a run directory (events on stdout, log on stderr)");
+  auto* train = app.add_subcommand(
+      "train", "Train a tokenizer into a run directory (events on stdout, log on stderr)");
   train->add_option("--config", train_args.config, "Configuration file, or - for standard input");
   train->add_option("--preset", train_args.preset, "Start from this preset instead of a file");
-  train->add_option("--run-dir", train_args.run_dir, "Run directory (created when missing)")->required();
+  train->add_option("--run-dir", train_args.run_dir, "Run directory (created when missing)")
+      ->required();
   train->add_flag("--resume", train_args.resume, "Continue from the newest complete checkpoint");
   train->add_option("--set", train_args.sets, "Override a key: --set train.lr=1e-4 (repeatable)");
   train->add_flag("--control-stdin", train_args.control_stdin,
                   "Read control lines on stdin ({\"type\":\"stop\"}, {\"type\":\"checkpoint\"}); "
                   "its end stops the run");
-  train->add_option("--time-budget", train_args.time_budget, "Stop cleanly after this long: 20m, 90s, 1h");
+  train->add_option("--time-budget", train_args.time_budget,
+                    "Stop cleanly after this long: 20m, 90s, 1h");
 
   std::string model_config, model_preset, init_out;
-  auto* model_info = app.add_subcommand("model-info", "Print parameter counts, token grid, compression, FLOPs and "
-                                                      "memory estimates of a configuration as one JSON object");
+  auto* model_info =
+      app.add_subcommand("model-info",
+                         "Print parameter counts, token grid, compression, FLOPs and "
+                         "memory estimates of a configuration as one JSON object");
   model_info->add_option("--config", model_config, "Configuration file, or - for standard input");
   model_info->add_option("--preset", model_preset, "Use this preset instead of a file");
-  auto* init = app.add_subcommand("init", "Write an initialised checkpoint folder (model.safetensors, config.json)");
+  auto* init = app.add_subcommand(
+      "init", "Write an initialised checkpoint folder (model.safetensors, config.json)");
   init->add_option("--config", model_config, "Configuration file, or - for standard input");
   init->add_option("--preset", model_preset, "Use this preset instead of a file");
   init->add_option("--out", init_out, "Checkpoint folder to create (must not exist)")->required();
 
   cli::TokenizeArgs tok;
-  auto* tokenize = app.add_subcommand("tokenize", "Write the tokens of every clip of a video/image file or folder as "
-                                                  "OUT/<clip>.safetensors (int32 [t, h, w])");
-  tokenize->add_option("--checkpoint", tok.checkpoint, "Checkpoint folder, or a run directory (its newest checkpoint)")
+  auto* tokenize =
+      app.add_subcommand("tokenize",
+                         "Write the tokens of every clip of a video/image file or folder as "
+                         "OUT/<clip>.safetensors (int32 [t, h, w])");
+  tokenize
+      ->add_option("--checkpoint", tok.checkpoint,
+                   "Checkpoint folder, or a run directory (its newest checkpoint)")
       ->required();
-  tokenize->add_option("--input", tok.input, "Video or image file, or a folder scanned recursively")->required();
-  tokenize->add_option("--out", tok.out, "Folder for the token files and manifest.json (created)")->required();
-  tokenize->add_option("--max-clips", tok.max_clips_per_file, "At most this many clips per video (0: all)")
+  tokenize->add_option("--input", tok.input, "Video or image file, or a folder scanned recursively")
+      ->required();
+  tokenize->add_option("--out", tok.out, "Folder for the token files and manifest.json (created)")
+      ->required();
+  tokenize
+      ->add_option("--max-clips", tok.max_clips_per_file,
+                   "At most this many clips per video (0: all)")
       ->check(CLI::NonNegativeNumber);
-  tokenize->add_flag("--raw-weights", tok.raw_weights, "Use model.safetensors even when EMA weights exist");
-  tokenize->add_option("--device", tok.device, "auto (default: CUDA when available), cpu, cuda or cuda:N");
+  tokenize->add_flag("--raw-weights", tok.raw_weights,
+                     "Use model.safetensors even when EMA weights exist");
+  tokenize->add_option("--device", tok.device,
+                       "auto (default: CUDA when available), cpu, cuda or cuda:N");
   cli::DetokenizeArgs detok;
-  auto* detokenize = app.add_subcommand("detokenize", "Decode a token file written by tokenize into a video");
-  detokenize->add_option("--checkpoint", detok.checkpoint, "Checkpoint folder, or a run directory")->required();
-  detokenize->add_option("--tokens", detok.tokens, "Token file (.safetensors with a \"tokens\" tensor)")->required();
-  detokenize->add_option("--out", detok.out, "Video to write: .gif, .mp4, .mkv, .webm, .avi")->required();
-  detokenize->add_option("--fps", detok.fps, "Frame rate (default: the source's, else 8)")->check(CLI::PositiveNumber);
-  detokenize->add_flag("--raw-weights", detok.raw_weights, "Use model.safetensors even when EMA weights exist");
-  detokenize->add_option("--device", detok.device, "auto (default: CUDA when available), cpu, cuda or cuda:N");
+  auto* detokenize =
+      app.add_subcommand("detokenize", "Decode a token file written by tokenize into a video");
+  detokenize->add_option("--checkpoint", detok.checkpoint, "Checkpoint folder, or a run directory")
+      ->required();
+  detokenize
+      ->add_option("--tokens", detok.tokens, "Token file (.safetensors with a \"tokens\" tensor)")
+      ->required();
+  detokenize->add_option("--out", detok.out, "Video to write: .gif, .mp4, .mkv, .webm, .avi")
+      ->required();
+  detokenize->add_option("--fps", detok.fps, "Frame rate (default: the source's, else 8)")
+      ->check(CLI::PositiveNumber);
+  detokenize->add_flag("--raw-weights", detok.raw_weights,
+                       "Use model.safetensors even when EMA weights exist");
+  detokenize->add_option("--device", detok.device,
+                         "auto (default: CUDA when available), cpu, cuda or cuda:N");
   cli::MetricsArgs met;
   cli::CompareArgs cmp;
-  auto* compare = app.add_subcommand("compare", "Reconstruct the same clips with several tokenizers; write metrics "
-                                                "(JSON, CSV), side-by-side GIFs and a PNG grid");
-  compare->add_option("--checkpoint", cmp.checkpoints, "NAME=PATH: a checkpoint folder or run directory (repeat)")
+  auto* compare =
+      app.add_subcommand("compare",
+                         "Reconstruct the same clips with several tokenizers; write metrics "
+                         "(JSON, CSV), side-by-side GIFs and a PNG grid");
+  compare
+      ->add_option("--checkpoint", cmp.checkpoints,
+                   "NAME=PATH: a checkpoint folder or run directory (repeat)")
       ->required();
   compare->add_option("--data", cmp.data, "Folder of videos or images (default: procedural clips)");
   compare->add_option("--data-type", cmp.data_type, "videos (default) or images")
       ->check(CLI::IsMember({"videos", "images"}));
   compare->add_option("--out", cmp.out, "Folder for the review (created)")->required();
-  compare->add_option("--clips", cmp.clips, "Number of clips (default 4)")->check(CLI::Range(1, 1000));
+  compare->add_option("--clips", cmp.clips, "Number of clips (default 4)")
+      ->check(CLI::Range(1, 1000));
   compare->add_option("--lpips-net", cmp.lpips_net, "LPIPS backbone: alex (default) or vgg")
       ->check(CLI::IsMember({"alex", "vgg"}));
-  compare->add_option("--lpips-backbone", cmp.lpips_backbone, "torch.save dict of the backbone's features.* tensors");
-  compare->add_option("--lpips-lin", cmp.lpips_lin, "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
-  compare->add_flag("--raw-weights", cmp.raw_weights, "Use model.safetensors even when EMA weights exist");
-  compare->add_option("--device", cmp.device, "auto (default: CUDA when available), cpu, cuda or cuda:N");
-  auto* metrics = app.add_subcommand("metrics", "Print {\"psnr\",\"ssim\",\"lpips\"} of image/video B against A as "
-                                                "one JSON line (means over frames)");
+  compare->add_option("--lpips-backbone", cmp.lpips_backbone,
+                      "torch.save dict of the backbone's features.* tensors");
+  compare->add_option("--lpips-lin", cmp.lpips_lin,
+                      "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
+  compare->add_flag("--raw-weights", cmp.raw_weights,
+                    "Use model.safetensors even when EMA weights exist");
+  compare->add_option("--device", cmp.device,
+                      "auto (default: CUDA when available), cpu, cuda or cuda:N");
+  auto* metrics =
+      app.add_subcommand("metrics",
+                         "Print {\"psnr\",\"ssim\",\"lpips\"} of image/video B against A as "
+                         "one JSON line (means over frames)");
   metrics->add_option("a", met.a, "Reference image or video")->required();
-  metrics->add_option("b", met.b, "Image or video to compare, same size and frame count")->required();
+  metrics->add_option("b", met.b, "Image or video to compare, same size and frame count")
+      ->required();
   metrics->add_option("--lpips-net", met.lpips_net, "LPIPS backbone: alex (default) or vgg")
       ->check(CLI::IsMember({"alex", "vgg"}));
-  metrics->add_option("--lpips-backbone", met.lpips_backbone,
-                      "torch.save dict of the backbone's features.* tensors (with --lpips-lin: adds \"lpips\")");
-  metrics->add_option("--lpips-lin", met.lpips_lin, "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
+  metrics->add_option(
+      "--lpips-backbone", met.lpips_backbone,
+      "torch.save dict of the backbone's features.* tensors (with --lpips-lin: adds \"lpips\")");
+  metrics->add_option("--lpips-lin", met.lpips_lin,
+                      "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
 
   cli::DataInfoArgs data_info_args;
-  auto* data_info = app.add_subcommand("data-info", "Describe a configuration's dataset as one JSON object: files, "
-                                                    "clips, resolutions, skipped files; preview strips");
-  data_info->add_option("--config", data_info_args.config, "Configuration file, or - for standard input");
+  auto* data_info =
+      app.add_subcommand("data-info",
+                         "Describe a configuration's dataset as one JSON object: files, "
+                         "clips, resolutions, skipped files; preview strips");
+  data_info->add_option("--config", data_info_args.config,
+                        "Configuration file, or - for standard input");
   data_info->add_option("--preset", data_info_args.preset, "Use this preset instead of a file");
-  data_info->add_option("--preview", data_info_args.preview, "Folder for preview_<k>.png frame strips (created)");
-  data_info->add_option("--preview-clips", data_info_args.preview_clips, "Preview strips to write (default 4)")
+  data_info->add_option("--preview", data_info_args.preview,
+                        "Folder for preview_<k>.png frame strips (created)");
+  data_info
+      ->add_option("--preview-clips", data_info_args.preview_clips,
+                   "Preview strips to write (default 4)")
       ->check(CLI::Range(1, 64));
   data_info->add_flag(
       "--verify", data_info_args.verify,
@@ -152,26 +201,38 @@ int runTrainerCli(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
 
   cli::BenchArgs bench_args;
-  auto* bench = app.add_subcommand("bench", "Time one piece of a training step with the training code; one JSON "
-                                            "object on stdout (median/min/max seconds, peak RSS, GFLOP/s)");
+  auto* bench =
+      app.add_subcommand("bench",
+                         "Time one piece of a training step with the training code; one JSON "
+                         "object on stdout (median/min/max seconds, peak RSS, GFLOP/s)");
   bench->add_option("--config", bench_args.config, "Configuration file, or - for standard input");
   bench->add_option("--preset", bench_args.preset, "Use this preset instead of a file");
-  bench->add_option("--what", bench_args.what,
-                    "gen-step-recon, gen-step, discr-step, encode, decode or train-step")
+  bench
+      ->add_option("--what", bench_args.what,
+                   "gen-step-recon, gen-step, discr-step, encode, decode or train-step")
       ->required();
-  bench->add_option("--batch", bench_args.batch, "Clips per micro-batch (default: train.batch_size)")
+  bench
+      ->add_option("--batch", bench_args.batch, "Clips per micro-batch (default: train.batch_size)")
       ->check(CLI::PositiveNumber);
-  bench->add_option("--steps", bench_args.steps, "Timed repetitions (default 3)")->check(CLI::PositiveNumber);
+  bench->add_option("--steps", bench_args.steps, "Timed repetitions (default 3)")
+      ->check(CLI::PositiveNumber);
   bench->add_option("--warmup", bench_args.warmup, "Untimed repetitions first (default 1)")
       ->check(CLI::NonNegativeNumber);
-  bench->add_option("--threads", bench_args.threads, "Intra-op threads (default: train.threads, else all cores)")
+  bench
+      ->add_option("--threads", bench_args.threads,
+                   "Intra-op threads (default: train.threads, else all cores)")
       ->check(CLI::PositiveNumber);
-  bench->add_flag("--random-perceptual", bench_args.random_perceptual,
-                  "Random LPIPS weights when loss.lpips_backbone / lpips_lin are not set (same cost)");
+  bench->add_flag(
+      "--random-perceptual", bench_args.random_perceptual,
+      "Random LPIPS weights when loss.lpips_backbone / lpips_lin are not set (same cost)");
   bench->add_flag("--no-r1", bench_args.no_r1, "discr-step without the R1 gradient penalty");
-  bench->add_flag("--profile", bench_args.profile, "Print the time per op of one extra repetition on stderr");
-  bench->add_option("--device", bench_args.device, "auto, cpu, cuda or cuda:N (default: train.device)");
-  bench->add_option("--precision", bench_args.precision, "fp32, bf16 or fp16 (default: train.precision)")
+  bench->add_flag("--profile", bench_args.profile,
+                  "Print the time per op of one extra repetition on stderr");
+  bench->add_option("--device", bench_args.device,
+                    "auto, cpu, cuda or cuda:N (default: train.device)");
+  bench
+      ->add_option("--precision", bench_args.precision,
+                   "fp32, bf16 or fp16 (default: train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
 
   cli::BaselineArgs base;
@@ -222,7 +283,8 @@ int runTrainerCli(int argc, char** argv) {
                            "Use model.safetensors even when EMA weights exist");
 
   std::string summary_dir;
-  auto* summary = app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
+  auto* summary =
+      app.add_subcommand("summary", "Summarise a run directory as JSON (step, losses, validation)");
   summary->add_option("--run-dir", summary_dir, "Run directory")->required();
 
   // --version alone needs no subcommand.
@@ -236,7 +298,8 @@ int runTrainerCli(int argc, char** argv) {
     for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
       std::cerr << "tokenbench-trainer: unknown subcommand \"" << argv[1] << "\"";
-      if (auto guess = core::closestMatch(argv[1], names)) std::cerr << " (did you mean \"" << *guess << "\"?)";
+      if (auto guess = core::closestMatch(argv[1], names))
+        std::cerr << " (did you mean \"" << *guess << "\"?)";
       std::cerr << "\n\n" << app.help();
       return 2;
     }

@@ -32,8 +32,10 @@ std::uint64_t mix(std::uint64_t x) {
 
 // Picture size after scaling the short side to `size` (aspect kept), the same rounding as the
 // video decoder's scaler, so crop offsets computed here are valid there.
-std::pair<std::int64_t, std::int64_t> resizedShape(std::int64_t h, std::int64_t w, std::int64_t size) {
-  if (w <= h) return {std::max<std::int64_t>(size, std::llround(static_cast<double>(h) * size / w)), size};
+std::pair<std::int64_t, std::int64_t> resizedShape(std::int64_t h, std::int64_t w,
+                                                   std::int64_t size) {
+  if (w <= h)
+    return {std::max<std::int64_t>(size, std::llround(static_cast<double>(h) * size / w)), size};
   return {size, std::max<std::int64_t>(size, std::llround(static_cast<double>(w) * size / h))};
 }
 
@@ -72,15 +74,19 @@ ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
                          bool verify_shards)
     : m_data(data), m_seed(seed), m_verify_shards(verify_shards) {
   if (data.type == "synthetic") {
-    m_synthetic = std::make_unique<SyntheticClips>(data.synthetic_clips, data.num_frames, data.image_size, seed);
+    m_synthetic = std::make_unique<SyntheticClips>(data.synthetic_clips, data.num_frames,
+                                                   data.image_size, seed);
     const std::int64_t n = data.synthetic_clips;
     const std::int64_t n_valid =
-        data.valid_fraction > 0 ? std::clamp<std::int64_t>(std::llround(n * data.valid_fraction), 1, n - 1) : 0;
+        data.valid_fraction > 0
+            ? std::clamp<std::int64_t>(std::llround(n * data.valid_fraction), 1, n - 1)
+            : 0;
     for (std::int64_t i = 0; i < n; ++i) (i < n - n_valid ? m_train : m_valid).push_back(i);
     return;
   }
   if (data.path.empty()) {
-    throw DataError("data_config_invalid", "data.path is empty: data.type \"" + data.type + "\" needs a folder",
+    throw DataError("data_config_invalid",
+                    "data.path is empty: data.type \"" + data.type + "\" needs a folder",
                     "set data.path to the folder of " + kindName(data.type));
   }
   if (data.type == "images" && data.num_frames != 1) {
@@ -96,12 +102,15 @@ ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
 #endif
   m_index = indexFolder("data.path", data.path, index_cache, probe_threads);
   if (data.valid_path.empty()) {
-    std::tie(m_train, m_valid) = splitFiles(static_cast<std::int64_t>(m_index.files.size()), data.valid_fraction, seed);
+    std::tie(m_train, m_valid) =
+        splitFiles(static_cast<std::int64_t>(m_index.files.size()), data.valid_fraction, seed);
     return;
   }
   // Validation from a folder of its own: every file of data.path trains.
   const std::filesystem::path valid_cache =
-      index_cache.empty() ? index_cache : index_cache.parent_path() / ("valid_" + index_cache.filename().string());
+      index_cache.empty()
+          ? index_cache
+          : index_cache.parent_path() / ("valid_" + index_cache.filename().string());
   m_valid_index = indexFolder("data.valid_path", data.valid_path, valid_cache, probe_threads);
   m_train.resize(m_index.files.size());
   std::iota(m_train.begin(), m_train.end(), 0);
@@ -133,10 +142,11 @@ DatasetIndex ClipDataset::indexFolder(const std::string& key, const std::string&
     m_index_skips.push_back(std::move(s));
   }
   if (index.files.empty()) {
-    std::string why = index.skipped.empty() ? "no " + kindName(m_data.type) + " files found"
-                                            : "all " + std::to_string(index.skipped.size()) +
-                                                  " files are unusable (first: " + index.skipped.front().path +
-                                                  ": " + index.skipped.front().reason + ")";
+    std::string why = index.skipped.empty()
+                          ? "no " + kindName(m_data.type) + " files found"
+                          : "all " + std::to_string(index.skipped.size()) +
+                                " files are unusable (first: " + index.skipped.front().path + ": " +
+                                index.skipped.front().reason + ")";
     throw DataError("dataset_empty", key + " \"" + folder + "\": " + why,
                     "check the folder, data.type and data.num_frames x data.frame_stride");
   }
@@ -254,8 +264,12 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     const auto pick = [&](int shift, std::int64_t room) {
       return static_cast<std::int64_t>((draw >> shift) % static_cast<std::uint64_t>(room + 1));
     };
-    const std::int64_t t0 = pick(40, clip.size(1) - frames), y0 = pick(8, size - crop), x0 = pick(24, size - crop);
-    return clip.slice(1, t0, t0 + frames).slice(2, y0, y0 + crop).slice(3, x0, x0 + crop).contiguous();
+    const std::int64_t t0 = pick(40, clip.size(1) - frames), y0 = pick(8, size - crop),
+                       x0 = pick(24, size - crop);
+    return clip.slice(1, t0, t0 + frames)
+        .slice(2, y0, y0 + crop)
+        .slice(3, x0, x0 + crop)
+        .contiguous();
   };
   if (m_synthetic) {
     const torch::Tensor clip = window(m_synthetic->clip(item));
@@ -336,7 +350,8 @@ std::int64_t ClipDataset::skippedCount() const {
 std::string ClipDataset::describe() const {
   std::ostringstream s;
   if (m_synthetic) {
-    s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize() << " for validation)";
+    s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize()
+      << " for validation)";
   } else {
     s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files";
     if (m_shards)
@@ -356,8 +371,8 @@ std::string ClipDataset::describe() const {
   return s.str();
 }
 
-ClipLoader::ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank, int world_size,
-                       bool pin)
+ClipLoader::ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank,
+                       int world_size, bool pin)
     : m_dataset(dataset),
       m_batch_size(batch_size),
       m_workers(workers),

@@ -79,13 +79,14 @@ class ClipDataset {
   /// Every file skipped so far (index + decode failures).
   std::int64_t skippedCount() const;
 
-  /// e.g. "videos in data/clips: 40 files (4 for validation), 2 skipped, index 38 cached + 4 probed".
+  /// e.g. "videos in data/clips: 40 files (4 for validation), 2 skipped, index 38 cached + 4
+  /// probed".
   std::string describe() const;
 
  private:
   /// The index of `folder` (`key` names it in errors); its skips join m_index_skips.
-  DatasetIndex indexFolder(const std::string& key, const std::string& folder, const std::filesystem::path& cache,
-                           int probe_threads);
+  DatasetIndex indexFolder(const std::string& key, const std::string& folder,
+                           const std::filesystem::path& cache, int probe_threads);
   /// Opens the shard folder `folder` into m_shards (data.path) or m_valid_shards; throws
   /// DataError when it was packed with other data.image_size, num_frames or frame_stride.
   DatasetIndex openShards(const std::string& key, const std::string& folder);
@@ -100,10 +101,10 @@ class ClipDataset {
   bool m_verify_shards = false;  ///< check the shards' content hashes when opening them
   std::unique_ptr<SyntheticClips> m_synthetic;
   DatasetIndex m_index;
-  DatasetIndex m_valid_index;  ///< data.valid_path's files (empty without it)
+  DatasetIndex m_valid_index;                  ///< data.valid_path's files (empty without it)
   std::unique_ptr<ClipShards> m_shards;        ///< data.path's shards (data.type "shards")
   std::unique_ptr<ClipShards> m_valid_shards;  ///< data.valid_path's shards, when set
-  std::vector<std::int64_t> m_train;  ///< items: clip index (synthetic) or file index
+  std::vector<std::int64_t> m_train;           ///< items: clip index (synthetic) or file index
   std::vector<std::int64_t> m_valid;
   std::vector<SkippedFile> m_index_skips;
 
@@ -129,8 +130,8 @@ struct LoadedBatch {
 /// to the GPU with non_blocking does not block the training thread.
 class ClipLoader {
  public:
-  ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank = 0, int world_size = 1,
-             bool pin = false);
+  ClipLoader(ClipDataset& dataset, int batch_size, int workers, int prefetch, int rank = 0,
+             int world_size = 1, bool pin = false);
   ~ClipLoader();
   ClipLoader(const ClipLoader&) = delete;
   ClipLoader& operator=(const ClipLoader&) = delete;

@@ -1,8 +1,8 @@
 #include "trainer/data/clip_shard_writer.h"
 
+#include "core/atomic_file.h"
 #include "core/safetensors.h"
 #include "core/version.h"
-#include "core/atomic_file.h"
 #include "trainer/media/media_error.h"
 
 #include <nlohmann/json.hpp>

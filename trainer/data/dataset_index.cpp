@@ -50,7 +50,8 @@ std::int64_t fileBytes(const fs::path& p) {
   return ec ? -1 : static_cast<std::int64_t>(n);
 }
 
-Probe probeFile([[maybe_unused]] const fs::path& path, media::MediaKind kind) {  // unused without FFmpeg
+Probe probeFile([[maybe_unused]] const fs::path& path,
+                media::MediaKind kind) {  // unused without FFmpeg
   Probe probe;
   try {
     if (kind == media::MediaKind::Video) {
@@ -83,18 +84,21 @@ Probe probeFile([[maybe_unused]] const fs::path& path, media::MediaKind kind) { 
   } catch (const std::exception& e) {
     probe.error = e.what();
   }
-  if (probe.error.empty() && (probe.file.width < 1 || probe.file.height < 1)) probe.error = "empty picture";
+  if (probe.error.empty() && (probe.file.width < 1 || probe.file.height < 1))
+    probe.error = "empty picture";
   return probe;
 }
 
-std::map<std::string, Probe> readCache(const fs::path& file, const fs::path& root, media::MediaKind kind) {
+std::map<std::string, Probe> readCache(const fs::path& file, const fs::path& root,
+                                       media::MediaKind kind) {
   std::map<std::string, Probe> cache;
   if (file.empty()) return cache;
   std::ifstream in(file);
   if (!in) return cache;
   // A damaged or foreign cache is ignored (everything is probed again), never an error.
   const Json j = Json::parse(in, nullptr, false);
-  if (!j.is_object() || j.value("version", 0) != kCacheVersion || j.value("root", "") != root.string() ||
+  if (!j.is_object() || j.value("version", 0) != kCacheVersion ||
+      j.value("root", "") != root.string() ||
       j.value("kind", "") != (kind == media::MediaKind::Video ? "videos" : "images") ||
       !j.contains("entries") || !j["entries"].is_array()) {
     return cache;
@@ -119,7 +123,8 @@ std::map<std::string, Probe> readCache(const fs::path& file, const fs::path& roo
   return cache;
 }
 
-void writeCache(const fs::path& file, const fs::path& root, media::MediaKind kind, const std::vector<Probe>& probes) {
+void writeCache(const fs::path& file, const fs::path& root, media::MediaKind kind,
+                const std::vector<Probe>& probes) {
   Json entries = Json::array();
   for (const auto& p : probes) {
     Json e = {{"path", p.file.path}, {"bytes", p.bytes}, {"mtime_ns", p.mtime_ns}};
@@ -184,7 +189,8 @@ DatasetIndex buildDatasetIndex(const fs::path& root, const IndexOptions& options
       slot = std::move(found);
     }
   };
-  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(to_probe.size())));
+  const int threads =
+      std::max(1, std::min<int>(options.threads, static_cast<int>(to_probe.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
@@ -195,25 +201,29 @@ DatasetIndex buildDatasetIndex(const fs::path& root, const IndexOptions& options
     if (!p.error.empty()) {
       index.skipped.push_back({p.file.path, p.error});
     } else if (p.file.frames < options.min_frames) {
-      index.skipped.push_back({p.file.path, "too short: " + std::to_string(p.file.frames) + " frames, a clip needs " +
+      index.skipped.push_back({p.file.path, "too short: " + std::to_string(p.file.frames) +
+                                                " frames, a clip needs " +
                                                 std::to_string(options.min_frames)});
     } else {
       index.files.push_back(p.file);
     }
   }
-  if (!options.cache_file.empty() && (index.probed > 0 || index.reused != static_cast<int>(cache.size()))) {
+  if (!options.cache_file.empty() &&
+      (index.probed > 0 || index.reused != static_cast<int>(cache.size()))) {
     writeCache(options.cache_file, root, options.kind, probes);
   }
   return index;
 }
 
-std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> splitFiles(std::int64_t count, double valid_fraction,
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> splitFiles(std::int64_t count,
+                                                                           double valid_fraction,
                                                                            std::uint64_t seed) {
   std::vector<std::int64_t> order(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
   std::iota(order.begin(), order.end(), 0);
   std::int64_t n_valid = 0;
   if (valid_fraction > 0 && count >= 2) {
-    n_valid = std::clamp<std::int64_t>(std::llround(static_cast<double>(count) * valid_fraction), 1, count - 1);
+    n_valid = std::clamp<std::int64_t>(std::llround(static_cast<double>(count) * valid_fraction), 1,
+                                       count - 1);
   }
   std::mt19937_64 rng(seed ^ 0x5eed5b1175ULL);
   std::shuffle(order.begin(), order.end(), rng);

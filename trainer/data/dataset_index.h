@@ -23,7 +23,8 @@ struct IndexedFile {
   bool sparse_timestamps = false;  ///< frames numbered in order only (media::VideoInfo)
 };
 
-/// A file left out, and why ("truncated: got 7 of 16 frames", "too short: ...", "cannot decode image").
+/// A file left out, and why ("truncated: got 7 of 16 frames", "too short: ...", "cannot decode
+/// image").
 struct SkippedFile {
   std::string path;
   std::string reason;

@@ -20,7 +20,8 @@ float clamp01(float v) { return std::min(1.0f, std::max(0.0f, v)); }
 
 SyntheticClips::SyntheticClips(std::int64_t count, int frames, int size, std::uint64_t seed)
     : m_count(count), m_frames(frames), m_size(size), m_seed(seed) {
-  TORCH_CHECK(count >= 1 && frames >= 1 && size >= 1, "SyntheticClips: count, frames and size must be >= 1");
+  TORCH_CHECK(count >= 1 && frames >= 1 && size >= 1,
+              "SyntheticClips: count, frames and size must be >= 1");
 }
 
 torch::Tensor SyntheticClips::clip(std::int64_t index) const {
@@ -65,7 +66,8 @@ torch::Tensor SyntheticClips::clip(std::int64_t index) const {
         const float along = (ca * x + sa * y) / s;
         const float wave = std::sin(6.2831853f * (freq * along + drift * t));
         float px[3];
-        for (int c = 0; c < 3; ++c) px[c] = c0[c] + (c1[c] - c0[c]) * clamp01(along) + texture * wave;
+        for (int c = 0; c < 3; ++c)
+          px[c] = c0[c] + (c1[c] - c0[c]) * clamp01(along) + texture * wave;
         for (const auto& sh : shapes) {
           // Shapes bounce off the borders.
           auto bounce = [&](float pos, float vel) {
@@ -87,7 +89,8 @@ torch::Tensor SyntheticClips::clip(std::int64_t index) const {
           }
         }
         for (int c = 0; c < 3; ++c) {
-          p[((static_cast<std::int64_t>(c) * T + t) * H + y) * W + x] = clamp01(px[c]) * 2.0f - 1.0f;
+          p[((static_cast<std::int64_t>(c) * T + t) * H + y) * W + x] =
+              clamp01(px[c]) * 2.0f - 1.0f;
         }
       }
     }

@@ -11,7 +11,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 }  // namespace
 
@@ -52,7 +54,8 @@ std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::T
   return buckets;
 }
 
-GradientReducer::GradientReducer(RankGroup& group, const std::vector<torch::Tensor>& params, double bucket_mb)
+GradientReducer::GradientReducer(RankGroup& group, const std::vector<torch::Tensor>& params,
+                                 double bucket_mb)
     : m_group(group) {
   for (const auto& p : params) {
     if (p.requires_grad()) m_params.push_back(p);

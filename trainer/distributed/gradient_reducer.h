@@ -59,8 +59,8 @@ class GradientReducer {
 
  private:
   struct Bucket {
-    std::vector<std::size_t> params;     ///< indices into m_params
-    std::vector<std::int64_t> offsets;   ///< element offset of each in flat
+    std::vector<std::size_t> params;    ///< indices into m_params
+    std::vector<std::int64_t> offsets;  ///< element offset of each in flat
     torch::Tensor flat;
     std::size_t ready = 0;
     bool launched = false;
@@ -71,7 +71,8 @@ class GradientReducer {
 
   RankGroup& m_group;
   std::vector<torch::Tensor> m_params;
-  std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;  ///< kept alive: they hold the hooks
+  std::vector<std::shared_ptr<torch::autograd::Node>>
+      m_accumulators;  ///< kept alive: they hold the hooks
   std::vector<std::size_t> m_bucket_of;
   std::vector<Bucket> m_buckets;
   std::mutex m_mutex;

@@ -32,20 +32,21 @@ int intVariableOr(const Environment& env, const std::string& name, int fallback)
   return env(name) ? intVariable(env, name) : fallback;
 }
 
-void checkConsistent(const LaunchInfo& info, const std::string& rank_var, const std::string& size_var,
-                     const std::string& local_var, const std::string& local_size_var) {
+void checkConsistent(const LaunchInfo& info, const std::string& rank_var,
+                     const std::string& size_var, const std::string& local_var,
+                     const std::string& local_size_var) {
   if (info.world_size < 1) throw badVariable(size_var, "must be >= 1");
   if (info.rank >= info.world_size) {
     throw badVariable(rank_var, std::to_string(info.rank) + " is not below " + size_var + " " +
                                     std::to_string(info.world_size));
   }
   if (info.local_world_size < 1 || info.local_world_size > info.world_size) {
-    throw badVariable(local_size_var, std::to_string(info.local_world_size) + " does not fit " + size_var + " " +
-                                          std::to_string(info.world_size));
+    throw badVariable(local_size_var, std::to_string(info.local_world_size) + " does not fit " +
+                                          size_var + " " + std::to_string(info.world_size));
   }
   if (info.local_rank >= info.local_world_size) {
-    throw badVariable(local_var, std::to_string(info.local_rank) + " is not below " + local_size_var + " " +
-                                     std::to_string(info.local_world_size));
+    throw badVariable(local_var, std::to_string(info.local_rank) + " is not below " +
+                                     local_size_var + " " + std::to_string(info.local_world_size));
   }
 }
 
@@ -100,7 +101,8 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
     info.local_world_size = intVariableOr(env, "LOCAL_WORLD_SIZE", info.world_size);
     info.node_rank = intVariableOr(env, "GROUP_RANK", info.rank / info.local_world_size);
     const auto agent = env("TORCHELASTIC_USE_AGENT_STORE");
-    info.store_served_by_launcher = agent && (*agent == "True" || *agent == "true" || *agent == "1");
+    info.store_served_by_launcher =
+        agent && (*agent == "True" || *agent == "true" || *agent == "1");
     checkConsistent(info, "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE");
   } else if (env("OMPI_COMM_WORLD_RANK")) {
     info.launcher = "mpirun";
@@ -109,12 +111,13 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
     info.local_rank = intVariableOr(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0);
     info.local_world_size = intVariableOr(env, "OMPI_COMM_WORLD_LOCAL_SIZE", 1);
     info.node_rank = info.rank / info.local_world_size;
-    checkConsistent(info, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-                    "OMPI_COMM_WORLD_LOCAL_SIZE");
+    checkConsistent(info, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                    "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE");
   } else if (env("SLURM_PROCID") && (env("SLURM_STEP_ID") || env("SLURM_STEPID"))) {
     info.launcher = "slurm";
     info.rank = intVariable(env, "SLURM_PROCID");
-    const std::string size_var = env("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
+    const std::string size_var =
+        env("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
     info.world_size = intVariable(env, size_var);
     info.local_rank = intVariableOr(env, "SLURM_LOCALID", 0);
     info.node_rank = intVariableOr(env, "SLURM_NODEID", 0);
@@ -125,7 +128,8 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
       try {
         per_node = std::stoi(*tasks);
       } catch (const std::exception&) {
-        throw badVariable("SLURM_TASKS_PER_NODE", "expected a count such as 4 or 4(x2), got \"" + *tasks + "\"");
+        throw badVariable("SLURM_TASKS_PER_NODE",
+                          "expected a count such as 4 or 4(x2), got \"" + *tasks + "\"");
       }
     }
     info.local_world_size = std::min(per_node, info.world_size);
@@ -142,7 +146,8 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
   if (const auto addr = env("MASTER_ADDR"); addr && !addr->empty()) info.master_addr = *addr;
   if (env("MASTER_PORT")) {
     info.master_port = intVariable(env, "MASTER_PORT");
-    if (info.master_port < 1 || info.master_port > 65535) throw badVariable("MASTER_PORT", "must be 1..65535");
+    if (info.master_port < 1 || info.master_port > 65535)
+      throw badVariable("MASTER_PORT", "must be 1..65535");
   }
   return info;
 }

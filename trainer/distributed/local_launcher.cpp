@@ -91,11 +91,13 @@ class StoreFolder {
 
 std::string signalName(int signal) {
   const char* abbrev = sigabbrev_np(signal);
-  return "signal " + std::to_string(signal) + (abbrev ? " (SIG" + std::string(abbrev) + ")" : std::string());
+  return "signal " + std::to_string(signal) +
+         (abbrev ? " (SIG" + std::string(abbrev) + ")" : std::string());
 }
 
 bool endedBadly(const Rank& r) {
-  return !r.running && (WIFSIGNALED(r.status) || (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0));
+  return !r.running &&
+         (WIFSIGNALED(r.status) || (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0));
 }
 
 std::string describeEnding(const Rank& r, std::chrono::seconds timeout) {
@@ -106,7 +108,8 @@ std::string describeEnding(const Rank& r, std::chrono::seconds timeout) {
   }
   if (WIFSIGNALED(r.status)) {
     const int sig = WTERMSIG(r.status);
-    const bool crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
+    const bool crash =
+        sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
     return who + (crash ? " crashed with " : " was killed by ") + signalName(sig);
   }
   return who + " exited with status " + std::to_string(WEXITSTATUS(r.status));
@@ -133,7 +136,8 @@ std::string selfExecutable() {
 Rank spawnRank(const std::string& exe, const std::vector<std::string>& arguments,
                const std::vector<std::string>& environment, int rank, int stdout_fd) {
   int in[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(in, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::vector<char*> argv{const_cast<char*>(exe.c_str())};
   for (const auto& a : arguments) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -194,7 +198,8 @@ int runLocalLaunch(const LocalLaunch& launch) {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry(*e);
     const std::string name = entry.substr(0, entry.find('='));
-    if (std::find(placement.begin(), placement.end(), name) == placement.end()) environment.push_back(entry);
+    if (std::find(placement.begin(), placement.end(), name) == placement.end())
+      environment.push_back(entry);
   }
   environment.push_back("TB_LAUNCHER=local");
   environment.push_back("WORLD_SIZE=" + std::to_string(world));
@@ -234,8 +239,8 @@ int runLocalLaunch(const LocalLaunch& launch) {
       env.push_back("LOCAL_RANK=" + std::to_string(local));
       // Rank 0's stdout carries the events; the others print nothing there (stderr is shared).
       ranks.push_back(spawnRank(exe, launch.arguments, env, rank, rank == 0 ? events_pipe[1] : 2));
-      std::cerr << "[tokenbench-trainer] started rank " << rank << " of " << world << " (pid " << ranks.back().pid
-                << ")" << std::endl;
+      std::cerr << "[tokenbench-trainer] started rank " << rank << " of " << world << " (pid "
+                << ranks.back().pid << ")" << std::endl;
     }
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer: error: cannot start the ranks: " << e.what() << "\n";
@@ -269,7 +274,8 @@ int runLocalLaunch(const LocalLaunch& launch) {
   auto relay = [&](const std::string& line) {
     const core::DecodeResult decoded = core::decodeEventLine(line);
     if (const core::Event* e = decoded.event()) {
-      if (std::holds_alternative<core::ErrorEvent>(*e) || std::holds_alternative<core::DoneEvent>(*e)) {
+      if (std::holds_alternative<core::ErrorEvent>(*e) ||
+          std::holds_alternative<core::DoneEvent>(*e)) {
         if (const auto* done = std::get_if<core::DoneEvent>(e)) done_status = done->status;
         held.push_back(line);
         return;
@@ -293,7 +299,9 @@ int runLocalLaunch(const LocalLaunch& launch) {
         const ssize_t n = ::read(g_signal_pipe[0], sigs, sizeof sigs);
         for (ssize_t i = 0; i < n; ++i) {
           if ((sigs[i] == SIGINT || sigs[i] == SIGTERM) && !forwarded_stop) {
-            std::cerr << "[tokenbench-trainer] stop requested: asking every rank to checkpoint and stop" << std::endl;
+            std::cerr
+                << "[tokenbench-trainer] stop requested: asking every rank to checkpoint and stop"
+                << std::endl;
             signalAll(SIGTERM);
             forwarded_stop = true;
           }
@@ -411,7 +419,8 @@ int runLocalLaunch(const LocalLaunch& launch) {
       }
     }
   }
-  if (!culprit && has_rank0 && !ranks.empty() && endedBadly(ranks.front()) && held.empty()) culprit = &ranks.front();
+  if (!culprit && has_rank0 && !ranks.empty() && endedBadly(ranks.front()) && held.empty())
+    culprit = &ranks.front();
 
   const core::RunDirectory& run = launch.run;
   if (culprit && has_rank0) {
@@ -422,9 +431,10 @@ int runLocalLaunch(const LocalLaunch& launch) {
         message += "; rank 0: " + std::get<core::ErrorEvent>(*e).message;
       }
     }
-    const std::string error = core::encodeEvent(core::ErrorEvent{
-                                  "rank_failed", message, "the run resumes from its last checkpoint with --resume"}) +
-                              "\n";
+    const std::string error =
+        core::encodeEvent(core::ErrorEvent{
+            "rank_failed", message, "the run resumes from its last checkpoint with --resume"}) +
+        "\n";
     const std::string done = core::encodeEvent(core::DoneEvent{"failed", {}}) + "\n";
     writeAll(1, error + done);
     appendToFile(run.eventsFile(), error + done);

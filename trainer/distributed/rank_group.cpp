@@ -23,7 +23,8 @@ namespace {
 using Clock = std::chrono::system_clock;
 
 std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
@@ -44,14 +45,16 @@ std::string storeAddress(const LaunchInfo& launch) {
                                    : launch.store_file;
 }
 
-c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch, bool server, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch, bool server,
+                                             std::chrono::milliseconds timeout) {
   if (!launch.store_file.empty()) {
     // One node: a file in a folder only this user may enter. A TCPStore server listens on every
     // interface (LibTorch 1.13 cannot bind it to loopback), unauthenticated. No worker count:
     // the launcher removes the file, not the last rank to leave.
     return compat::makeFileStore(launch.store_file, timeout);
   }
-  return compat::makeTcpStore(launch.master_addr, launch.master_port, server, launch.world_size, timeout);
+  return compat::makeTcpStore(launch.master_addr, launch.master_port, server, launch.world_size,
+                              timeout);
 }
 
 std::string hostName() {
@@ -72,8 +75,11 @@ PendingReduce::PendingReduce(PendingReduce&&) noexcept = default;
 PendingReduce& PendingReduce::operator=(PendingReduce&&) noexcept = default;
 bool PendingReduce::valid() const { return !m_works.empty(); }
 
-RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config, const torch::Device& device)
-    : m_launch(launch), m_timeout(std::chrono::seconds(config.timeout_s)), m_backend(resolveBackend(config, device)) {
+RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& config,
+                     const torch::Device& device)
+    : m_launch(launch),
+      m_timeout(std::chrono::seconds(config.timeout_s)),
+      m_backend(resolveBackend(config, device)) {
   if (m_backend == "nccl") m_comm_device = device;
   const std::string where = storeAddress(launch);
   try {
@@ -110,9 +116,10 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
     throw;
   } catch (const std::exception& e) {
     throw UserError("rank_group_failed",
-                    "rank " + std::to_string(rank()) + " could not join the c10d group at " + where + ": " +
-                        firstLine(e.what()),
-                    "check distributed.master_addr / master_port (or MASTER_ADDR / MASTER_PORT), that every rank "
+                    "rank " + std::to_string(rank()) + " could not join the c10d group at " +
+                        where + ": " + firstLine(e.what()),
+                    "check distributed.master_addr / master_port (or MASTER_ADDR / MASTER_PORT), "
+                    "that every rank "
                     "started, and GLOO_SOCKET_IFNAME on multi-homed nodes");
   }
   m_heartbeat = std::thread([this] { heartbeatLoop(); });
@@ -135,12 +142,14 @@ void RankGroup::checkDistinctGpus(const torch::Device& device) {
     const std::string key = "gpu/" + std::to_string(r);
     m_store->wait({key}, m_timeout);
     if (text(m_store->get(key)) == mine) {
-      throw UserError("device_unavailable",
-                      "ranks " + std::to_string(std::min(r, rank())) + " and " + std::to_string(std::max(r, rank())) +
-                          " both train on " + mine + ", and NCCL needs one GPU per rank (train.device, "
-                          "distributed.gpu_ids, distributed.backend \"nccl\")",
-                      "give each local rank its own GPU (train.device \"cuda\", distributed.gpu_ids), or share "
-                      "one GPU over Gloo (distributed.backend \"gloo\")");
+      throw UserError(
+          "device_unavailable",
+          "ranks " + std::to_string(std::min(r, rank())) + " and " +
+              std::to_string(std::max(r, rank())) + " both train on " + mine +
+              ", and NCCL needs one GPU per rank (train.device, "
+              "distributed.gpu_ids, distributed.backend \"nccl\")",
+          "give each local rank its own GPU (train.device \"cuda\", distributed.gpu_ids), or share "
+          "one GPU over Gloo (distributed.backend \"gloo\")");
     }
   }
 }
@@ -213,7 +222,8 @@ std::string RankGroup::diagnose() noexcept {
       if (r == rank()) continue;
       const std::string key = "fail/" + std::to_string(r);
       if (m_store->check({key})) {
-        out << (out.tellp() > 0 ? "; " : "") << "rank " << r << " failed: " << text(m_store->get(key));
+        out << (out.tellp() > 0 ? "; " : "") << "rank " << r
+            << " failed: " << text(m_store->get(key));
       }
     }
     if (out.tellp() > 0) return out.str();
@@ -223,8 +233,8 @@ std::string RankGroup::diagnose() noexcept {
       if (age > 3 * kHeartbeatPeriodS) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.1f", age);
-        out << (out.tellp() > 0 ? "; " : "") << "rank " << r << " stopped responding (no heartbeat for " << buf
-            << " s)";
+        out << (out.tellp() > 0 ? "; " : "") << "rank " << r
+            << " stopped responding (no heartbeat for " << buf << " s)";
       }
     }
   } catch (const std::exception&) {
@@ -245,7 +255,8 @@ void RankGroup::fail(const char* what, const std::string& detail) {
   }
   if (who.empty()) who = "a peer failed or timed out";
   throw UserError("rank_failed",
-                  "rank " + std::to_string(rank()) + ": " + what + " failed: " + who + " (" + firstLine(detail) + ")",
+                  "rank " + std::to_string(rank()) + ": " + what + " failed: " + who + " (" +
+                      firstLine(detail) + ")",
                   "the run resumes from its last checkpoint with --resume");
 }
 
@@ -279,7 +290,8 @@ void RankGroup::onCommDevice(std::vector<torch::Tensor>& tensors, bool copy_back
 
 void RankGroup::allReduceSum(std::vector<torch::Tensor>& tensors) {
   guarded("all-reduce", [&] {
-    onCommDevice(tensors, true, [&](std::vector<at::Tensor>& one) { m_group->allreduce(one)->wait(); });
+    onCommDevice(tensors, true,
+                 [&](std::vector<at::Tensor>& one) { m_group->allreduce(one)->wait(); });
   });
 }
 
@@ -389,14 +401,16 @@ void RankGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
 void RankGroup::send(torch::Tensor& tensor, int to) {
   guarded("send", [&] {
     std::vector<torch::Tensor> tensors{tensor};
-    onCommDevice(tensors, false, [&](std::vector<at::Tensor>& one) { m_group->send(one, to, 0)->wait(); });
+    onCommDevice(tensors, false,
+                 [&](std::vector<at::Tensor>& one) { m_group->send(one, to, 0)->wait(); });
   });
 }
 
 void RankGroup::receive(torch::Tensor& tensor, int from) {
   guarded("receive", [&] {
     std::vector<torch::Tensor> tensors{tensor};
-    onCommDevice(tensors, true, [&](std::vector<at::Tensor>& one) { m_group->recv(one, from, 0)->wait(); });
+    onCommDevice(tensors, true,
+                 [&](std::vector<at::Tensor>& one) { m_group->recv(one, from, 0)->wait(); });
   });
 }
 
@@ -414,7 +428,8 @@ void RankGroup::awaitRankZero(const std::string& tag) {
     while (!m_store->check({key})) {
       const double age = heartbeatAgeS(0);
       if (age > limit_s) {
-        throw std::runtime_error("rank 0 sent no heartbeat for " + std::to_string(static_cast<int>(age)) + " s");
+        throw std::runtime_error("rank 0 sent no heartbeat for " +
+                                 std::to_string(static_cast<int>(age)) + " s");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -425,7 +440,8 @@ namespace {
 
 class AverageOverRanks : public torch::autograd::Function<AverageOverRanks> {
  public:
-  static torch::Tensor forward(torch::autograd::AutogradContext*, const torch::Tensor& local, RankGroup* group) {
+  static torch::Tensor forward(torch::autograd::AutogradContext*, const torch::Tensor& local,
+                               RankGroup* group) {
     std::vector<torch::Tensor> mean{local.detach().contiguous().clone()};
     group->allReduceMean(mean);
     return mean[0];
@@ -442,7 +458,8 @@ torch::Tensor averageOverRanks(const torch::Tensor& local, RankGroup& group) {
   return AverageOverRanks::apply(local, &group);
 }
 
-StoreServer::StoreServer(const std::string& host, int port, int world_size, std::chrono::milliseconds timeout) {
+StoreServer::StoreServer(const std::string& host, int port, int world_size,
+                         std::chrono::milliseconds timeout) {
   LaunchInfo launch;
   launch.master_addr = host;
   launch.master_port = port;
@@ -450,8 +467,9 @@ StoreServer::StoreServer(const std::string& host, int port, int world_size, std:
   try {
     m_store = connectStore(launch, true, timeout);
   } catch (const std::exception& e) {
-    throw UserError("rank_group_failed", "cannot serve the c10d store on " + host + ":" + std::to_string(port) + ": " +
-                                             firstLine(e.what()),
+    throw UserError("rank_group_failed",
+                    "cannot serve the c10d store on " + host + ":" + std::to_string(port) + ": " +
+                        firstLine(e.what()),
                     "choose another distributed.master_port");
   }
 }

@@ -22,7 +22,6 @@
 #include <thread>
 #include <vector>
 
-
 namespace tb::trainer::distributed {
 
 /// A reduction in flight (RankGroup::allReduceSumAsync, reduceScatterSumAsync): one or more
@@ -119,9 +118,11 @@ class RankGroup {
   std::chrono::milliseconds m_timeout;
   std::string m_backend;
   torch::Device m_comm_device{torch::kCPU};
-  c10::intrusive_ptr<c10d::Store> m_base_store;       ///< this rank's store connection (or server, or file)
-  c10::intrusive_ptr<c10d::Store> m_store;            ///< prefixed view used for our keys
-  c10::intrusive_ptr<c10d::Store> m_heartbeat_store;  ///< a connection of its own; null on a FileStore
+  c10::intrusive_ptr<c10d::Store>
+      m_base_store;                         ///< this rank's store connection (or server, or file)
+  c10::intrusive_ptr<c10d::Store> m_store;  ///< prefixed view used for our keys
+  c10::intrusive_ptr<c10d::Store>
+      m_heartbeat_store;  ///< a connection of its own; null on a FileStore
   c10::intrusive_ptr<compat::CollectiveBackend> m_group;
   std::int64_t m_sync_count = 0;
   std::atomic<bool> m_stop_heartbeat{false};

@@ -24,10 +24,10 @@ struct VideoInfo {
   /// Fewer frames than the header's length in frame periods, their timestamps spread over all of
   /// it (an avi with dropped frames): frames are numbered in order, never found by timestamp.
   bool sparseTimestamps = false;
-  double fps = 0.0;                ///< nominal frame rate (FFmpeg's av_guess_frame_rate)
-  double durationSeconds = 0.0;    ///< container duration, else frameCount / fps
-  std::string codecName;           ///< e.g. "h264", "ffv1", "gif"
-  std::string formatName;          ///< demuxer, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"
+  double fps = 0.0;              ///< nominal frame rate (FFmpeg's av_guess_frame_rate)
+  double durationSeconds = 0.0;  ///< container duration, else frameCount / fps
+  std::string codecName;         ///< e.g. "h264", "ffv1", "gif"
+  std::string formatName;        ///< demuxer, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"
   /// Non-empty when the file is readable but damaged: its packets stop before the frame count
   /// or duration its header states ("truncated: got 7 of 16 frames ..."). Durations are checked
   /// only for single-stream files whose duration is not a bitrate estimate.

@@ -263,7 +263,8 @@ double lpips(Lpips& model, const media::VideoFrames& a, const media::VideoFrames
       torch::from_blob(const_cast<uint8_t*>(b.rgb.data()), shape, torch::kUInt8);
   // Frames go to the device the network is on (a GPU during training on one).
   const auto params = model->parameters();
-  const torch::Device device = params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+  const torch::Device device =
+      params.empty() ? torch::Device(torch::kCPU) : params.front().device();
   auto toInput = [&](const torch::Tensor& frames) {
     return frames.permute({0, 3, 1, 2}).to(device).to(torch::kFloat32) / 127.5 - 1.0;
   };

@@ -47,8 +47,10 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
       compat::AutocastState forward_state;
       forward_state.cpu = ctx->saved_data["autocast_cpu"].toBool();
       forward_state.cuda = ctx->saved_data["autocast_cuda"].toBool();
-      forward_state.cpu_dtype = static_cast<at::ScalarType>(ctx->saved_data["autocast_cpu_dtype"].toInt());
-      forward_state.cuda_dtype = static_cast<at::ScalarType>(ctx->saved_data["autocast_cuda_dtype"].toInt());
+      forward_state.cpu_dtype =
+          static_cast<at::ScalarType>(ctx->saved_data["autocast_cpu_dtype"].toInt());
+      forward_state.cuda_dtype =
+          static_cast<at::ScalarType>(ctx->saved_data["autocast_cuda_dtype"].toInt());
       const compat::AutocastState previous = compat::autocastState();
       compat::setAutocastState(forward_state);
       try {

@@ -42,7 +42,8 @@ struct CausalConv3dOptions {
 };
 
 /// 3-D convolution, causal in time: `dilation x (kt - 1) + 1 - stride` frames (time_padding) are
-/// padded in front, none behind, so output frame t sees input frames <= t x stride. Space is "same" padded.
+/// padded in front, none behind, so output frame t sees input frames <= t x stride. Space is "same"
+/// padded.
 /// `[B, Cin, T, H, W] -> [B, Cout, T / stride, H, W]`.
 class CausalConv3dImpl : public torch::nn::Module {
  public:

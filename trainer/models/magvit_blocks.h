@@ -143,7 +143,8 @@ TORCH_MODULE(SpatialDownsample2x);
 /// even).
 class TimeDownsample2xImpl : public MagvitLayer {
  public:
-  TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out, TimePadding time_padding = TimePadding::Zeros);
+  TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out,
+                       TimePadding time_padding = TimePadding::Zeros);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   torch::nn::Conv1d conv{nullptr};
 

@@ -62,13 +62,14 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
   requireOption(c.channels >= 1, "model.channels", "must be >= 1");
   requireOption(c.init_dim >= 1, "model.init_dim", "must be >= 1");
   requireOption(c.max_dim >= 1, "model.max_dim", "must be >= 1");
-  requireOption(c.input_conv_kernel.size() == 3, "model.input_conv_kernel", "needs 3 entries [t, h, w]");
+  requireOption(c.input_conv_kernel.size() == 3, "model.input_conv_kernel",
+                "needs 3 entries [t, h, w]");
   requireOption(c.output_conv_kernel.size() == 3, "model.output_conv_kernel",
-          "needs 3 entries [t, h, w]");
+                "needs 3 entries [t, h, w]");
   requireOption(c.input_conv_kernel[1] % 2 == 1 && c.input_conv_kernel[2] % 2 == 1,
-          "model.input_conv_kernel", "spatial kernels must be odd");
+                "model.input_conv_kernel", "spatial kernels must be odd");
   requireOption(c.output_conv_kernel[1] % 2 == 1 && c.output_conv_kernel[2] % 2 == 1,
-          "model.output_conv_kernel", "spatial kernels must be odd");
+                "model.output_conv_kernel", "spatial kernels must be odd");
   requireOption(c.residual_conv_kernel % 2 == 1, "model.residual_conv_kernel", "must be odd");
   const std::int64_t k = c.residual_conv_kernel;
   const std::int64_t cond_dim =
@@ -76,9 +77,10 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
 
   auto kin = c.input_conv_kernel, kout = c.output_conv_kernel;
   const TimePadding tp = m_time_padding;
-  conv_in = register_module("conv_in", CausalConv3d(CausalConv3dOptions(c.channels, c.init_dim,
-                                                                        {kin[0], kin[1], kin[2]})
-                                                        .time_padding(tp)));
+  conv_in = register_module(
+      "conv_in",
+      CausalConv3d(
+          CausalConv3dOptions(c.channels, c.init_dim, {kin[0], kin[1], kin[2]}).time_padding(tp)));
   if (c.separate_first_frame_encoding) {
     conv_in_first_frame = register_module(
         "conv_in_first_frame",
@@ -115,7 +117,7 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
         dec = ResidualUnit(dim, k, tp, c.residual_gate_bias).ptr();
       } else if (spec.name == "consecutive_residual") {
         requireOption(spec.arg.has_value() && *spec.arg >= 1, field,
-                "consecutive_residual needs a count >= 1");
+                      "consecutive_residual needs a count >= 1");
         stage.repeat = *spec.arg;
         auto e = MagvitSequence(), d = MagvitSequence();
         for (int r = 0; r < *spec.arg; ++r) {
@@ -134,8 +136,8 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
         stage.dim_out = out;
         if (spec.name == "compress_space") {
           requireOption(fmap > 1 && fmap % 2 == 0, field,
-                  "compress_space needs an even feature map, got " + std::to_string(fmap) +
-                      " (data.image_size " + std::to_string(image_size) + ")");
+                        "compress_space needs an even feature map, got " + std::to_string(fmap) +
+                            " (data.image_size " + std::to_string(image_size) + ")");
           fmap /= 2;
           m_space_factor *= 2;
           enc = SpatialDownsample2x(dim, out).ptr();
@@ -184,9 +186,10 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
   decoder_layers = register_module("decoder_layers", MagvitSequence());
   for (auto it = decoder_reversed.rbegin(); it != decoder_reversed.rend(); ++it)
     decoder_layers->append(*it);
-  conv_out = register_module("conv_out", CausalConv3d(CausalConv3dOptions(
-                                             c.init_dim, c.channels, {kout[0], kout[1], kout[2]})
-                                                          .time_padding(tp)));
+  conv_out = register_module(
+      "conv_out",
+      CausalConv3d(CausalConv3dOptions(c.init_dim, c.channels, {kout[0], kout[1], kout[2]})
+                       .time_padding(tp)));
 }
 
 torch::Tensor MagvitTokenizerImpl::condIn(torch::nn::Linear stem, const torch::Tensor& cond) {

@@ -71,7 +71,9 @@ class Tokenizer : public torch::nn::Module {
   /// train.activation_checkpointing: the layers of these types (MAGVIT-v2 layer names, or "all")
   /// keep only their inputs for backward and recompute their activations there. The same
   /// gradients, less memory, one more forward of those layers. VQGAN ignores it.
-  virtual void setActivationCheckpointing(const std::vector<std::string>& layer_types) { (void)layer_types; }
+  virtual void setActivationCheckpointing(const std::vector<std::string>& layer_types) {
+    (void)layer_types;
+  }
   /// The layers sharded training may gather one at a time (distributed.zero3_units): MAGVIT-v2's
   /// encoder and decoder layers. Empty for VQGAN, whose parameters form one unit.
   virtual std::vector<ModelLayer> layers() const { return {}; }

@@ -22,11 +22,13 @@ inline torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
 
 /// [B, C, T, H, W] -> [B*H*W, C, T]: every pixel's time series as a batch entry.
 inline torch::Tensor pixelsToBatch(const torch::Tensor& x) {
-  return x.permute({0, 3, 4, 1, 2}).reshape({x.size(0) * x.size(3) * x.size(4), x.size(1), x.size(2)});
+  return x.permute({0, 3, 4, 1, 2})
+      .reshape({x.size(0) * x.size(3) * x.size(4), x.size(1), x.size(2)});
 }
 
 /// [B*H*W, C, T] -> [B, C, T, H, W]
-inline torch::Tensor batchToPixels(const torch::Tensor& x, std::int64_t batch, std::int64_t h, std::int64_t w) {
+inline torch::Tensor batchToPixels(const torch::Tensor& x, std::int64_t batch, std::int64_t h,
+                                   std::int64_t w) {
   return x.reshape({batch, h, w, x.size(1), x.size(2)}).permute({0, 3, 4, 1, 2});
 }
 

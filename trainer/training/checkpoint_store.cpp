@@ -37,7 +37,8 @@ fs::path resolveCheckpointFolder(const fs::path& path) {
 
 CheckpointStore::CheckpointStore(core::RunDirectory run) : m_run(std::move(run)) {}
 
-fs::path CheckpointStore::write(std::int64_t step, const std::function<void(const fs::path&)>& writeFiles) {
+fs::path CheckpointStore::write(std::int64_t step,
+                                const std::function<void(const fs::path&)>& writeFiles) {
   const fs::path tmp = m_run.checkpointTempDir(step);
   const fs::path final_dir = m_run.checkpointDir(step);
   std::error_code ec;
@@ -46,7 +47,8 @@ fs::path CheckpointStore::write(std::int64_t step, const std::function<void(cons
     fs::create_directories(tmp);
     writeFiles(tmp);
     for (const auto& entry : fs::directory_iterator(tmp)) core::syncPath(entry.path());
-    core::writeFileSynced(tmp / core::RunDirectory::kCheckpointCompleteMarker, std::to_string(step) + "\n");
+    core::writeFileSynced(tmp / core::RunDirectory::kCheckpointCompleteMarker,
+                          std::to_string(step) + "\n");
     core::syncPath(tmp);
     // A checkpoint of the same step (a resumed run saving again) is replaced whole.
     if (fs::exists(final_dir)) fs::remove_all(final_dir);
@@ -65,7 +67,8 @@ std::optional<std::int64_t> CheckpointStore::latest() const {
   return steps.back();
 }
 
-std::vector<std::int64_t> CheckpointStore::applyRetention(int total_limit, const std::vector<int>& keep) {
+std::vector<std::int64_t> CheckpointStore::applyRetention(int total_limit,
+                                                          const std::vector<int>& keep) {
   std::vector<std::int64_t> deleted;
   std::error_code ec;
   // Leftovers of interrupted writes.
@@ -93,12 +96,14 @@ std::vector<std::int64_t> CheckpointStore::applyRetention(int total_limit, const
 }
 
 void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state,
-                                 const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state) {
+                                 const NamedTensors& optimizer_state,
+                                 const NamedTensors& discr_optimizer_state) {
   TrainingStep& steps = state.steps;
   const RunProgress& progress = state.progress;
   const std::string step = std::to_string(progress.step);
   // state_version 2: every parameter has a ".step" entry (0: never updated).
-  const FileMetadata adamw_meta = {{"step", step}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
+  const FileMetadata adamw_meta = {
+      {"step", step}, {"format", "tokenbench-adamw"}, {"state_version", "2"}};
   std::map<std::string, fs::path> files;
   auto path = [&](const std::string& name) -> const fs::path* {
     if (dir == nullptr) return nullptr;
@@ -112,8 +117,8 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
   writeModelWeights(*steps.tokenizer(), shards, path("model.safetensors"),
                     {{"step", step}, {"format", "tokenbench-tokenizer"}});
   if (!ema_shares.empty()) {
-    writeGatheredFile(*shards, path("ema.safetensors"), {}, {GatheredSeries{&ema_shares, "", nullptr}},
-                      {{"step", step}});
+    writeGatheredFile(*shards, path("ema.safetensors"), {},
+                      {GatheredSeries{&ema_shares, "", nullptr}}, {{"step", step}});
   } else if (dir && !state.ema.empty()) {
     weights::saveTensors(state.ema, *dir / "ema.safetensors", {{"step", step}});
   }
@@ -133,7 +138,8 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
   }
   if (dir == nullptr) return;
   NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
-  if (state.device.is_cuda()) rng.emplace_back("cuda_generator", compat::cudaRngState(state.device.index()));
+  if (state.device.is_cuda())
+    rng.emplace_back("cuda_generator", compat::cudaRngState(state.device.index()));
   weights::saveTensors(rng, *dir / "rng.safetensors");
   Json json = {{"step", progress.step},
                {"lr_scale", progress.lr_scale},
@@ -145,10 +151,13 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
                  {"fake", steps.lecam().fake},
                  {"initialised", steps.lecam().initialised}}}};
   auto scalerState = [](const LossScaler& scaler) {
-    return Json{{"scale", scaler.scale()}, {"clean_steps", scaler.cleanSteps()}, {"skipped", scaler.skippedSteps()}};
+    return Json{{"scale", scaler.scale()},
+                {"clean_steps", scaler.cleanSteps()},
+                {"skipped", scaler.skippedSteps()}};
   };
   if (const LossScaler* scaler = steps.lossScaler()) json["loss_scale"] = scalerState(*scaler);
-  if (const LossScaler* scaler = steps.discriminatorLossScaler()) json["discr_loss_scale"] = scalerState(*scaler);
+  if (const LossScaler* scaler = steps.discriminatorLossScaler())
+    json["discr_loss_scale"] = scalerState(*scaler);
   core::writeFileSynced(*dir / "state.json", json.dump(2) + "\n");
   core::writeFileSynced(*dir / "config.json", core::toJsonText(state.config));
 }
@@ -160,15 +169,18 @@ namespace {
 // into the optimizer the strategy has (ShardedAdamW, or FlatShardAdamW under zero2 and zero3).
 using LoadOptimizerState = std::function<void(const NamedTensors&, bool every_parameter_listed)>;
 
-void loadOptimizerFile(const fs::path& file, bool updated_since_start, const LoadOptimizerState& load) {
+void loadOptimizerFile(const fs::path& file, bool updated_since_start,
+                       const LoadOptimizerState& load) {
   try {
     const core::SafetensorsFile f = core::SafetensorsFile::read(file);
     const auto& meta = f.metadata();
     const auto format = meta.find("format");
     if (format == meta.end() || format->second != "tokenbench-adamw")
-      throw std::runtime_error("not a Tokenbench optimizer state (metadata format is not \"tokenbench-adamw\")");
+      throw std::runtime_error(
+          "not a Tokenbench optimizer state (metadata format is not \"tokenbench-adamw\")");
     NamedTensors optimizer_state;
-    for (const auto& info : f.tensors()) optimizer_state.emplace_back(info.name, weights::readTensor(f, info));
+    for (const auto& info : f.tensors())
+      optimizer_state.emplace_back(info.name, weights::readTensor(f, info));
     // Checkpoints written before state_version 2 list only the parameters that were updated
     // (they stay resumable); an empty one after steps that updated every parameter is not.
     const bool listed = meta.count("state_version") > 0;
@@ -195,7 +207,8 @@ LoadOptimizerState into(ShardedAdamW* optimizer, FlatShardAdamW* flat) {
 void loadGenerators(const fs::path& file, const torch::Device& device) {
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> guard(generator.mutex());
-  const auto rng = weights::loadExpectedTensors(file, {{"cpu_generator", generator.get_state()}}, {"cuda_generator"});
+  const auto rng = weights::loadExpectedTensors(file, {{"cpu_generator", generator.get_state()}},
+                                                {"cuda_generator"});
   generator.set_state(rng.front().second);
   if (rng.size() > 1 && device.is_cuda()) compat::setCudaRngState(device.index(), rng[1].second);
 }
@@ -208,10 +221,13 @@ void loadEma(const fs::path& file, TrainingState& state) {
   if (steps.parametersSharded()) {
     const distributed::ParameterShards& shards = *steps.shards();
     for (std::size_t k = 0; k < shards.names().size(); ++k) {
-      expected.emplace_back(shards.names()[k], torch::empty({}, torch::dtype(shards.dtype(k))).expand(shards.shape(k)));
+      expected.emplace_back(
+          shards.names()[k],
+          torch::empty({}, torch::dtype(shards.dtype(k))).expand(shards.shape(k)));
     }
   } else {
-    for (const auto& p : steps.tokenizer()->named_parameters()) expected.emplace_back(p.key(), p.value());
+    for (const auto& p : steps.tokenizer()->named_parameters())
+      expected.emplace_back(p.key(), p.value());
   }
   NamedTensors ema = weights::loadExpectedTensors(file, expected);
   if (steps.parametersSharded()) {
@@ -229,7 +245,8 @@ void CheckpointStore::load(std::int64_t step, TrainingState& state,
   TrainingStep& steps = state.steps;
   try {
     loadModelWeights(*steps.tokenizer(), steps.shards(), dir / "model.safetensors");
-    loadOptimizerFile(dir / "optimizer.safetensors", step > 0, into(steps.optimizer(), steps.flatOptimizer()));
+    loadOptimizerFile(dir / "optimizer.safetensors", step > 0,
+                      into(steps.optimizer(), steps.flatOptimizer()));
     if (const auto discr = steps.discriminator()) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
       if (fs::exists(dir / "discriminator.safetensors")) {
@@ -237,7 +254,8 @@ void CheckpointStore::load(std::int64_t step, TrainingState& state,
         loadOptimizerFile(dir / "discr_optimizer.safetensors", false,
                           into(steps.discriminatorOptimizer(), steps.discriminatorFlatOptimizer()));
       } else {
-        log("checkpoint " + dir.string() + " has no discriminator: it starts from its initialisation");
+        log("checkpoint " + dir.string() +
+            " has no discriminator: it starts from its initialisation");
       }
     }
     loadGenerators(dir / "rng.safetensors", state.device);

@@ -31,16 +31,16 @@ class TrainingStep;
 /// How far a run has come: the scalars of a checkpoint's state.json besides those of the
 /// training step's parts (LeCam anchors, loss scalers), which the store reads from the step.
 struct RunProgress {
-  std::int64_t step = 0;        ///< optimizer steps done
-  double lr_scale = 1.0;        ///< lowered by rollbacks
-  double elapsed_s = 0;         ///< training seconds of the sessions before this one
-  std::int64_t batches = 0;     ///< batches this rank's loader handed out (skipped steps included)
+  std::int64_t step = 0;     ///< optimizer steps done
+  double lr_scale = 1.0;     ///< lowered by rollbacks
+  double elapsed_s = 0;      ///< training seconds of the sessions before this one
+  std::int64_t batches = 0;  ///< batches this rank's loader handed out (skipped steps included)
 };
 
 /// The parts of a training run a checkpoint saves and restores (views of the loop's members).
 struct TrainingState {
   TrainingStep& steps;  ///< models, optimizers, shards, sharded EMA, LeCam anchors, loss scalers
-  weights::NamedTensors& ema;    ///< the whole EMA on rank 0 when it is not sharded; empty when off
+  weights::NamedTensors& ema;  ///< the whole EMA on rank 0 when it is not sharded; empty when off
   RunProgress& progress;
   const core::RunConfig& config;
   torch::Device device;
@@ -53,7 +53,8 @@ class CheckpointStore {
   /// Writes checkpoint `step`: `writeFiles(folder)` fills the temporary folder, then the folder
   /// is completed and renamed. On any failure the temporary folder is removed and the exception
   /// propagates; earlier checkpoints are untouched.
-  std::filesystem::path write(std::int64_t step, const std::function<void(const std::filesystem::path&)>& writeFiles);
+  std::filesystem::path write(std::int64_t step,
+                              const std::function<void(const std::filesystem::path&)>& writeFiles);
 
   /// Newest complete checkpoint, if any.
   std::optional<std::int64_t> latest() const;
@@ -70,12 +71,14 @@ class CheckpointStore {
   /// ranks under zero2 and zero3) only this rank's part in the gathers of the sharded files, in
   /// the same order. Collective under zero2 and zero3.
   static void writeFiles(const std::filesystem::path* dir, const TrainingState& state,
-                         const weights::NamedTensors& optimizer_state, const weights::NamedTensors& discr_optimizer_state);
+                         const weights::NamedTensors& optimizer_state,
+                         const weights::NamedTensors& discr_optimizer_state);
 
   /// Restores every part of `state` from checkpoint `step`: each tensor must be there with its
   /// dtype and shape. Throws UserError "checkpoint_unreadable" naming the folder and the file.
   /// `log` hears what was not there and starts afresh (a discriminator added later).
-  void load(std::int64_t step, TrainingState& state, const std::function<void(const std::string&)>& log) const;
+  void load(std::int64_t step, TrainingState& state,
+            const std::function<void(const std::string&)>& log) const;
 
  private:
   core::RunDirectory m_run;

@@ -11,22 +11,26 @@
 namespace tb::trainer::gan {
 
 /// Discriminator hinge loss: mean(relu(1 - real)) + mean(relu(1 + fake)).
-inline torch::Tensor hingeDiscriminatorLoss(const torch::Tensor& real_logits, const torch::Tensor& fake_logits) {
+inline torch::Tensor hingeDiscriminatorLoss(const torch::Tensor& real_logits,
+                                            const torch::Tensor& fake_logits) {
   return torch::relu(1.0 - real_logits).mean() + torch::relu(1.0 + fake_logits).mean();
 }
 
 /// Generator hinge loss: -mean(fake).
-inline torch::Tensor hingeGeneratorLoss(const torch::Tensor& fake_logits) { return -fake_logits.mean(); }
+inline torch::Tensor hingeGeneratorLoss(const torch::Tensor& fake_logits) {
+  return -fake_logits.mean();
+}
 
 /// VQGAN's adaptive weight: |d nll / d w| / (|d gan / d w| + 1e-4) at the last decoder layer
 /// weight `w`, clamped to [0, max_weight], without gradient. Keeps both graphs for backward.
 /// In data-parallel training `average` turns both gradients into their means over the ranks
 /// first, so every rank uses the weight of the global batch.
-inline double adaptiveWeight(const torch::Tensor& nll_loss, const torch::Tensor& gan_loss, const torch::Tensor& w,
-                             double max_weight,
-                             const std::function<void(std::vector<torch::Tensor>&)>& average = nullptr) {
-  std::vector<torch::Tensor> grads = {torch::autograd::grad({nll_loss}, {w}, {}, /*retain_graph=*/true)[0],
-                                      torch::autograd::grad({gan_loss}, {w}, {}, /*retain_graph=*/true)[0]};
+inline double adaptiveWeight(
+    const torch::Tensor& nll_loss, const torch::Tensor& gan_loss, const torch::Tensor& w,
+    double max_weight, const std::function<void(std::vector<torch::Tensor>&)>& average = nullptr) {
+  std::vector<torch::Tensor> grads = {
+      torch::autograd::grad({nll_loss}, {w}, {}, /*retain_graph=*/true)[0],
+      torch::autograd::grad({gan_loss}, {w}, {}, /*retain_graph=*/true)[0]};
   if (average) average(grads);
   const auto& nll_grad = grads[0];
   const auto& gan_grad = grads[1];
@@ -38,13 +42,16 @@ inline double adaptiveWeight(const torch::Tensor& nll_loss, const torch::Tensor&
 /// `output`, a tensor computed from `w` (the reconstruction): both gradients at `w` come from
 /// backward passes over the layers between `w` and `output` only. Keeps the graph. A 0-dim
 /// float tensor on w's device (no host synchronisation).
-inline torch::Tensor adaptiveWeightAtOutput(const torch::Tensor& output, const torch::Tensor& nll_grad,
-                                     const torch::Tensor& gan_grad, const torch::Tensor& w, double max_weight,
-                                     const std::function<void(std::vector<torch::Tensor>&)>& average = nullptr) {
-  std::vector<torch::Tensor> grads = {torch::autograd::grad({output}, {w}, {nll_grad}, /*retain_graph=*/true)[0],
-                                      torch::autograd::grad({output}, {w}, {gan_grad}, /*retain_graph=*/true)[0]};
+inline torch::Tensor adaptiveWeightAtOutput(
+    const torch::Tensor& output, const torch::Tensor& nll_grad, const torch::Tensor& gan_grad,
+    const torch::Tensor& w, double max_weight,
+    const std::function<void(std::vector<torch::Tensor>&)>& average = nullptr) {
+  std::vector<torch::Tensor> grads = {
+      torch::autograd::grad({output}, {w}, {nll_grad}, /*retain_graph=*/true)[0],
+      torch::autograd::grad({output}, {w}, {gan_grad}, /*retain_graph=*/true)[0]};
   if (average) average(grads);
-  const torch::Tensor ratio = grads[0].norm().to(torch::kFloat) / (grads[1].norm().to(torch::kFloat) + 1e-4);
+  const torch::Tensor ratio =
+      grads[0].norm().to(torch::kFloat) / (grads[1].norm().to(torch::kFloat) + 1e-4);
   return ratio.clamp(0.0, max_weight).detach();
 }
 
@@ -77,7 +84,8 @@ struct LecamAnchors {
 
   /// mean(relu(real_logits - fake anchor)^2) + mean(relu(real anchor - fake_logits)^2).
   torch::Tensor penalty(const torch::Tensor& real_logits, const torch::Tensor& fake_logits) const {
-    return torch::relu(real_logits - fake).pow(2).mean() + torch::relu(real - fake_logits).pow(2).mean();
+    return torch::relu(real_logits - fake).pow(2).mean() +
+           torch::relu(real - fake_logits).pow(2).mean();
   }
 };
 

@@ -7,8 +7,9 @@ namespace tb::trainer {
 LossScaler::LossScaler(Options options) : m_options(options), m_scale(options.init_scale) {
   if (!(options.init_scale > 0) || !(options.growth_factor > 1) || !(options.backoff_factor > 0) ||
       !(options.backoff_factor < 1) || options.growth_interval < 1) {
-    throw std::invalid_argument("LossScaler: init_scale > 0, growth_factor > 1, 0 < backoff_factor < 1 and "
-                                "growth_interval >= 1 are required");
+    throw std::invalid_argument(
+        "LossScaler: init_scale > 0, growth_factor > 1, 0 < backoff_factor < 1 and "
+        "growth_interval >= 1 are required");
   }
 }
 

@@ -21,7 +21,8 @@ inline double scheduledRate(const core::TrainConfig& train, double peak, std::in
   }
   if (train.schedule == "cosine") {
     const double span = std::max<std::int64_t>(1, train.max_steps - train.warmup_steps);
-    const double progress = std::clamp(static_cast<double>(step - train.warmup_steps) / span, 0.0, 1.0);
+    const double progress =
+        std::clamp(static_cast<double>(step - train.warmup_steps) / span, 0.0, 1.0);
     const double floor = peak * train.min_lr_ratio;
     return floor + (peak - floor) * 0.5 * (1.0 + std::cos(3.14159265358979323846 * progress));
   }

@@ -26,7 +26,8 @@ void ShardedAdamW::shard(int rank, int world_size) {
     const std::int64_t n = m_slots[i].param.numel();
     // The rank whose equal share holds this parameter's middle element.
     const double middle = static_cast<double>(before) + static_cast<double>(n) / 2.0;
-    m_owner[i] = std::min(world_size - 1, static_cast<int>(middle * world_size / std::max<std::int64_t>(total, 1)));
+    m_owner[i] = std::min(world_size - 1,
+                          static_cast<int>(middle * world_size / std::max<std::int64_t>(total, 1)));
     before += n;
   }
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
@@ -138,9 +139,11 @@ NamedTensors ShardedAdamW::state(distributed::RankGroup* group) const {
       group->receive(steps, r);
       std::int64_t numel = 0;
       for (std::size_t k = 0; k < owned.size(); ++k) {
-        if (steps[static_cast<std::int64_t>(k)].item<std::int64_t>() > 0) numel += 2 * m_slots[owned[k]].param.numel();
+        if (steps[static_cast<std::int64_t>(k)].item<std::int64_t>() > 0)
+          numel += 2 * m_slots[owned[k]].param.numel();
       }
-      torch::Tensor flat = torch::empty({numel}, m_slots[owned.front()].param.options().requires_grad(false));
+      torch::Tensor flat =
+          torch::empty({numel}, m_slots[owned.front()].param.options().requires_grad(false));
       if (numel > 0) group->receive(flat, r);  // the owner sends no moments when it has none
       std::int64_t offset = 0;
       for (std::size_t k = 0; k < owned.size(); ++k) {
@@ -241,7 +244,8 @@ void ShardedAdamW::loadState(const NamedTensors& state, bool every_parameter_lis
 std::int64_t ShardedAdamW::stateBytes() const {
   std::int64_t bytes = 0;
   for (const auto& s : m_slots) {
-    if (s.exp_avg.defined()) bytes += 2 * s.exp_avg.numel() * static_cast<std::int64_t>(s.exp_avg.element_size());
+    if (s.exp_avg.defined())
+      bytes += 2 * s.exp_avg.numel() * static_cast<std::int64_t>(s.exp_avg.element_size());
   }
   return bytes;
 }

@@ -1,8 +1,8 @@
 #include "trainer/training/training_run.h"
 
-#include "core/metric_names.h"
 #include "core/atomic_file.h"
 #include "core/config_io.h"
+#include "core/metric_names.h"
 #include "core/metrics_log.h"
 #include "core/run_lock.h"
 #include "trainer/baseline/reference_fit.h"
@@ -19,9 +19,10 @@
 #include "trainer/models/discriminator.h"
 #include "trainer/models/tokenizer.h"
 #include "trainer/outputs/tensorboard_writer.h"
+#include "trainer/outputs/validation_outputs.h"
+#include "trainer/run_log.h"
 #include "trainer/runtime_info.h"
 #include "trainer/torch_compat.h"
-#include "trainer/run_log.h"
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training/data_init.h"
 #include "trainer/training/flat_shard_adamw.h"
@@ -31,7 +32,6 @@
 #include "trainer/training/sharded_checkpoint.h"
 #include "trainer/training/training_step.h"
 #include "trainer/training/validator.h"
-#include "trainer/outputs/validation_outputs.h"
 #include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 
@@ -116,7 +116,8 @@ class IntervalMeans {
  public:
   void add(const std::vector<std::pair<std::string, double>>& values) {
     for (const auto& [name, v] : values) {
-      auto it = std::find_if(m_sums.begin(), m_sums.end(), [&](const auto& e) { return e.name == name; });
+      auto it =
+          std::find_if(m_sums.begin(), m_sums.end(), [&](const auto& e) { return e.name == name; });
       if (it == m_sums.end()) it = m_sums.insert(m_sums.end(), {name, 0.0, 0});
       it->sum += v;
       ++it->count;
@@ -142,8 +143,9 @@ using Values = std::vector<std::pair<std::string, double>>;
 
 class TrainingLoop {
  public:
-  TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
-               EventSink& events, RunControl& control, distributed::RankGroup* group, const torch::Device& device)
+  TrainingLoop(const core::RunConfig& config, const core::RunDirectory& run,
+               const TrainOptions& options, EventSink& events, RunControl& control,
+               distributed::RankGroup* group, const torch::Device& device)
       : m_config(config),
         m_train(config.train),
         m_run(run),
@@ -181,7 +183,8 @@ class TrainingLoop {
   void fitReference();
   void writeSample(const torch::Tensor& grid);
   void saveCheckpoint();
-  void writeCheckpoint(const NamedTensors& optimizer_state, const NamedTensors& discr_optimizer_state);
+  void writeCheckpoint(const NamedTensors& optimizer_state,
+                       const NamedTensors& discr_optimizer_state);
   TrainingState state() { return {*m_steps, m_ema, m_progress, m_config, m_device}; }
   void loadCheckpoint(std::int64_t step);
   void loadInitialWeights();
@@ -243,7 +246,8 @@ class TrainingLoop {
   static Fault faultFromEnvironment() {
     Fault f;
     const char* text = std::getenv("TB_FAULT_NONFINITE");
-    if (text != nullptr && std::sscanf(text, "%ld:%ld", &f.nonfinite_from, &f.nonfinite_left) != 2) f = Fault{};
+    if (text != nullptr && std::sscanf(text, "%ld:%ld", &f.nonfinite_from, &f.nonfinite_left) != 2)
+      f = Fault{};
     return f;
   }
   RunProgress m_progress;
@@ -295,23 +299,24 @@ void TrainingLoop::setUp() {
         [group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
   }
   if (m_discr) {
-    m_log("discriminator (" + m_config.model.discriminator.type + "): " + std::to_string(countParameters(*m_discr)) +
-          " parameters, from step " + std::to_string(m_config.loss.discr_start_step));
+    m_log("discriminator (" + m_config.model.discriminator.type +
+          "): " + std::to_string(countParameters(*m_discr)) + " parameters, from step " +
+          std::to_string(m_config.loss.discr_start_step));
   }
 
   // Rank 0 indexes the data folder first; the others then read its cached index.
   auto openData = [&] {
-    m_dataset = std::make_unique<data::ClipDataset>(m_config.data, static_cast<std::uint64_t>(m_train.seed),
-                                                    m_run.root() / "data_index.json",
-                                                    std::max(1, m_config.data.workers));
+    m_dataset = std::make_unique<data::ClipDataset>(
+        m_config.data, static_cast<std::uint64_t>(m_train.seed), m_run.root() / "data_index.json",
+        std::max(1, m_config.data.workers));
   };
   onRankZero("data", openData);
   if (!m_rank0) openData();
   m_log("data: " + m_dataset->describe());
   reportDataSkips(m_dataset->indexSkips());
-  m_loader = std::make_unique<data::ClipLoader>(*m_dataset, m_train.batch_size, m_config.data.workers,
-                                                m_config.data.prefetch, m_group ? m_group->rank() : 0,
-                                                m_group ? m_group->worldSize() : 1, m_device.is_cuda());
+  m_loader = std::make_unique<data::ClipLoader>(
+      *m_dataset, m_train.batch_size, m_config.data.workers, m_config.data.prefetch,
+      m_group ? m_group->rank() : 0, m_group ? m_group->worldSize() : 1, m_device.is_cuda());
 }
 
 // One warning per skipped file (the first 20; then one that counts the rest), each naming the
@@ -319,18 +324,21 @@ void TrainingLoop::setUp() {
 void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) {
   constexpr std::size_t kNamed = 20;
   for (std::size_t i = 0; i < skips.size() && i < kNamed; ++i) {
-    emitWarning(std::string(core::warning_code::kDataSkipped), "skipping " + (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
-                                    skips[i].reason);
+    emitWarning(std::string(core::warning_code::kDataSkipped),
+                "skipping " + (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
+                    skips[i].reason);
   }
   if (skips.size() > kNamed) {
-    emitWarning(std::string(core::warning_code::kDataSkipped), std::to_string(skips.size() - kNamed) + " more files skipped (see " +
-                                    (m_run.root() / "data_index.json").string() + ")");
+    emitWarning(std::string(core::warning_code::kDataSkipped),
+                std::to_string(skips.size() - kNamed) + " more files skipped (see " +
+                    (m_run.root() / "data_index.json").string() + ")");
   }
 }
 
 void TrainingLoop::validate() {
   if (m_dataset->validSize() == 0) return;
-  const EmaWeightsInUse ema(*m_tokenizer, m_ema);  // validation uses the EMA weights when there are any
+  const EmaWeightsInUse ema(*m_tokenizer,
+                            m_ema);  // validation uses the EMA weights when there are any
   Validator validator(*m_tokenizer, m_lpips, m_config.loss.recon);
   std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first clips
   const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_dataset->validSize());
@@ -341,11 +349,13 @@ void TrainingLoop::validate() {
   }
   writeMetrics(validator.summary().metricValues());
   // codebook/step_<N>.safetensors: how often validation used each code (the window's histogram).
-  const fs::path counts = m_run.codebookDir() / ("step_" + std::to_string(m_progress.step) + ".safetensors");
+  const fs::path counts =
+      m_run.codebookDir() / ("step_" + std::to_string(m_progress.step) + ".safetensors");
   try {
     outputs::writeCodebookCounts(counts, m_progress.step, validator.summary().code_counts);
   } catch (const std::exception& e) {
-    emitWarning(std::string(core::warning_code::kCodebookCountsFailed), counts.string() + ": " + e.what());
+    emitWarning(std::string(core::warning_code::kCodebookCountsFailed),
+                counts.string() + ": " + e.what());
   }
   writeSample(torch::cat(sample_rows, 2));
 }
@@ -372,7 +382,8 @@ void TrainingLoop::fitReference() {
                                : std::string()) +
           " (reference/)");
   } catch (const std::exception& e) {
-    emitWarning(std::string(core::warning_code::kReferenceCodecFailed), std::string("no classic VQ reference: ") + e.what());
+    emitWarning(std::string(core::warning_code::kReferenceCodecFailed),
+                std::string("no classic VQ reference: ") + e.what());
   }
 }
 
@@ -384,8 +395,11 @@ void TrainingLoop::writeSample(const torch::Tensor& grid) {
   try {
     int width = 0, height = 0;
     const std::vector<std::uint8_t> gif = outputs::writeSampleGif(file, grid, &width, &height);
-    m_events.emit(core::SampleEvent{m_progress.step, "reconstruction", fs::relative(file, m_run.root()).string()});
-    if (m_tensorboard) m_tensorboard->addImage(std::string(core::metric::kValidSamples), m_progress.step, width, height, 3, gif);
+    m_events.emit(core::SampleEvent{m_progress.step, "reconstruction",
+                                    fs::relative(file, m_run.root()).string()});
+    if (m_tensorboard)
+      m_tensorboard->addImage(std::string(core::metric::kValidSamples), m_progress.step, width,
+                              height, 3, gif);
   } catch (const std::exception& e) {
     emitWarning(std::string(core::warning_code::kSampleFailed), file.string() + ": " + e.what());
   }
@@ -513,12 +527,15 @@ std::unique_ptr<core::RunLock> TrainingLoop::openRunDirectory() {
   try {
     lock = std::make_unique<core::RunLock>(m_run.lockFile());
   } catch (const core::RunLockedError& e) {
-    throw TrainingError("run_dir_locked", e.what(), "stop that trainer first, or use another --run-dir");
+    throw TrainingError("run_dir_locked", e.what(),
+                        "stop that trainer first, or use another --run-dir");
   } catch (const std::exception& e) {
-    throw TrainingError("run_dir_unwritable", e.what(), "choose a --run-dir on a writable file system");
+    throw TrainingError("run_dir_unwritable", e.what(),
+                        "choose a --run-dir on a writable file system");
   }
   if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
-    m_log("warning: cannot append to " + m_run.eventsFile().string() + "; events go to the stream only");
+    m_log("warning: cannot append to " + m_run.eventsFile().string() +
+          "; events go to the stream only");
   }
   return lock;
 }
@@ -537,13 +554,16 @@ void TrainingLoop::restoreWeights() {
     }
   }
   if (!resumed && !m_train.init_checkpoint.empty()) loadInitialWeights();
-  if (m_progress.step == 0 && m_train.init_checkpoint.empty() && m_config.model.quantizer.data_init) {
+  if (m_progress.step == 0 && m_train.init_checkpoint.empty() &&
+      m_config.model.quantizer.data_init) {
     // Loaded initial weights keep their own scale. The same first clips on every rank (samples
     // are functions of their position), so the ranks' tokenizers stay identical.
     std::vector<torch::Tensor> first;
     for (int i = 0; i < m_train.batch_size; ++i) first.push_back(m_dataset->trainSample(i));
-    const std::int64_t tokens = initialiseQuantizerInput(*m_tokenizer, torch::stack(first).to(m_device));
-    m_log(tokens > 0 ? "model.quantizer.data_init: quantizer input scaled on " + std::to_string(tokens) + " tokens"
+    const std::int64_t tokens =
+        initialiseQuantizerInput(*m_tokenizer, torch::stack(first).to(m_device));
+    m_log(tokens > 0 ? "model.quantizer.data_init: quantizer input scaled on " +
+                           std::to_string(tokens) + " tokens"
                      : "model.quantizer.data_init: this quantizer has no input projection; nothing "
                        "to initialise");
   }
@@ -554,12 +574,14 @@ void TrainingLoop::restoreWeights() {
 void TrainingLoop::openOutputs() {
   if (m_rank0) {
     truncateMetricsAfter(m_progress.step);
-    core::writeFileAtomically(m_run.configFile(), core::toJsonText(m_config));  // the window reads it
+    core::writeFileAtomically(m_run.configFile(),
+                              core::toJsonText(m_config));  // the window reads it
     m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
     try {
       m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
     } catch (const std::exception& e) {
-      emitWarning(std::string(core::warning_code::kTensorboardOff), std::string("no TensorBoard events: ") + e.what());
+      emitWarning(std::string(core::warning_code::kTensorboardOff),
+                  std::string("no TensorBoard events: ") + e.what());
     }
   }
   // After config.json: the run must be resumable even when the reference cannot be written.
@@ -570,7 +592,8 @@ void TrainingLoop::openOutputs() {
 
 int TrainingLoop::runSteps() {
   const std::unique_ptr<core::RunLock> lock = openRunDirectory();
-  if (m_group) m_log(distributed::describe(m_group->launch()) + ", pid " + std::to_string(::getpid()));
+  if (m_group)
+    m_log(distributed::describe(m_group->launch()) + ", pid " + std::to_string(::getpid()));
   checkUnsupported();
   setUp();
   restoreWeights();
@@ -604,8 +627,8 @@ int TrainingLoop::runSteps() {
   if (m_last_checkpoint != m_progress.step) saveCheckpoint();
   if (m_rank0) m_metrics->close();
   m_events.emit(core::DoneEvent{status, m_progress.step});
-  m_log("done: " + status + " at step " + std::to_string(m_progress.step) + "; peak resident memory " +
-        std::to_string(peakResidentBytes()) + " bytes");
+  m_log("done: " + status + " at step " + std::to_string(m_progress.step) +
+        "; peak resident memory " + std::to_string(peakResidentBytes()) + " bytes");
   return 0;
 }
 
@@ -617,13 +640,15 @@ std::optional<Values> TrainingLoop::attemptStep() {
   const bool gan = ganActive();
   const double rate = scheduledRate(m_train, m_train.lr, next) * m_progress.lr_scale;
   const double discr_rate =
-      scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) * m_progress.lr_scale;
+      scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) *
+      m_progress.lr_scale;
   m_steps->zeroGrad(gan);
   // The step's values stay on the device until one copy to the host at the end of the step.
   StepValues step_values;
   auto accumulate = [&](const std::string& name, const torch::Tensor& v) {
     const torch::Tensor share = v / m_train.grad_accum;
-    auto it = std::find_if(step_values.begin(), step_values.end(), [&](const auto& e) { return e.first == name; });
+    auto it = std::find_if(step_values.begin(), step_values.end(),
+                           [&](const auto& e) { return e.first == name; });
     if (it == step_values.end()) {
       step_values.emplace_back(name, share);
     } else {
@@ -643,8 +668,9 @@ std::optional<Values> TrainingLoop::attemptStep() {
     // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
     const torch::Tensor clips = batch.clips.to(m_device, /*non_blocking=*/true);
     GeneratorPass pass;
-    const StepValues micro_values = m_steps->microStep(clips, gan, m_progress.step - m_config.loss.discr_start_step,
-                                                       micro + 1 == m_train.grad_accum, &pass);
+    const StepValues micro_values =
+        m_steps->microStep(clips, gan, m_progress.step - m_config.loss.discr_start_step,
+                           micro + 1 == m_train.grad_accum, &pass);
     accumulate(std::string(core::metric::kTrainReconLoss), pass.recon_loss);
     accumulate(std::string(core::metric::kTrainLoss), pass.loss);
     for (const auto& [name, v] : micro_values) accumulate(name, v);
@@ -676,7 +702,7 @@ std::optional<Values> TrainingLoop::attemptStep() {
   }
   if (!std::isfinite(loss_value) || !std::isfinite(grad_norm) || !std::isfinite(discr_grad_norm)) {
     m_steps->zeroGrad(gan);
-    recoverFromNonFiniteStep(next, !std::isfinite(loss_value) ? "loss"
+    recoverFromNonFiniteStep(next, !std::isfinite(loss_value)  ? "loss"
                                    : !std::isfinite(grad_norm) ? "gradient norm"
                                                                : "discriminator gradient norm");
     return std::nullopt;
@@ -703,7 +729,8 @@ std::optional<Values> TrainingLoop::attemptStep() {
   if (gan) values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), discr_grad_norm);
   if (scaler != nullptr) {
     values.emplace_back(std::string(core::metric::kTrainLossScale), scaler->scale());
-    values.emplace_back(std::string(core::metric::kTrainOverflowSteps), static_cast<double>(scaler->skippedSteps()));
+    values.emplace_back(std::string(core::metric::kTrainOverflowSteps),
+                        static_cast<double>(scaler->skippedSteps()));
   }
   return values;
 }
@@ -739,15 +766,17 @@ void TrainingLoop::recoverFromNonFiniteStep(std::int64_t next, const std::string
   const auto latest = m_store.latest();
   if (!latest) {
     throw TrainingError("diverged",
-                        std::to_string(m_consecutive_bad) + " non-finite steps in a row and no checkpoint to roll back to",
+                        std::to_string(m_consecutive_bad) +
+                            " non-finite steps in a row and no checkpoint to roll back to",
                         "lower train.lr or raise train.warmup_steps");
   }
   // A cause that the learning rate does not fix (broken weights or data) would roll back for
   // ever: after nan_max_rollbacks without a new checkpoint the run ends.
   if (m_rollbacks_without_checkpoint >= m_train.nan_max_rollbacks) {
     throw TrainingError("diverged",
-                        std::to_string(m_rollbacks_without_checkpoint) + " rollbacks to checkpoints/step_" +
-                            std::to_string(*latest) + " in a row and the steps after it are still non-finite",
+                        std::to_string(m_rollbacks_without_checkpoint) +
+                            " rollbacks to checkpoints/step_" + std::to_string(*latest) +
+                            " in a row and the steps after it are still non-finite",
                         "lower train.lr, raise train.warmup_steps, or look for NaN in the data and "
                         "weight files (see docs/troubleshooting.md)");
   }
@@ -756,9 +785,9 @@ void TrainingLoop::recoverFromNonFiniteStep(std::int64_t next, const std::string
   loadCheckpoint(*latest);
   m_loader->restart(m_progress.batches);
   m_progress.lr_scale = scale;
-  emitWarning(std::string(core::warning_code::kRollback), "rolled back to checkpoints/step_" + std::to_string(*latest) +
-                                                              " with the learning rate scaled by " +
-                                                              std::to_string(m_progress.lr_scale));
+  emitWarning(std::string(core::warning_code::kRollback),
+              "rolled back to checkpoints/step_" + std::to_string(*latest) +
+                  " with the learning rate scaled by " + std::to_string(m_progress.lr_scale));
   m_consecutive_bad = 0;
 }
 
@@ -777,24 +806,29 @@ void TrainingLoop::afterStep(const Values& values) {
     row.emplace_back(std::string(core::metric::kPerfItPerS), it_per_s);
     row.emplace_back(std::string(core::metric::kPerfStepS), seconds / steps);
     row.emplace_back(std::string(core::metric::kPerfDataWaitS), m_interval.data_wait / steps);
-    row.emplace_back(std::string(core::metric::kPerfDataWaitFraction), m_interval.data_wait / seconds);
+    row.emplace_back(std::string(core::metric::kPerfDataWaitFraction),
+                     m_interval.data_wait / seconds);
     if (m_group) row.emplace_back(std::string(core::metric::kPerfCommS), m_interval.comm / steps);
-    row.emplace_back(std::string(core::metric::kDataSkippedFiles), static_cast<double>(m_dataset->skippedCount()));
+    row.emplace_back(std::string(core::metric::kDataSkippedFiles),
+                     static_cast<double>(m_dataset->skippedCount()));
     writeMetrics(std::move(row));
-    m_events.emit(core::ProgressEvent{m_progress.step, total, it_per_s, (total - m_progress.step) / it_per_s});
+    m_events.emit(core::ProgressEvent{m_progress.step, total, it_per_s,
+                                      (total - m_progress.step) / it_per_s});
     m_interval = Interval{};
     m_interval.start = Clock::now();
   }
   if (m_train.valid_every > 0 && m_progress.step % m_train.valid_every == 0) {
     // zero3: rank 0 validates alone, so it gathers the whole tokenizer first (with the EMA's
     // values when there is one) and frees it after.
-    distributed::ParameterShards* shards = m_steps->parametersSharded() ? m_steps->shards() : nullptr;
+    distributed::ParameterShards* shards =
+        m_steps->parametersSharded() ? m_steps->shards() : nullptr;
     std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
     if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
     onRankZero("valid", [&] { validate(); });
     if (shards) shards->release();
   }
-  const bool periodic = m_train.checkpoint_every > 0 && m_progress.step % m_train.checkpoint_every == 0;
+  const bool periodic =
+      m_train.checkpoint_every > 0 && m_progress.step % m_train.checkpoint_every == 0;
   if (periodic || m_agreed.checkpoint_now) {
     m_progress.elapsed_s += secondsSince(m_session_start);
     saveCheckpoint();
@@ -805,18 +839,19 @@ void TrainingLoop::afterStep(const Values& values) {
 
 }  // namespace
 
-int runTraining(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
-                EventSink& events, RunControl& control) {
+int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
+                const TrainOptions& options, EventSink& events, RunControl& control) {
   const distributed::LaunchInfo& launch = options.launch;
   // Ranks on one node share its cores.
-  const int threads =
-      config.train.threads > 0
-          ? config.train.threads
-          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, launch.local_world_size));
+  const int threads = config.train.threads > 0
+                          ? config.train.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                            std::max(1, launch.local_world_size));
   torch::set_num_threads(threads);
   std::unique_ptr<distributed::RankGroup> group;
   auto fail = [&](const std::string& code, const std::string& message, const std::string& hint) {
-    std::cerr << "tokenbench-trainer" << (group ? " rank " + std::to_string(group->rank()) : std::string())
+    std::cerr << "tokenbench-trainer"
+              << (group ? " rank " + std::to_string(group->rank()) : std::string())
               << ": error: " << message << "\n";
     if (group && code != "rank_failed") group->reportFailure(message);
     events.emit(core::ErrorEvent{code, message, hint});
@@ -827,22 +862,24 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run, co
   try {
     device = resolveTrainingDevice(config.train, config.distributed, launch);
   } catch (const UserError& e) {
-    events.emit(makeHelloEvent(queryRuntime(), launch.world_size, launch.launcher, run.root().string()));
+    events.emit(
+        makeHelloEvent(queryRuntime(), launch.world_size, launch.launcher, run.root().string()));
     fail(e.code(), e.what(), e.hint());
     return 1;
   }
   compat::setCurrentDevice(device);
-  if (device.is_cuda()) compat::setCudnnBenchmark(true);  // fixed clip shapes: pick the fastest kernels once
+  if (device.is_cuda())
+    compat::setCudnnBenchmark(true);  // fixed clip shapes: pick the fastest kernels once
   const RuntimeInfo rt = queryRuntime(device);
   // hello names the run directory, and whoever reads it may open it at once: it exists first.
   std::error_code made;
   if (launch.rank == 0) fs::create_directories(run.root(), made);
   events.emit(makeHelloEvent(rt, launch.world_size, launch.launcher, run.root().string()));
   if (rt.reference_blas) {
-    events.emit(core::WarningEvent{std::string(core::warning_code::kReferenceBlas),
-                                   "LibTorch is using the slow reference BLAS (" + rt.blas +
-                                       "); install libopenblas0-openmp",
-                                   {}});
+    events.emit(core::WarningEvent{
+        std::string(core::warning_code::kReferenceBlas),
+        "LibTorch is using the slow reference BLAS (" + rt.blas + "); install libopenblas0-openmp",
+        {}});
   }
   if (made) {
     fail("run_dir_unwritable", "cannot create " + run.root().string() + ": " + made.message(),
@@ -850,7 +887,8 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run, co
     return 1;
   }
   try {
-    if (launch.distributed()) group = std::make_unique<distributed::RankGroup>(launch, config.distributed, device);
+    if (launch.distributed())
+      group = std::make_unique<distributed::RankGroup>(launch, config.distributed, device);
     TrainingLoop loop(config, run, options, events, control, group.get(), device);
     return loop.run();
   } catch (const TrainingError& e) {

@@ -1,6 +1,7 @@
 #pragma once
-// One training run on one process (or one rank of a distributed run): the tokenizer, its optimiser and schedule, the data, and
-// everything written to the run directory (config.json, metrics.jsonl, checkpoints/, events).
+// One training run on one process (or one rank of a distributed run): the tokenizer, its optimiser
+// and schedule, the data, and everything written to the run directory (config.json, metrics.jsonl,
+// checkpoints/, events).
 
 #include "core/run_config.h"
 #include "core/run_directory.h"
@@ -22,7 +23,7 @@ struct RunControl {
 
 struct TrainOptions {
   bool resume = false;
-  double time_budget_s = 0;  ///< overrides train.time_budget_s when > 0
+  double time_budget_s = 0;        ///< overrides train.time_budget_s when > 0
   distributed::LaunchInfo launch;  ///< this process's rank; "single" when alone
 };
 
@@ -31,7 +32,7 @@ using TrainingError = UserError;
 
 /// Trains until max_steps, the time budget or a stop request; returns the process exit code
 /// (0 also after a stop: the run is resumable). Emits hello ... done on `events`.
-int runTraining(const core::RunConfig& config, const core::RunDirectory& run, const TrainOptions& options,
-                EventSink& events, RunControl& control);
+int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
+                const TrainOptions& options, EventSink& events, RunControl& control);
 
 }  // namespace tb::trainer

@@ -105,7 +105,8 @@ class StorageBytes {
 };
 
 std::unique_ptr<LossScaler> makeScaler(const core::TrainConfig& train) {
-  const bool on = train.loss_scaling == "on" || (train.loss_scaling == "auto" && train.precision == "fp16");
+  const bool on =
+      train.loss_scaling == "on" || (train.loss_scaling == "auto" && train.precision == "fp16");
   if (!on) return nullptr;
   LossScaler::Options options;
   options.init_scale = train.loss_scale_init;
@@ -148,10 +149,11 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
       m_autocast_dtype(config.train.precision == "fp16" ? at::kHalf : at::kBFloat16),
       m_autocast(config.train.precision != "fp32") {
   if (config.train.precision == "fp16" && !m_device.is_cuda()) {
-    throw UserError("precision_unsupported",
-                    "train.precision \"fp16\" needs a CUDA device, but this run trains on " + m_device.str() +
-                        " (CPU autocast is bf16 only)",
-                    "use train.precision \"bf16\" or \"fp32\" on the CPU, or train on CUDA (train.device)");
+    throw UserError(
+        "precision_unsupported",
+        "train.precision \"fp16\" needs a CUDA device, but this run trains on " + m_device.str() +
+            " (CPU autocast is bf16 only)",
+        "use train.precision \"bf16\" or \"fp32\" on the CPU, or train on CUDA (train.device)");
   }
   try {
     m_tokenizer = makeTokenizer(config.model, config.data);
@@ -301,7 +303,8 @@ torch::Tensor TrainingStep::generatorGanLoss(const torch::Tensor& fake) {
   return g_loss;
 }
 
-torch::Tensor TrainingStep::scaledForBackward(const torch::Tensor& loss, const LossScaler* scaler) const {
+torch::Tensor TrainingStep::scaledForBackward(const torch::Tensor& loss,
+                                              const LossScaler* scaler) const {
   return scaler ? scaler->scaled(loss) : loss;
 }
 
@@ -331,7 +334,8 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
       nll = nll + lc.perceptual_weight * perceptual;
     }
     quantizer = lc.quantizer_weight * lossTerm(out, "quantizer");
-    for (const auto& [name, t] : out.losses) values.emplace_back(std::string(core::metric::kTrainGroup) + name, t.detach());
+    for (const auto& [name, t] : out.losses)
+      values.emplace_back(std::string(core::metric::kTrainGroup) + name, t.detach());
     pass.recon_loss = lossTerm(out, recon_name).detach();
     if (gan) {
       pass.frame_pick = m_discr->takesVideo() ? torch::Tensor() : randomFrames(x);

@@ -8,11 +8,12 @@
 namespace tb::trainer {
 
 std::vector<std::pair<std::string, double>> ValidationSummary::metricValues() const {
-  std::vector<std::pair<std::string, double>> values = {{std::string(core::metric::kValidReconLoss), recon_loss},
-                                                        {std::string(core::metric::kValidPsnr), psnr},
-                                                        {std::string(core::metric::kValidSsim), ssim},
-                                                        {std::string(core::metric::kValidCodebookUsage), codebook_usage},
-                                                        {std::string(core::metric::kValidPerplexity), perplexity}};
+  std::vector<std::pair<std::string, double>> values = {
+      {std::string(core::metric::kValidReconLoss), recon_loss},
+      {std::string(core::metric::kValidPsnr), psnr},
+      {std::string(core::metric::kValidSsim), ssim},
+      {std::string(core::metric::kValidCodebookUsage), codebook_usage},
+      {std::string(core::metric::kValidPerplexity), perplexity}};
   if (has_lpips) values.emplace_back(std::string(core::metric::kValidLpips), lpips);
   return values;
 }

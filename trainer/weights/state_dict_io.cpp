@@ -181,8 +181,9 @@ NamedTensors loadExpectedTensors(const std::filesystem::path& path, const NamedT
   const auto is_optional = [&](const std::string& name) {
     return std::find(optional.begin(), optional.end(), name) != optional.end();
   };
-  report.unexpected.erase(std::remove_if(report.unexpected.begin(), report.unexpected.end(), is_optional),
-                          report.unexpected.end());
+  report.unexpected.erase(
+      std::remove_if(report.unexpected.begin(), report.unexpected.end(), is_optional),
+      report.unexpected.end());
   if (!report.missing.empty() || !report.unexpected.empty()) {
     throwMismatch(path, report, "tensors are not the ones expected");
   }
@@ -193,7 +194,8 @@ NamedTensors loadExpectedTensors(const std::filesystem::path& path, const NamedT
     out.emplace_back(name, readTensor(file, info));
   }
   for (const auto& name : optional) {
-    if (const core::TensorInfo* info = file.find(name)) out.emplace_back(name, readTensor(file, *info));
+    if (const core::TensorInfo* info = file.find(name))
+      out.emplace_back(name, readTensor(file, *info));
   }
   return out;
 }
