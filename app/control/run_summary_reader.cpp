@@ -5,18 +5,14 @@
 #include "core/metric_names.h"
 #include "core/metrics_log.h"
 #include "core/run_directory.h"
+#include "core/run_lock.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 
-#include <cerrno>
 #include <cmath>
 #include <variant>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 namespace tb::app {
 namespace {
@@ -71,20 +67,7 @@ bool RunSummaryReader::isRunDirectory(const QString& runDir) {
 }
 
 bool RunSummaryReader::isLocked(const QString& runDir) {
-  const QByteArray lock = QFile::encodeName(pathText(runDirectoryAt(runDir).lockFile()));
-  // Read-write where allowed: on NFS, flock is emulated with POSIX locks, and an exclusive one
-  // needs a descriptor open for writing. Nothing is written.
-  int fd = ::open(lock.constData(), O_RDWR | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) fd = ::open(lock.constData(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return false;
-  bool locked = false;
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    ::flock(fd, LOCK_UN);
-  } else {
-    locked = errno == EWOULDBLOCK;
-  }
-  ::close(fd);
-  return locked;
+  return core::isRunLocked(runDirectoryAt(runDir).lockFile());
 }
 
 std::optional<std::string> RunSummaryReader::lastDoneStatus(const QString& eventsFile) {
