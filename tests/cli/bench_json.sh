@@ -30,9 +30,11 @@ run() {  # run LABEL ARGS...: one bench run, its stdout a single JSON line
   echo "$out"
   LAST=$out
 }
+# Without --batch a bench step takes the preset's train.batch_size clips.
+batch=$("$trainer" print-config --preset demo | jq -e '.train.batch_size')
 for what in gen-step-recon gen-step encode decode train-step; do
   run "demo $what" --preset demo --what "$what"
-  check "demo $what" "$LAST" ".what == \"$what\" and .input_shape == [4, 3, 5, 32, 32] and .gan == false"
+  check "demo $what" "$LAST" ".what == \"$what\" and .input_shape == [$batch, 3, 5, 32, 32] and .gan == false"
 done
 run "demo batch 2" --preset demo --what gen-step-recon --batch 2
 check "demo batch 2" "$LAST" '.input_shape == [2, 3, 5, 32, 32]'
