@@ -421,6 +421,27 @@ class ComparePageTest : public QObject {
              QStringLiteral("tokenizer-original"));
   }
 
+  // The output folder goes beside the outermost run holding the first tokenizer; where that run
+  // ends is read off the window's thread (it looks at every folder above the path).
+  void outputGoesBesideTheRunHoldingACheckpoint() {
+    QTemporaryDir runs;
+    const QString run = runs.filePath(QStringLiteral("demo"));
+    const QString checkpoint = run + QStringLiteral("/checkpoints/step_5");
+    QVERIFY(QDir().mkpath(checkpoint));
+    for (const QString& file :
+         {run + QStringLiteral("/config.json"), checkpoint + QStringLiteral("/config.json"),
+          checkpoint + QStringLiteral("/model.safetensors")}) {
+      QFile f(file);
+      QVERIFY(f.open(QIODevice::WriteOnly) && f.write("{}\n") == 3);
+    }
+    tb::app::CompareSetupForm form;
+    form.addEntry(checkpoint);
+    QVERIFY(form.waitForReads());
+    QVERIFY2(
+        form.effectiveOutputDirectory().startsWith(runs.filePath(QStringLiteral("comparisons/"))),
+        qPrintable(form.effectiveOutputDirectory()));
+  }
+
   void formListsOpenRunsAndValidates() {
     QTemporaryDir runs;
     const QString a = runs.filePath(QStringLiteral("vqgan-run"));

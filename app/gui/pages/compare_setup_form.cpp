@@ -280,10 +280,16 @@ QString CompareSetupForm::effectiveOutputDirectory() const {
   // Beside the runs compared, never inside one: a run's folder belongs to its trainer, and a
   // run opened only to look at it must not change. The first tokenizer listed now decides.
   const QVector<CompareEntry> listed = entries();
-  const QString base =
-      listed.isEmpty()
-          ? QDir::home().filePath(QStringLiteral("tokenbench-compare"))
-          : QDir(folderOutsideRuns(listed.front().path)).filePath(QStringLiteral("comparisons"));
+  // Where the runs end is read off the window's thread (updateCommandLine asks); until that read
+  // lands, the folder holding the path: a run directory's parent, the common case.
+  QString outside;
+  if (!listed.isEmpty()) {
+    const QString path = QDir::cleanPath(listed.front().path);
+    outside = m_outsideRuns.value(path, QFileInfo(path).path());
+  }
+  const QString base = listed.isEmpty()
+                           ? QDir::home().filePath(QStringLiteral("tokenbench-compare"))
+                           : QDir(outside).filePath(QStringLiteral("comparisons"));
   return QDir(base).filePath(m_defaultStamp);
 }
 
@@ -462,6 +468,18 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
 bool CompareSetupForm::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
 
 void CompareSetupForm::updateCommandLine() {
+  const QVector<CompareEntry> listed = entries();
+  if (!listed.isEmpty()) {
+    const QString path = QDir::cleanPath(listed.front().path);
+    if (!m_outsideRunsAsked.contains(path)) {
+      m_outsideRunsAsked.insert(path);
+      m_reads->read([path] { return folderOutsideRuns(path); },
+                    [this, path](const QString& outside) {
+                      m_outsideRuns.insert(path, outside);
+                      updateCommandLine();
+                    });
+    }
+  }
   m_output->setPlaceholderText(effectiveOutputDirectory());
   m_command->setText(commandLine());
 }

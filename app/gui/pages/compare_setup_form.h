@@ -2,6 +2,9 @@
 
 #include "app/control/compare_request.h"
 
+#include <QHash>
+#include <QSet>
+#include <QString>
 #include <QStringList>
 #include <QWidget>
 
@@ -105,6 +108,10 @@ class CompareSetupForm : public QWidget {
   QPlainTextEdit* m_log = nullptr;
   QList<QWidget*> m_inputs;
   FileReadThread* m_reads = nullptr;  // child: reads the runs' config.json
+  // folderOutsideRuns of each tokenizer path, read on m_reads (it looks at every folder above
+  // the path); m_outsideRunsAsked: the paths whose read is on its way or done.
+  QHash<QString, QString> m_outsideRuns;
+  QSet<QString> m_outsideRunsAsked;
 };
 
 }  // namespace tb::app
