@@ -575,10 +575,12 @@ class ComparePageTest : public QObject {
     }
     tb::app::CompareSetupForm form;
     form.setRunDirectories({run});
+    QVERIFY(form.waitForReads());  // whether the run has a reference is read off this thread
     QCOMPARE(form.entries().size(), 2);
     QCOMPARE(form.entries()[1].name, QStringLiteral("classic-vq"));
     QCOMPARE(form.entries()[1].path, run + QStringLiteral("/reference"));
     form.setRunDirectories({run});  // the same run again adds nothing
+    QVERIFY(form.waitForReads());
     QCOMPARE(form.entries().size(), 2);
     QVERIFY(form.commandLine().contains(QStringLiteral("--checkpoint classic-vq=") + run));
   }

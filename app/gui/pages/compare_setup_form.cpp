@@ -216,16 +216,24 @@ void CompareSetupForm::setRunDirectories(const QStringList& runs) {
   for (const CompareEntry& e : entries()) listed << QDir::cleanPath(e.path);
   for (const QString& run : runs) {
     if (!listed.contains(QDir::cleanPath(run))) addEntry(run);
-    // A run with a classic VQ reference (train.reference_codec) is compared with it too.
+    // A run with a classic VQ reference (train.reference_codec) is compared with it too: whether
+    // it has one is read off the window's thread, and the reference listed when the read lands.
     const QString reference =
         QString::fromStdString(core::RunDirectory(run.toStdString()).referenceDir().string());
-    if (QFileInfo::exists(QDir(reference).filePath(QStringLiteral("codec.safetensors"))) &&
-        !listed.contains(QDir::cleanPath(reference))) {
-      listed << QDir::cleanPath(reference);
-      QStringList taken;
-      for (const CompareEntry& e : entries()) taken << e.name;
-      addEntry(reference, compareEntryName(QStringLiteral("classic-vq"), taken));
-    }
+    m_reads->read(
+        [reference] {
+          return QFileInfo::exists(QDir(reference).filePath(QStringLiteral("codec.safetensors")));
+        },
+        [this, reference](bool exists) {
+          QStringList taken, paths;
+          for (const CompareEntry& e : entries()) {
+            taken << e.name;
+            paths << QDir::cleanPath(e.path);
+          }
+          if (!exists || paths.contains(QDir::cleanPath(reference))) return;
+          addEntry(reference, compareEntryName(QStringLiteral("classic-vq"), taken));
+          updateCommandLine();
+        });
   }
   if (first && !runs.isEmpty()) fillFromRunConfig(runs.front());
   updateCommandLine();
