@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/control/file_read_thread.h"
 #include "app/control/page_id.h"
 
 #include <QMainWindow>
@@ -129,6 +130,7 @@ class MainWindow : public QMainWindow {
   RunController* m_runController = nullptr;
   RunControlBar* m_runControlBar = nullptr;
   QMenu* m_recentMenu = nullptr;
+  FileReadThread m_recentReads{QStringLiteral("recent runs")};  // which recent runs still exist
   QString m_openRunDirectory;
   QString m_openProblem;
   QLabel* m_trainerStatus = nullptr;

@@ -118,8 +118,23 @@ void MainWindow::fillRecentMenu() {
   for (const QString& path : recent) {
     QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(path), this,
                                               [this, path] { openRunDirectory(path); });
-    action->setEnabled(RunSummaryReader::isRunDirectory(path));
+    action->setData(path);
   }
+  // Runs that are gone (or no longer runs) are greyed out once a read off the window's thread
+  // says so; opening one meanwhile is refused as any folder that is not a run.
+  m_recentReads.read(
+      [recent] {
+        QStringList gone;
+        for (const QString& path : recent) {
+          if (!RunSummaryReader::isRunDirectory(path)) gone << path;
+        }
+        return gone;
+      },
+      [this](const QStringList& gone) {
+        for (QAction* action : m_recentMenu->actions()) {
+          if (gone.contains(action->data().toString())) action->setEnabled(false);
+        }
+      });
   if (recent.isEmpty()) {
     m_recentMenu->addAction(tr("No recent runs"))->setEnabled(false);
     return;

@@ -173,6 +173,7 @@ class TestMainWindowRuns : public QObject {
       if (a->text() == QDir::toNativeSeparators(first)) action = a;
     }
     QVERIFY2(action, "the launched run is not in File > Open Recent");
+    QVERIFY(action->isEnabled());  // enabled at once; a read off the window's thread may grey it
     action->trigger();
     QCOMPARE(opened.count(), 1);
     QCOMPARE(opened.last().first().toString(), first);
@@ -180,6 +181,23 @@ class TestMainWindowRuns : public QObject {
     Q_EMIT window.runsPage()->openRequested(m_dir.filePath(QStringLiteral("runs/failing")));
     QCOMPARE(opened.count(), 2);
     QCOMPARE(window.openRunDirectoryPath(), m_dir.filePath(QStringLiteral("runs/failing")));
+  }
+
+  // A recent run that is gone is greyed out, once a read off the window's thread says so.
+  void recentRunThatIsGoneIsGreyedOut() {
+    const QString gone = m_dir.filePath(QStringLiteral("runs/gone"));
+    WindowSettings().addRecentRun(gone);
+    MainWindow window;
+    window.setRemembersWindowState(false);
+    auto* recent = window.findChild<QMenu*>(QStringLiteral("recentRunsMenu"));
+    QVERIFY(recent);
+    Q_EMIT recent->aboutToShow();
+    QAction* action = nullptr;
+    for (QAction* a : recent->actions()) {
+      if (a->text() == QDir::toNativeSeparators(gone)) action = a;
+    }
+    QVERIFY2(action, "the gone run is not in File > Open Recent");
+    QTRY_VERIFY(!action->isEnabled());
   }
 
   void closingWithARunAsksFirst() {
