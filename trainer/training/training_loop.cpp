@@ -48,6 +48,12 @@ int TrainingLoop::runSteps() {
   }
   m_progress.elapsed_s += secondsSince(m_session_start);
   if (m_last_checkpoint != m_progress.step) saveCheckpoint();
+  if (m_group) {
+    // Every rank past its last wait on the store before rank 0, which may serve it, exits: a
+    // rank still polling for the final checkpoint's signal would find the store gone.
+    std::vector<torch::Tensor> all_done{torch::zeros({1}, torch::kFloat64)};
+    m_group->allReduceSum(all_done);
+  }
   if (m_rank0) m_metrics->close();
   m_events.emit(core::DoneEvent{status, m_progress.step});
   m_log("done: " + status + " at step " + std::to_string(m_progress.step) +
