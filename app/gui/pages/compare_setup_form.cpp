@@ -232,7 +232,6 @@ void CompareSetupForm::setRunDirectories(const QStringList& runs) {
           }
           if (!exists || paths.contains(QDir::cleanPath(reference))) return;
           addEntry(reference, compareEntryName(QStringLiteral("classic-vq"), taken));
-          updateCommandLine();
         });
   }
   if (first && !runs.isEmpty()) fillFromRunConfig(runs.front());
