@@ -81,9 +81,11 @@ const std::vector<std::string>& resumeSafeKeys();
 /// Paths of leaf keys whose values differ between a and b, in schema order.
 std::vector<std::string> changedKeys(const RunConfig& a, const RunConfig& b);
 
-/// Edit distance (insertions, deletions, substitutions, adjacent transpositions), for "did you mean" suggestions.
+/// Edit distance (insertions, deletions, substitutions, adjacent transpositions), for "did you
+/// mean" suggestions.
 std::size_t editDistance(std::string_view a, std::string_view b);
 /// The candidate closest to `word` if it is close enough to be a likely typo.
-std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string>& candidates);
+std::optional<std::string> closestMatch(std::string_view word,
+                                        const std::vector<std::string>& candidates);
 
 }  // namespace tb::core

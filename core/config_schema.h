@@ -17,17 +17,35 @@ class FieldSpec {
  public:
   explicit FieldSpec(std::string doc) : m_doc(std::move(doc)) {}
 
-  FieldSpec& unit(std::string u) { m_unit = std::move(u); return *this; }
+  FieldSpec& unit(std::string u) {
+    m_unit = std::move(u);
+    return *this;
+  }
   /// Inclusive lower bound; for lists, of every element.
-  FieldSpec& min(double v) { m_min = v; return *this; }
+  FieldSpec& min(double v) {
+    m_min = v;
+    return *this;
+  }
   /// Inclusive upper bound; for lists, of every element.
-  FieldSpec& max(double v) { m_max = v; return *this; }
+  FieldSpec& max(double v) {
+    m_max = v;
+    return *this;
+  }
   /// Exclusive lower bound (for rates that must be strictly positive).
-  FieldSpec& above(double v) { m_above = v; return *this; }
+  FieldSpec& above(double v) {
+    m_above = v;
+    return *this;
+  }
   /// Allowed values of a string key (or of every element of a string list).
-  FieldSpec& choices(std::vector<std::string> c) { m_choices = std::move(c); return *this; }
+  FieldSpec& choices(std::vector<std::string> c) {
+    m_choices = std::move(c);
+    return *this;
+  }
   /// Required length of a list.
-  FieldSpec& length(int n) { m_length = n; return *this; }
+  FieldSpec& length(int n) {
+    m_length = n;
+    return *this;
+  }
 
   const std::string& doc() const { return m_doc; }
   const std::string& unitName() const { return m_unit; }

@@ -49,7 +49,8 @@ struct HelloEvent {
   int interop_threads = 0;      ///< inter-op threads per process
   std::string run_dir;          ///< run directory as the trainer sees it
   std::string device_name;      ///< e.g. "NVIDIA H200", or the CPU's model (optional)
-  std::int64_t device_memory_bytes = 0;  ///< the GPU's memory, or the machine's (optional; 0: unknown)
+  std::int64_t device_memory_bytes =
+      0;  ///< the GPU's memory, or the machine's (optional; 0: unknown)
 };
 
 /// `{"type":"progress"}`: throughput and position in the run.

@@ -30,14 +30,18 @@ inline constexpr std::string_view kDataSkippedFiles = "data/skipped_files";  ///
 inline constexpr std::string_view kPerfCommS = "perf/comm_s";  ///< seconds per step in collectives
 inline constexpr std::string_view kTrainGradNorm = "train/grad_norm";  ///< before clipping
 inline constexpr std::string_view kTrainDiscrGradNorm = "train/discr_grad_norm";
-inline constexpr std::string_view kTrainLossScale = "train/loss_scale";  ///< dynamic loss scale (fp16)
-inline constexpr std::string_view kTrainOverflowSteps = "train/overflow_steps";  ///< steps skipped so far
+/// Dynamic loss scale (fp16).
+inline constexpr std::string_view kTrainLossScale = "train/loss_scale";
+/// Steps skipped so far.
+inline constexpr std::string_view kTrainOverflowSteps = "train/overflow_steps";
 inline constexpr std::string_view kTrainPerceptualLoss = "train/perceptual_loss";  ///< LPIPS term
-inline constexpr std::string_view kTrainGanLoss = "train/gan_loss";  ///< generator's adversarial term
+/// Generator's adversarial term.
+inline constexpr std::string_view kTrainGanLoss = "train/gan_loss";
 inline constexpr std::string_view kTrainAdaptiveWeight = "train/adaptive_weight";
 inline constexpr std::string_view kTrainDiscrLoss = "train/discr_loss";
 inline constexpr std::string_view kTrainLecam = "train/lecam";  ///< LeCam regulariser
-inline constexpr std::string_view kTrainR1Penalty = "train/r1_penalty";  ///< discriminator gradient penalty
+/// Discriminator gradient penalty.
+inline constexpr std::string_view kTrainR1Penalty = "train/r1_penalty";
 inline constexpr std::string_view kTrainLogitsReal = "train/logits_real";
 inline constexpr std::string_view kTrainLogitsFake = "train/logits_fake";
 /// TensorBoard image tag of the validation sample GIF (not a metrics.jsonl column).
@@ -56,7 +60,8 @@ inline constexpr std::string_view kRollback = "rollback";
 inline constexpr std::string_view kDataSkipped = "data_skipped";
 inline constexpr std::string_view kPerceptualOff = "perceptual_off";  ///< no LPIPS weights
 inline constexpr std::string_view kReferenceBlas = "reference_blas";  ///< slow BLAS in use
-inline constexpr std::string_view kSampleFailed = "sample_failed";  ///< a sample GIF was not written
+/// A sample GIF was not written.
+inline constexpr std::string_view kSampleFailed = "sample_failed";
 inline constexpr std::string_view kCodebookCountsFailed = "codebook_counts_failed";
 /// The classic VQ reference could not be fitted: the run goes on without its line.
 inline constexpr std::string_view kReferenceCodecFailed = "reference_codec_failed";

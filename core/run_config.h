@@ -61,18 +61,23 @@ struct DataConfig {
             FieldSpec("Folder of validation videos, images or shards, e.g. other sources than "
                       "data.path's, so validation measures held-out footage; empty: a "
                       "data.valid_fraction share of data.path's files"));
-    v.field("image_size", image_size,
-            FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
+    v.field(
+        "image_size", image_size,
+        FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
     v.field("num_frames", num_frames,
             FieldSpec("Frames per clip; 1 + k * 2^(compress_time layers). Images use 1")
-                .unit("frames").min(1).max(1024));
+                .unit("frames")
+                .min(1)
+                .max(1024));
     v.field("frame_stride", frame_stride,
             FieldSpec("Take every n-th decoded frame").unit("frames").min(1).max(64));
-    v.field("clip_start", clip_start, FieldSpec("Where clips start in a video: a random "
-                                                "position each time, or the first frame")
-                                          .choices({"random", "first"}));
-    v.field("crop", crop, FieldSpec("Square crop after resizing the short side to image_size")
-                              .choices({"random", "center"}));
+    v.field("clip_start", clip_start,
+            FieldSpec("Where clips start in a video: a random "
+                      "position each time, or the first frame")
+                .choices({"random", "first"}));
+    v.field("crop", crop,
+            FieldSpec("Square crop after resizing the short side to image_size")
+                .choices({"random", "center"}));
     v.field("hflip", hflip, FieldSpec("Flip clips horizontally at random (training split only)"));
     v.field(
         "train_crop", train_crop,
@@ -91,12 +96,19 @@ struct DataConfig {
                 .max(1024));
     v.field("valid_fraction", valid_fraction,
             FieldSpec("Share of data.path's files (seeded split) held out for validation when "
-                      "data.valid_path is empty").min(0).max(0.9));
+                      "data.valid_path is empty")
+                .min(0)
+                .max(0.9));
     v.field("synthetic_clips", synthetic_clips,
-            FieldSpec("Number of distinct procedural clips (type synthetic)").unit("clips").min(2).max(10000000));
-    v.field("workers", workers, FieldSpec("Data loader threads per rank").unit("threads").min(0).max(64));
-    v.field("prefetch", prefetch,
-            FieldSpec("Batches decoded ahead of the training step").unit("batches").min(1).max(256));
+            FieldSpec("Number of distinct procedural clips (type synthetic)")
+                .unit("clips")
+                .min(2)
+                .max(10000000));
+    v.field("workers", workers,
+            FieldSpec("Data loader threads per rank").unit("threads").min(0).max(64));
+    v.field(
+        "prefetch", prefetch,
+        FieldSpec("Batches decoded ahead of the training step").unit("batches").min(1).max(256));
   }
 };
 
@@ -121,13 +133,17 @@ struct QuantizerConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("type", type, FieldSpec("lfq: lookup-free (MAGVIT-v2); fsq: finite scalar; vq: codebook "
-                                    "lookup (VQGAN)")
-                              .choices({"lfq", "fsq", "vq"}));
-    v.field("codebook_size", codebook_size,
-            FieldSpec("Codes per codebook; a power of two for lfq (2^K, K bits per token), the product "
-                      "of fsq_levels for fsq")
-                .unit("codes").min(2).max(1 << 24));
+    v.field("type", type,
+            FieldSpec("lfq: lookup-free (MAGVIT-v2); fsq: finite scalar; vq: codebook "
+                      "lookup (VQGAN)")
+                .choices({"lfq", "fsq", "vq"}));
+    v.field(
+        "codebook_size", codebook_size,
+        FieldSpec("Codes per codebook; a power of two for lfq (2^K, K bits per token), the product "
+                  "of fsq_levels for fsq")
+            .unit("codes")
+            .min(2)
+            .max(1 << 24));
     v.field("num_codebooks", num_codebooks, FieldSpec("Codebooks per token (lfq)").min(1).max(16));
     v.field("entropy_loss_weight", entropy_loss_weight,
             FieldSpec("Weight of the LFQ entropy loss (per-sample entropy minus diversity_gamma x "
@@ -146,13 +162,15 @@ struct QuantizerConfig {
                       "estimate, or auto (exact up to K = 12)")
                 .choices({"auto", "exact", "factorized"}));
     v.field("fsq_levels", fsq_levels, FieldSpec("Levels per FSQ dimension").min(2).max(256));
-    v.field("codebook_dim", codebook_dim,
-            FieldSpec("Dimension of each VQ code (the latent channels for VQGAN)").min(1).max(4096));
+    v.field(
+        "codebook_dim", codebook_dim,
+        FieldSpec("Dimension of each VQ code (the latent channels for VQGAN)").min(1).max(4096));
     v.field("vq_beta", vq_beta, FieldSpec("VQ commitment weight beta").min(0));
     v.field("vq_l2_normalize", vq_l2_normalize,
             FieldSpec("Look up l2-normalised codes with l2-normalised latents (cosine distance)"));
-    v.field("vq_ema", vq_ema, FieldSpec("Update VQ codes by exponential moving averages instead of "
-                                        "the codebook loss"));
+    v.field("vq_ema", vq_ema,
+            FieldSpec("Update VQ codes by exponential moving averages instead of "
+                      "the codebook loss"));
     v.field("vq_ema_decay", vq_ema_decay, FieldSpec("Decay of the VQ EMA updates").min(0).max(1));
     v.field("vq_dead_code_threshold", vq_dead_code_threshold,
             FieldSpec("Codes used fewer times than this over a window are restarted from recent "
@@ -181,12 +199,16 @@ struct VqganConfig {
             FieldSpec("Channels of the first VQGAN level").unit("channels").min(8).max(1024));
     v.field("channel_mult", channel_mult,
             FieldSpec("Channel multiplier per level; len - 1 halvings of the resolution")
-                .min(1).max(16));
+                .min(1)
+                .max(16));
     v.field("num_res_blocks", num_res_blocks, FieldSpec("Residual blocks per level").min(1).max(8));
     v.field("attn_resolutions", attn_resolutions,
-            FieldSpec("Feature-map sides at which attention blocks are inserted").unit("pixels").min(1));
-    v.field("z_channels", z_channels,
-            FieldSpec("Channels at the bottleneck before the quantizer projection").min(1).max(4096));
+            FieldSpec("Feature-map sides at which attention blocks are inserted")
+                .unit("pixels")
+                .min(1));
+    v.field(
+        "z_channels", z_channels,
+        FieldSpec("Channels at the bottleneck before the quantizer projection").min(1).max(4096));
   }
 };
 
@@ -199,14 +221,18 @@ struct DiscriminatorConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("type", type, FieldSpec("frame: MAGVIT-v2's per-frame discriminator; patchgan: "
-                                    "taming's PatchGAN; video: 3-D discriminator over clips")
-                              .choices({"frame", "patchgan", "video"}));
-    v.field("dim", dim, FieldSpec("Base channels; 0 means model.init_dim").unit("channels").min(0).max(1024));
+    v.field("type", type,
+            FieldSpec("frame: MAGVIT-v2's per-frame discriminator; patchgan: "
+                      "taming's PatchGAN; video: 3-D discriminator over clips")
+                .choices({"frame", "patchgan", "video"}));
+    v.field("dim", dim,
+            FieldSpec("Base channels; 0 means model.init_dim").unit("channels").min(0).max(1024));
     v.field("max_dim", max_dim, FieldSpec("Channel cap").unit("channels").min(8).max(4096));
-    v.field("attn_resolutions", attn_resolutions,
-            FieldSpec("Feature-map sides with attention (frame discriminator)").unit("pixels").min(1));
-    v.field("patchgan_layers", patchgan_layers, FieldSpec("Strided layers of the PatchGAN").min(1).max(8));
+    v.field(
+        "attn_resolutions", attn_resolutions,
+        FieldSpec("Feature-map sides with attention (frame discriminator)").unit("pixels").min(1));
+    v.field("patchgan_layers", patchgan_layers,
+            FieldSpec("Strided layers of the PatchGAN").min(1).max(8));
   }
 };
 
@@ -241,14 +267,21 @@ struct ModelConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("kind", kind, FieldSpec("magvit2: causal 3-D video tokenizer; vqgan: taming-style 2-D "
-                                    "image tokenizer applied frame by frame")
-                              .choices({"magvit2", "vqgan"}));
+    v.field("kind", kind,
+            FieldSpec("magvit2: causal 3-D video tokenizer; vqgan: taming-style 2-D "
+                      "image tokenizer applied frame by frame")
+                .choices({"magvit2", "vqgan"}));
     v.field("channels", channels, FieldSpec("Colour channels of the input").min(1).max(4));
     v.field("init_dim", init_dim,
-            FieldSpec("Channels after the input convolution (MAGVIT-v2)").unit("channels").min(1).max(4096));
+            FieldSpec("Channels after the input convolution (MAGVIT-v2)")
+                .unit("channels")
+                .min(1)
+                .max(4096));
     v.field("max_dim", max_dim,
-            FieldSpec("Cap on channels as compress_space doubles them").unit("channels").min(1).max(8192));
+            FieldSpec("Cap on channels as compress_space doubles them")
+                .unit("channels")
+                .min(1)
+                .max(8192));
     v.field("layers", layers,
             FieldSpec("Encoder layer list, as in magvit2-pytorch; the decoder mirrors it"));
     v.field("input_conv_kernel", input_conv_kernel,
@@ -265,13 +298,15 @@ struct ModelConfig {
                   "is nearly linear; 0 starts them half open")
             .min(-20)
             .max(20));
-    v.field("separate_first_frame_encoding", separate_first_frame_encoding,
-            FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)"));
-    v.field("time_padding", time_padding,
-            FieldSpec("What the causal convolutions see before the first frame: zero frames "
-                      "(magvit2-pytorch) or copies of the first frame (it is then coded like a still "
-                      "scene, not a cut from black, and learns as fast as the other frames)")
-                .choices({"zeros", "replicate"}));
+    v.field(
+        "separate_first_frame_encoding", separate_first_frame_encoding,
+        FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)"));
+    v.field(
+        "time_padding", time_padding,
+        FieldSpec("What the causal convolutions see before the first frame: zero frames "
+                  "(magvit2-pytorch) or copies of the first frame (it is then coded like a still "
+                  "scene, not a cut from black, and learns as fast as the other frames)")
+            .choices({"zeros", "replicate"}));
     v.field(
         "pixel_range", pixel_range,
         FieldSpec("Pixel range the tokenizer's weights take and give: minus_one_one ([-1, 1], "
@@ -290,12 +325,16 @@ struct ModelConfig {
             FieldSpec("Learned memory key/values per attention layer").min(0).max(256));
     v.field("linear_attn_dim_head", linear_attn_dim_head,
             FieldSpec("Linear (Taylor) attention head width").min(1).max(256));
-    v.field("linear_attn_heads", linear_attn_heads, FieldSpec("Linear attention heads").min(1).max(128));
-    v.field("ff_mult", ff_mult, FieldSpec("Feed-forward width multiplier (GEGLU inner width is "
-                                          "int(dim x ff_mult x 2/3))")
-                                    .min(1).max(16));
-    v.field("dim_cond", dim_cond,
-            FieldSpec("Width of the conditioning vector of cond_* layers; 0 without").min(0).max(4096));
+    v.field("linear_attn_heads", linear_attn_heads,
+            FieldSpec("Linear attention heads").min(1).max(128));
+    v.field("ff_mult", ff_mult,
+            FieldSpec("Feed-forward width multiplier (GEGLU inner width is "
+                      "int(dim x ff_mult x 2/3))")
+                .min(1)
+                .max(16));
+    v.field(
+        "dim_cond", dim_cond,
+        FieldSpec("Width of the conditioning vector of cond_* layers; 0 without").min(0).max(4096));
     v.section("quantizer", quantizer);
     v.section("vqgan", vqgan);
     v.section("discriminator", discriminator);
@@ -328,27 +367,36 @@ struct LossConfig {
             FieldSpec("Multiplier on the quantizer's own losses").min(0));
     v.field("perceptual_weight", perceptual_weight,
             FieldSpec("Weight of the LPIPS perceptual loss; 0 turns it off").min(0));
-    v.field("perceptual_net", perceptual_net,
-            FieldSpec("LPIPS backbone").choices({"alex", "vgg"}));
-    v.field("lpips_backbone", lpips_backbone,
-            FieldSpec("torch.save'd plain dict of the torchvision backbone (features.N.weight/bias); "
-                      "required when perceptual_weight > 0"));
+    v.field("perceptual_net", perceptual_net, FieldSpec("LPIPS backbone").choices({"alex", "vgg"}));
+    v.field(
+        "lpips_backbone", lpips_backbone,
+        FieldSpec("torch.save'd plain dict of the torchvision backbone (features.N.weight/bias); "
+                  "required when perceptual_weight > 0"));
     v.field("lpips_lin", lpips_lin,
             FieldSpec("torch.save'd plain dict of the LPIPS linear layers (linN.model.1.weight)"));
     v.field("perceptual_frames", perceptual_frames,
-            FieldSpec("Frames per clip, chosen at random, that the perceptual loss sees").unit("frames").min(1));
+            FieldSpec("Frames per clip, chosen at random, that the perceptual loss sees")
+                .unit("frames")
+                .min(1));
     v.field("adversarial_weight", adversarial_weight,
             FieldSpec("Weight of the generator's hinge GAN loss; 0 turns the GAN off").min(0));
-    v.field("adaptive_weight", adaptive_weight,
-            FieldSpec("Scale the GAN loss by VQGAN's adaptive weight (ratio of gradient norms at the "
-                      "last decoder layer)"));
-    v.field("adaptive_weight_max", adaptive_weight_max, FieldSpec("Clamp of the adaptive weight").above(0));
+    v.field(
+        "adaptive_weight", adaptive_weight,
+        FieldSpec("Scale the GAN loss by VQGAN's adaptive weight (ratio of gradient norms at the "
+                  "last decoder layer)"));
+    v.field("adaptive_weight_max", adaptive_weight_max,
+            FieldSpec("Clamp of the adaptive weight").above(0));
     v.field("discr_start_step", discr_start_step,
-            FieldSpec("Step from which the discriminator trains and the GAN loss applies").unit("steps").min(0));
+            FieldSpec("Step from which the discriminator trains and the GAN loss applies")
+                .unit("steps")
+                .min(0));
     v.field("r1_weight", r1_weight, FieldSpec("Weight of the R1 gradient penalty").min(0));
-    v.field("r1_every", r1_every, FieldSpec("Apply the R1 penalty every n discriminator steps").unit("steps").min(1));
-    v.field("lecam_weight", lecam_weight, FieldSpec("Weight of LeCAM regularisation; 0 turns it off").min(0));
-    v.field("lecam_decay", lecam_decay, FieldSpec("EMA decay of LeCAM's logit anchors").min(0).max(1));
+    v.field("r1_every", r1_every,
+            FieldSpec("Apply the R1 penalty every n discriminator steps").unit("steps").min(1));
+    v.field("lecam_weight", lecam_weight,
+            FieldSpec("Weight of LeCAM regularisation; 0 turns it off").min(0));
+    v.field("lecam_decay", lecam_decay,
+            FieldSpec("EMA decay of LeCAM's logit anchors").min(0).max(1));
   }
 };
 
@@ -394,46 +442,64 @@ struct TrainConfig {
   template <class V>
   void describe(V& v) {
     v.field("seed", seed, FieldSpec("Seed of initialisation, data order and augmentation").min(0));
-    v.field("batch_size", batch_size, FieldSpec("Clips per micro-step on each rank").unit("clips").min(1).max(4096));
+    v.field("batch_size", batch_size,
+            FieldSpec("Clips per micro-step on each rank").unit("clips").min(1).max(4096));
     v.field("grad_accum", grad_accum,
-            FieldSpec("Micro-steps accumulated per optimiser step").unit("micro-steps").min(1).max(4096));
+            FieldSpec("Micro-steps accumulated per optimiser step")
+                .unit("micro-steps")
+                .min(1)
+                .max(4096));
     v.field("lr", lr, FieldSpec("Peak learning rate of the tokenizer (AdamW)").above(0).max(1));
-    v.field("discr_lr", discr_lr, FieldSpec("Peak learning rate of the discriminator").above(0).max(1));
-    v.field("warmup_steps", warmup_steps,
-            FieldSpec("Linear warmup; the rate reaches lr exactly at this step").unit("steps").min(0));
+    v.field("discr_lr", discr_lr,
+            FieldSpec("Peak learning rate of the discriminator").above(0).max(1));
+    v.field(
+        "warmup_steps", warmup_steps,
+        FieldSpec("Linear warmup; the rate reaches lr exactly at this step").unit("steps").min(0));
     v.field("max_steps", max_steps, FieldSpec("Optimiser steps to train").unit("steps").min(1));
     v.field("schedule", schedule, FieldSpec("Rate after warmup").choices({"constant", "cosine"}));
     v.field("min_lr_ratio", min_lr_ratio,
             FieldSpec("Cosine schedule floor as a fraction of lr").min(0).max(1));
     v.field("weight_decay", weight_decay,
-            FieldSpec("AdamW decoupled weight decay (applied to weights with >= 2 dimensions only)").min(0));
+            FieldSpec("AdamW decoupled weight decay (applied to weights with >= 2 dimensions only)")
+                .min(0));
     v.field("adam_beta1", adam_beta1, FieldSpec("AdamW beta1").min(0).max(0.999999));
     v.field("adam_beta2", adam_beta2, FieldSpec("AdamW beta2").min(0).max(0.999999));
-    v.field("grad_clip", grad_clip, FieldSpec("Clip the global gradient norm; 0 turns clipping off").min(0));
+    v.field("grad_clip", grad_clip,
+            FieldSpec("Clip the global gradient norm; 0 turns clipping off").min(0));
     v.field("precision", precision,
             FieldSpec("fp32; bf16 autocast (CPU or CUDA); fp16 autocast with dynamic loss scaling "
                       "(CUDA only)")
                 .choices({"fp32", "bf16", "fp16"}));
-    v.field("device", device,
-            FieldSpec("auto: CUDA when this build has it and a GPU is visible, else the CPU; cpu; cuda "
-                      "(the first GPU, or one per local rank); cuda:N. With several local ranks each rank "
-                      "takes cuda:<distributed.gpu_ids[local rank]> (or cuda:<local rank>)"));
-    v.field("loss_scaling", loss_scaling,
-            FieldSpec("Dynamic loss scaling: auto (on with fp16, off otherwise), on, off. Steps whose "
-                      "gradients overflow are skipped and the scale lowered")
-                .choices({"auto", "on", "off"}));
+    v.field(
+        "device", device,
+        FieldSpec(
+            "auto: CUDA when this build has it and a GPU is visible, else the CPU; cpu; cuda "
+            "(the first GPU, or one per local rank); cuda:N. With several local ranks each rank "
+            "takes cuda:<distributed.gpu_ids[local rank]> (or cuda:<local rank>)"));
+    v.field(
+        "loss_scaling", loss_scaling,
+        FieldSpec("Dynamic loss scaling: auto (on with fp16, off otherwise), on, off. Steps whose "
+                  "gradients overflow are skipped and the scale lowered")
+            .choices({"auto", "on", "off"}));
     v.field("loss_scale_init", loss_scale_init,
             FieldSpec("Initial loss scale of dynamic loss scaling").above(0));
     v.field("loss_scale_growth_interval", loss_scale_growth_interval,
             FieldSpec("Clean steps after which the loss scale doubles").unit("steps").min(1));
     v.field("threads", threads,
-            FieldSpec("Intra-op threads per rank; 0 means cores / local ranks").unit("threads").min(0).max(1024));
-    v.field("ema", ema, FieldSpec("Keep an exponential moving average of the tokenizer for "
-                                  "validation and samples"));
+            FieldSpec("Intra-op threads per rank; 0 means cores / local ranks")
+                .unit("threads")
+                .min(0)
+                .max(1024));
+    v.field("ema", ema,
+            FieldSpec("Keep an exponential moving average of the tokenizer for "
+                      "validation and samples"));
     v.field("ema_beta", ema_beta, FieldSpec("EMA decay").min(0).max(1));
-    v.field("ema_update_every", ema_update_every, FieldSpec("Steps between EMA updates").unit("steps").min(1));
+    v.field("ema_update_every", ema_update_every,
+            FieldSpec("Steps between EMA updates").unit("steps").min(1));
     v.field("ema_start_step", ema_start_step,
-            FieldSpec("Step at which the EMA copies the weights and starts averaging").unit("steps").min(0));
+            FieldSpec("Step at which the EMA copies the weights and starts averaging")
+                .unit("steps")
+                .min(0));
     v.field("log_every", log_every, FieldSpec("Steps between metric rows").unit("steps").min(1));
     v.field("valid_every", valid_every,
             FieldSpec("Steps between validations; 0 never").unit("steps").min(0));
@@ -449,13 +515,15 @@ struct TrainConfig {
             FieldSpec("Steps between sample GIFs; 0 never").unit("steps").min(0));
     v.field("checkpoint_every", checkpoint_every,
             FieldSpec("Steps between checkpoints; 0 only at the end").unit("steps").min(0));
-    v.field("checkpoint_total_limit", checkpoint_total_limit,
-            FieldSpec("Checkpoints kept (oldest deleted first, checkpoint_keep excepted); 0 keeps all")
-                .min(0));
+    v.field(
+        "checkpoint_total_limit", checkpoint_total_limit,
+        FieldSpec("Checkpoints kept (oldest deleted first, checkpoint_keep excepted); 0 keeps all")
+            .min(0));
     v.field("checkpoint_keep", checkpoint_keep,
             FieldSpec("Steps whose checkpoints are never deleted").unit("steps").min(1));
-    v.field("nan_max_consecutive", nan_max_consecutive,
-            FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint").min(1));
+    v.field(
+        "nan_max_consecutive", nan_max_consecutive,
+        FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint").min(1));
     v.field("nan_max_rollbacks", nan_max_rollbacks,
             FieldSpec("Rollbacks in a row without a new checkpoint before the run ends as diverged")
                 .min(0));
@@ -464,7 +532,9 @@ struct TrainConfig {
     v.field("activation_checkpointing", activation_checkpointing,
             FieldSpec("Layer types whose activations are recomputed in backward, or [\"all\"]"));
     v.field("time_budget_s", time_budget_s,
-            FieldSpec("Stop cleanly after this much wall-clock training; 0 means no limit").unit("s").min(0));
+            FieldSpec("Stop cleanly after this much wall-clock training; 0 means no limit")
+                .unit("s")
+                .min(0));
     v.field(
         "init_checkpoint", init_checkpoint,
         FieldSpec("Checkpoint folder (or run directory: its newest checkpoint) whose weights a new "
@@ -496,19 +566,26 @@ struct DistributedConfig {
                   "sharded too; zero3: zero2 with parameters sharded too, each layer gathered "
                   "only while it runs")
             .choices({"none", "ddp", "zero1", "zero2", "zero3"}));
-    v.field("backend", backend,
-            FieldSpec("c10d backend: auto (nccl when training on CUDA, else gloo), gloo (CPU or CUDA "
-                      "tensors), nccl (CUDA builds, one GPU per rank)")
-                .choices({"auto", "gloo", "nccl"}));
+    v.field(
+        "backend", backend,
+        FieldSpec("c10d backend: auto (nccl when training on CUDA, else gloo), gloo (CPU or CUDA "
+                  "tensors), nccl (CUDA builds, one GPU per rank)")
+            .choices({"auto", "gloo", "nccl"}));
     v.field("nproc_per_node", nproc_per_node,
-            FieldSpec("Rank processes the trainer starts on this node").unit("processes").min(1).max(1024));
+            FieldSpec("Rank processes the trainer starts on this node")
+                .unit("processes")
+                .min(1)
+                .max(1024));
     v.field("nnodes", nnodes, FieldSpec("Nodes taking part").unit("nodes").min(1).max(65536));
     v.field("node_rank", node_rank, FieldSpec("Index of this node").min(0));
     v.field("master_addr", master_addr, FieldSpec("Host of rank 0's c10d store"));
     v.field("master_port", master_port, FieldSpec("TCP port of the c10d store").min(1).max(65535));
-    v.field("gpu_ids", gpu_ids, FieldSpec("CUDA devices for the local ranks; empty means LOCAL_RANK").min(0));
+    v.field("gpu_ids", gpu_ids,
+            FieldSpec("CUDA devices for the local ranks; empty means LOCAL_RANK").min(0));
     v.field("timeout_s", timeout_s,
-            FieldSpec("A collective or peer silent this long ends every rank with an error").unit("s").min(1));
+            FieldSpec("A collective or peer silent this long ends every rank with an error")
+                .unit("s")
+                .min(1));
     v.field("bucket_mb", bucket_mb,
             FieldSpec("Gradient bucket size (ddp, zero1: all-reduce; zero2: reduce-scatter)")
                 .unit("MiB")

@@ -45,14 +45,22 @@ struct ValueError {
   std::string path;
   std::string message;
 };
-void readValue(const Json& value, const std::string& path, bool& out, std::vector<ValueError>& errors);
-void readValue(const Json& value, const std::string& path, int& out, std::vector<ValueError>& errors);
-void readValue(const Json& value, const std::string& path, double& out, std::vector<ValueError>& errors);
-void readValue(const Json& value, const std::string& path, std::string& out, std::vector<ValueError>& errors);
-void readValue(const Json& value, const std::string& path, std::vector<int>& out, std::vector<ValueError>& errors);
-void readValue(const Json& value, const std::string& path, std::vector<double>& out, std::vector<ValueError>& errors);
-void readValue(const Json& value, const std::string& path, std::vector<std::string>& out, std::vector<ValueError>& errors);
-void readValue(const Json& value, const std::string& path, std::vector<LayerSpec>& out, std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, bool& out,
+               std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, int& out,
+               std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, double& out,
+               std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::string& out,
+               std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<int>& out,
+               std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<double>& out,
+               std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<std::string>& out,
+               std::vector<ValueError>& errors);
+void readValue(const Json& value, const std::string& path, std::vector<LayerSpec>& out,
+               std::vector<ValueError>& errors);
 
 inline std::string joinPath(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;

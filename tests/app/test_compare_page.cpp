@@ -478,13 +478,15 @@ class ComparePageTest : public QObject {
     QVERIFY2(problem.contains(QLatin1String("\"original\"")), qPrintable(problem));
   }
 
-  // Opening a run shows its newest comparison: compare/ itself or a folder inside it.
+  // Opening a run shows its newest comparison: compare/ itself or a folder inside it, read off
+  // the window's thread.
   void opensTheNewestComparisonOfARun() {
     QTemporaryDir dir;
     const QString run = dir.filePath(QStringLiteral("run"));
     QVERIFY(QDir().mkpath(run));
     tb::app::ComparePage empty;
-    QVERIFY(!empty.showLatestComparisonOf(run));  // nothing there
+    empty.showLatestComparisonOf(run);  // nothing there
+    QVERIFY(empty.waitForReads());
     QVERIFY(!empty.isShowingReview());
 
     const QString older = run + QStringLiteral("/compare/20261201-120000");
@@ -498,14 +500,26 @@ class ComparePageTest : public QObject {
 
     tb::app::ComparePage page;
     QSignalSpy opened(&page, &tb::app::ComparePage::compareFolderOpened);
-    QVERIFY(page.showLatestComparisonOf(run));
+    page.showLatestComparisonOf(run);
+    QVERIFY(!page.isShowingReview());  // the call returns before the read
+    QVERIFY(page.waitForReads());
     QVERIFY(page.isShowingReview());
     QCOMPARE(opened.size(), 1);
     QCOMPARE(QFileInfo(opened.front().front().toString()).fileName(),
              QStringLiteral("20261202-120000"));
     // A review already shown is not replaced by opening another run.
-    QVERIFY(!page.showLatestComparisonOf(run));
+    page.showLatestComparisonOf(run);
+    QVERIFY(page.waitForReads());
     QCOMPARE(opened.size(), 1);
+
+    // Nor by a read that lands after the user opened a comparison.
+    tb::app::ComparePage late;
+    QSignalSpy lateOpened(&late, &tb::app::ComparePage::compareFolderOpened);
+    late.showLatestComparisonOf(run);
+    QVERIFY(late.openCompareFolder(older));
+    QVERIFY(late.waitForReads());
+    QCOMPARE(lateOpened.size(), 1);
+    QCOMPARE(late.review()->report()->directory(), older);
   }
 
   void formTakesDataAndLpipsFromTheRunConfig() {

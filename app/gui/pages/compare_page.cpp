@@ -1,6 +1,7 @@
 #include "app/gui/pages/compare_page.h"
 
 #include "app/control/compare_process.h"
+#include "app/control/file_read_thread.h"
 #include "app/gui/compare_report.h"
 #include "app/gui/pages/compare_review.h"
 #include "app/gui/pages/compare_setup_form.h"
@@ -17,10 +18,45 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include <optional>
+
 namespace tb::app {
 namespace {
 
 constexpr int kFormWidth = 420;
+
+// The newest comparison of `run` (see showLatestComparisonOf), read from its files; nothing when
+// there is none or it cannot be read (a half-written comparison).
+std::optional<CompareReport> newestComparisonOf(const QString& run) {
+  // <run>/compare itself (the trainer's own --out, as the quick start writes it), folders in
+  // it, and the folders the Compare page writes beside the runs (comparisons/<stamp>) that
+  // name this run among their tokenizers.
+  const QDir compare(QDir(run).filePath(QStringLiteral("compare")));
+  const QDir beside(
+      QDir(CompareSetupForm::folderOutsideRuns(run)).filePath(QStringLiteral("comparisons")));
+  const QByteArray runPath = QDir::cleanPath(QFileInfo(run).absoluteFilePath()).toUtf8();
+  QString newest;
+  QDateTime newestTime;
+  auto consider = [&](const QString& folder, bool mustNameRun) {
+    const QFileInfo metrics(QDir(folder).filePath(QStringLiteral("metrics.json")));
+    if (!metrics.isFile() || (!newest.isEmpty() && metrics.lastModified() <= newestTime)) return;
+    if (mustNameRun) {
+      QFile file(metrics.filePath());
+      if (!file.open(QIODevice::ReadOnly) || !file.readAll().contains(runPath)) return;
+    }
+    newest = folder;
+    newestTime = metrics.lastModified();
+  };
+  consider(compare.path(), false);
+  for (const QString& name : compare.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    consider(compare.filePath(name), false);
+  }
+  for (const QString& name : beside.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    consider(beside.filePath(name), true);
+  }
+  if (newest.isEmpty()) return std::nullopt;
+  return CompareReport::load(newest);
+}
 
 }  // namespace
 
@@ -63,6 +99,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
   layout->addWidget(splitter, 1);
 
   m_process = new CompareProcess(this);
+  m_reads = new FileReadThread(QStringLiteral("compare-page-reads"), this);
   connect(m_form, &CompareSetupForm::openFolderRequested, this, &ComparePage::chooseCompareFolder);
   connect(m_form, &CompareSetupForm::compareRequested, this, &ComparePage::startCompare);
   connect(m_form, &CompareSetupForm::cancelRequested, m_process, &CompareProcess::cancel);
@@ -115,41 +152,16 @@ void ComparePage::showReport(const CompareReport& report) {
   Q_EMIT compareFolderOpened(report.directory());
 }
 
-bool ComparePage::showLatestComparisonOf(const QString& run) {
-  if (isShowingReview()) return false;
-  // <run>/compare itself (the trainer's own --out, as the quick start writes it), folders in
-  // it, and the folders this page writes beside the runs (comparisons/<stamp>) that name this
-  // run among their tokenizers.
-  const QDir compare(QDir(run).filePath(QStringLiteral("compare")));
-  const QDir beside(
-      QDir(CompareSetupForm::folderOutsideRuns(run)).filePath(QStringLiteral("comparisons")));
-  const QByteArray runPath = QDir::cleanPath(QFileInfo(run).absoluteFilePath()).toUtf8();
-  QString newest;
-  QDateTime newestTime;
-  auto consider = [&](const QString& folder, bool mustNameRun) {
-    const QFileInfo metrics(QDir(folder).filePath(QStringLiteral("metrics.json")));
-    if (!metrics.isFile() || (!newest.isEmpty() && metrics.lastModified() <= newestTime)) return;
-    if (mustNameRun) {
-      QFile file(metrics.filePath());
-      if (!file.open(QIODevice::ReadOnly) || !file.readAll().contains(runPath)) return;
-    }
-    newest = folder;
-    newestTime = metrics.lastModified();
-  };
-  consider(compare.path(), false);
-  for (const QString& name : compare.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-    consider(compare.filePath(name), false);
-  }
-  for (const QString& name : beside.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-    consider(beside.filePath(name), true);
-  }
-  if (newest.isEmpty()) return false;
-  QString error;
-  std::optional<CompareReport> report = CompareReport::load(newest, &error);
-  if (!report) return false;  // a half-written comparison: the form stays, without an error
-  showReport(*report);
-  return true;
+void ComparePage::showLatestComparisonOf(const QString& run) {
+  if (isShowingReview()) return;
+  m_reads->read([run] { return newestComparisonOf(run); },
+                [this](const std::optional<CompareReport>& report) {
+                  // A review opened meanwhile (by the user or a comparison) stays.
+                  if (report && !isShowingReview()) showReport(*report);
+                });
 }
+
+bool ComparePage::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
 
 bool ComparePage::startCompare() {
   if (m_process->isRunning()) {

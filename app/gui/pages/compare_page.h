@@ -12,6 +12,7 @@ class CompareReport;
 class CompareReview;
 class CompareSetupForm;
 class EmptyState;
+class FileReadThread;
 
 /// Compare: tokenizers side by side on the same clips. On the left, open a folder written by
 /// `tokenbench-trainer compare`, or choose runs/checkpoints, data and clips and run the
@@ -33,10 +34,14 @@ class ComparePage : public QWidget {
   /// Loads the comparison in `directory` (its metrics.json) and shows it. On failure keeps what
   /// was shown, puts the reason under the Compare button and returns false.
   bool openCompareFolder(const QString& directory);
-  /// When no review is shown yet: shows the newest comparison written into `run`'s compare/
-  /// folder (compare/metrics.json or compare/<name>/metrics.json). False when there is none,
-  /// it cannot be read, or a review is already shown.
-  bool showLatestComparisonOf(const QString& run);
+  /// When no review is shown yet: looks for the newest comparison of `run` (compare/metrics.json,
+  /// compare/<name>/metrics.json, or a comparisons/<name> folder beside the runs that names it)
+  /// off the window's thread, and shows it when the read lands, unless a review is shown by
+  /// then. Shows nothing when there is none or it cannot be read.
+  void showLatestComparisonOf(const QString& run);
+  /// Runs the event loop until the reads asked for so far have landed or `timeoutMs` passed
+  /// (FileReadThread::waitForReads); true when none is left. For tests: the window never waits.
+  bool waitForReads(int timeoutMs = 10000);
   /// Runs `tokenbench-trainer compare` for the form's request; the result opens when it
   /// succeeds. Returns false, with the reason shown, when the request is incomplete or a
   /// comparison is already running.
@@ -65,6 +70,7 @@ class ComparePage : public QWidget {
   CompareSetupForm* m_form = nullptr;
   CompareReview* m_review = nullptr;
   CompareProcess* m_process = nullptr;
+  FileReadThread* m_reads = nullptr;  // child: looks for a run's newest comparison
   EmptyState* m_empty = nullptr;
   QStackedWidget* m_stack = nullptr;
   QStringList m_runs;
