@@ -66,8 +66,9 @@ done
 [ -n "$work" ] || work=$(mktemp -d /tmp/tokenbench-learning.XXXXXX)
 mkdir -p "$work/train" "$work/held-out" "$work/full"
 # Timestamps renumbered at the nominal rate: some sources have gaps that would make a clip's
-# container claim many more frames than it holds.
-square="crop='min(iw,ih)':'min(iw,ih)',scale=$size:$size:flags=area,setpts=N/FRAME_RATE/TB"
+# container claim many more frames than it holds. Rounded: N/FRAME_RATE/TB alone truncates
+# 3/10/0.1 = 2.99999 to 2, and gives two frames one timestamp.
+square="crop='min(iw,ih)':'min(iw,ih)',scale=$size:$size:flags=area,setpts=round(N/FRAME_RATE/TB)"
 
 # One lossless size x size video per source, named after it (a duplicate name gets a number).
 convert() {  # FILE DIR -> prints the written path
@@ -91,7 +92,7 @@ for f in "${held[@]}"; do
   n=$(count_frames "$full")
   base=$(basename "${full%.mkv}")
   for ((k = 0; (k + 1) * frames <= n; k++)); do
-    ffmpeg -nostdin -loglevel error -i "$full" -vf "trim=start_frame=$((k * frames)):end_frame=$(((k + 1) * frames)),setpts=N/FRAME_RATE/TB" \
+    ffmpeg -nostdin -loglevel error -i "$full" -vf "trim=start_frame=$((k * frames)):end_frame=$(((k + 1) * frames)),setpts=round(N/FRAME_RATE/TB)" \
       -fps_mode passthrough -c:v ffv1 -pix_fmt bgr0 "$work/held-out/$(printf '%s_%03d.mkv' "$base" "$k")"
   done
 done

@@ -33,6 +33,8 @@ cat "$work/out.txt"
 check "learning.sh exits 0" "[ $code -eq 0 ]"
 check "three training videos, two held-out clips" "grep -q '3 training videos, 2 held-out clips of 5 frames at 32x32' '$work/out.txt'"
 check "held-out clips are 5-frame files" "[ \$(ls '$work/w/held-out' | wc -l) -eq 2 ]"
+check "every training video is trained on (none skipped: their timestamps number their frames)" \
+  "! grep -q 'skipping' '$work/w/train.log'"
 check "training used data.valid_path" "jq -e '.data.valid_path == \"$work/w/held-out\"' '$work/w/run/config.json' >/dev/null"
 check "a row per frame position, one per held-out source and one for all, three tokenizers each" \
   "[ \$(grep -cE '^[0-4] +([0-9.]+ +[0-9.-]+ *){3}$' '$work/out.txt') -eq 5 ] && grep -qE '^held +([0-9.]+ +[0-9.-]+ *){3}$' '$work/out.txt' && grep -qE '^all +([0-9.]+ +[0-9.-]+ *){3}$' '$work/out.txt'"

@@ -27,8 +27,9 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 // 2: frames counted by demuxing in every container (cut mp4/avi files are skipped, avi files
-// with dropped frames have their real count).
-constexpr int kCacheVersion = 2;
+// with dropped frames have their real count). 3: files with two frames on one frame period are
+// numbered by counting.
+constexpr int kCacheVersion = 3;
 
 // What probing one file found; cached by (path, bytes, mtime).
 struct Probe {

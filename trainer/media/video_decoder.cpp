@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 namespace tb::trainer::media {
@@ -225,6 +226,10 @@ class VideoDecoder::Impl {
       scan = scanPackets();
       m_info.frameCount =
           stored ? std::min(scan.count, static_cast<int>(stream->nb_frames)) : scan.count;
+      // Two frames whose timestamps round to one frame period (a muxer that truncated
+      // N / rate in floating point: 0.3 s stored as 0.299): found by timestamp, one of them
+      // would be lost and clips across it cut short; counting numbers them right.
+      m_info.sparseTimestamps = scan.sharedPeriods;
     }
     const bool headerDuration = m_format->duration != AV_NOPTS_VALUE && m_format->duration > 0;
     if (headerDuration)
@@ -265,6 +270,7 @@ class VideoDecoder::Impl {
   struct PacketScan {
     int count = 0;                     ///< packets not flagged corrupt
     int64_t lastPts = AV_NOPTS_VALUE;  ///< the latest timestamp among them, in stream time base
+    bool sharedPeriods = false;        ///< two of them fall on the same frame period
   };
 
   PacketScan scanPackets() {
@@ -272,6 +278,7 @@ class VideoDecoder::Impl {
     if (!packet) fail("out of memory");
     m_fresh = false;
     PacketScan scan;
+    std::unordered_set<int> periods;  // frame periods the timestamps fall on
     for (;;) {
       const int ret = av_read_frame(m_format, packet.get());
       if (ret < 0) {
@@ -283,6 +290,9 @@ class VideoDecoder::Impl {
         if (packet->pts != AV_NOPTS_VALUE &&
             (scan.lastPts == AV_NOPTS_VALUE || packet->pts > scan.lastPts))
           scan.lastPts = packet->pts;
+        if (packet->pts != AV_NOPTS_VALUE && m_info.fps > 0 &&
+            !periods.insert(indexFromTimestamp(packet->pts)).second)
+          scan.sharedPeriods = true;
       }
       av_packet_unref(packet.get());
     }

@@ -21,8 +21,10 @@ struct VideoInfo {
   /// (the constructor throws).
   int frameCount = 0;
   bool frameCountCounted = false;  ///< true when the container stores no count (mkv, webm, gif)
-  /// Fewer frames than the header's length in frame periods, their timestamps spread over all of
-  /// it (an avi with dropped frames): frames are numbered in order, never found by timestamp.
+  /// Timestamps that do not number the frames: fewer frames than the header's length in frame
+  /// periods, spread over all of it (an avi with dropped frames), or two frames on one frame
+  /// period (timestamps rounded down by a muxer). Frames are numbered in order, never found by
+  /// timestamp.
   bool sparseTimestamps = false;
   double fps = 0.0;              ///< nominal frame rate (FFmpeg's av_guess_frame_rate)
   double durationSeconds = 0.0;  ///< container duration, else frameCount / fps
