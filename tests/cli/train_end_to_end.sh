@@ -59,7 +59,13 @@ check "closed control stdin stops with exit 0" "[ $code -eq 0 ] && tail -1 '$wor
 # checkpoint line writes a checkpoint and goes on, a stop line stops the run; an unknown one is
 # named on stderr and ignored.
 golden_control="$(dirname "$0")/../golden/control_v1.ndjson"
-{ sleep 3; sed -n 2p "$golden_control"; echo '{"v":1,"type":"pause"}'; sleep 2; sed -n 1p "$golden_control"; sleep 30; } |
+# Each line goes once the run shows it can act on it (a loaded machine may take seconds to get
+# to step 1): the checkpoint line after the first progress event, the stop after its checkpoint.
+wait_for() {  # PATTERN: until g.out holds it (60 s at most)
+  for _ in $(seq 1 600); do grep -q "$1" "$work/g.out" 2>/dev/null && return; sleep 0.1; done
+}
+{ wait_for '"type":"progress"'; sed -n 2p "$golden_control"; echo '{"v":1,"type":"pause"}'
+  wait_for '"type":"checkpoint"'; sed -n 1p "$golden_control"; sleep 30; } |
   "$trainer" train "${tiny[@]}" --set train.max_steps=100000 --set train.checkpoint_every=0 \
   --control-stdin --run-dir "$work/g" >"$work/g.out" 2>"$work/g.err"
 check "stop control line stops the run" "tail -1 '$work/g.out' | grep -q '\"status\":\"stopped\"'"
