@@ -208,45 +208,78 @@ void MainWindow::setConfigPath(const QString& path) {
   m_setupPage->setConfigPath(path.isEmpty() ? path : QFileInfo(path).absoluteFilePath());
 }
 
-bool MainWindow::openRunDirectory(const QString& path) {
+MainWindow::FolderCheck MainWindow::checkFolder(const QString& path) {
+  FolderCheck check;
   const QFileInfo info(path);
-  m_openProblem.clear();
-  if (path.isEmpty() || !info.isDir()) {
-    m_openProblem = tr("Not a directory: %1").arg(path);
-    statusBar()->showMessage(m_openProblem, kStatusMessageMs);
-    return false;
+  if (path.isEmpty() || !info.isDir()) return check;
+  check.absolute = QDir::cleanPath(info.absoluteFilePath());
+  if (RunSummaryReader::isRunDirectory(check.absolute)) {
+    check.kind = FolderCheck::Run;
+    return check;
   }
-  const QString absolute = QDir::cleanPath(info.absoluteFilePath());
-  const QString shown = QDir::toNativeSeparators(absolute);
-  if (!RunSummaryReader::isRunDirectory(absolute)) {
-    int runs = 0;
-    for (const QFileInfo& entry : QDir(absolute).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-      runs += RunSummaryReader::isRunDirectory(entry.absoluteFilePath()) ? 1 : 0;
-    }
-    if (runs > 0) {
+  for (const QFileInfo& entry :
+       QDir(check.absolute).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+    check.runs += RunSummaryReader::isRunDirectory(entry.absoluteFilePath()) ? 1 : 0;
+  }
+  const QString weights =
+      pathText(runDirectoryAt(check.absolute).root() / core::RunDirectory::kCheckpointWeightsFile);
+  if (check.runs > 0)
+    check.kind = FolderCheck::FolderOfRuns;
+  else if (QFileInfo::exists(weights))
+    check.kind = FolderCheck::Checkpoint;
+  else
+    check.kind = FolderCheck::Other;
+  return check;
+}
+
+bool MainWindow::openRunDirectory(const QString& path) {
+  return openCheckedFolder(path, checkFolder(path));
+}
+
+void MainWindow::openRunDirectoryLater(const QString& path, std::function<void(bool)> done) {
+  m_folderReads.read([path] { return checkFolder(path); },
+                     [this, path, done = std::move(done)](const FolderCheck& check) {
+                       const bool opened = openCheckedFolder(path, check);
+                       if (done) done(opened);
+                     });
+}
+
+bool MainWindow::waitForReads(int timeoutMs) { return m_folderReads.waitForReads(timeoutMs); }
+
+bool MainWindow::openCheckedFolder(const QString& path, const FolderCheck& check) {
+  m_openProblem.clear();
+  const QString shown = QDir::toNativeSeparators(check.absolute);
+  switch (check.kind) {
+    case FolderCheck::Run:
+      showRun(check.absolute);
+      return true;
+    case FolderCheck::FolderOfRuns:
       // A folder of runs, as TensorBoard's --logdir: list them, and let the user pick one.
-      m_runsPage->setFolder(absolute);
+      m_runsPage->setFolder(check.absolute);
       setCurrentPage(PageId::Runs);
       statusBar()->showMessage(
-          runs == 1 ? tr("%1 holds 1 run: double-click it to open it").arg(shown)
-                    : tr("%1 holds %2 runs: double-click one to open it").arg(shown).arg(runs),
+          check.runs == 1
+              ? tr("%1 holds 1 run: double-click it to open it").arg(shown)
+              : tr("%1 holds %2 runs: double-click one to open it").arg(shown).arg(check.runs),
           kStatusMessageMs);
       return false;
-    }
-    m_openProblem =
-        QFileInfo::exists(
-            pathText(runDirectoryAt(absolute).root() / core::RunDirectory::kCheckpointWeightsFile))
-            ? tr("%1 is a checkpoint folder, not a run directory. Compare it on the Compare page "
-                 "(Add Folder…), or open the run that wrote it.")
-                  .arg(shown)
-            : tr("%1 is not a run directory: a run directory holds the config.json a training "
-                 "run writes, and this folder has none (nor any run directory inside).")
-                  .arg(shown);
-    statusBar()->showMessage(m_openProblem, kStatusMessageMs);
-    return false;
+    case FolderCheck::Missing:
+      m_openProblem = tr("Not a directory: %1").arg(path);
+      break;
+    case FolderCheck::Checkpoint:
+      m_openProblem = tr("%1 is a checkpoint folder, not a run directory. Compare it on the "
+                         "Compare page (Add Folder…), or open the run that wrote it.")
+                          .arg(shown);
+      break;
+    case FolderCheck::Other:
+      m_openProblem = tr("%1 is not a run directory: a run directory holds the config.json a "
+                         "training run writes, and this folder has none (nor any run directory "
+                         "inside).")
+                          .arg(shown);
+      break;
   }
-  showRun(absolute);
-  return true;
+  statusBar()->showMessage(m_openProblem, kStatusMessageMs);
+  return false;
 }
 
 void MainWindow::showRun(const QString& absolute) {
@@ -331,9 +364,10 @@ void MainWindow::chooseRunDirectory() {
       QFileInfo(m_runsPage->folder()).isDir() ? m_runsPage->folder() : QDir::currentPath();
   const QString path = QFileDialog::getExistingDirectory(this, tr("Open Run Directory"), start);
   if (path.isEmpty()) return;
-  if (!openRunDirectory(path) && !m_openProblem.isEmpty()) {
-    QMessageBox::warning(this, tr("Open Run Directory"), m_openProblem);
-  }
+  openRunDirectoryLater(path, [this](bool opened) {
+    if (!opened && !m_openProblem.isEmpty())
+      QMessageBox::warning(this, tr("Open Run Directory"), m_openProblem);
+  });
 }
 
 void MainWindow::showAbout() { QMessageBox::about(this, tr("About Tokenbench"), aboutText()); }

@@ -6,6 +6,8 @@
 #include <QMainWindow>
 #include <QString>
 
+#include <functional>
+
 class QLabel;
 class QListWidget;
 class QMenu;
@@ -71,6 +73,13 @@ class MainWindow : public QMainWindow {
   /// return false and leave the open run, the Setup page and Open Recent alone, and the status
   /// bar (and lastOpenProblem() for a refusal) says why.
   bool openRunDirectory(const QString& path);
+  /// openRunDirectory() for the window's own menus and pages: what `path` holds is read off the
+  /// window's thread (a hung network mount leaves the window responsive), then it opens as
+  /// openRunDirectory() would and `done(opened)` runs.
+  void openRunDirectoryLater(const QString& path, std::function<void(bool)> done = {});
+  /// Runs the event loop until the folder reads asked for so far (openRunDirectoryLater(), Open
+  /// Recent's check) have landed or `timeoutMs` passed; true when none is left. For tests.
+  bool waitForReads(int timeoutMs = 10000);
   /// Why the last openRunDirectory() refused its folder; empty after one that opened a run or
   /// browsed a folder of runs.
   QString lastOpenProblem() const { return m_openProblem; }
@@ -107,6 +116,15 @@ class MainWindow : public QMainWindow {
   /// Shows the run directory `absolute` in every page (openRunDirectory() has checked it; a run
   /// this window launched is shown at its hello, before its trainer writes config.json).
   void showRun(const QString& absolute);
+  /// What a folder being opened holds, from the file system alone (any thread).
+  struct FolderCheck {
+    enum Kind { Missing, Run, FolderOfRuns, Checkpoint, Other } kind = Missing;
+    QString absolute;  ///< cleaned absolute path; empty when Missing
+    int runs = 0;      ///< run directories inside (FolderOfRuns)
+  };
+  static FolderCheck checkFolder(const QString& path);
+  /// Opens, browses or refuses `path` as `check` found it (openRunDirectory()'s contract).
+  bool openCheckedFolder(const QString& path, const FolderCheck& check);
   // Run control (main_window_runs.cpp): the bar, the Run menu, recent runs, launch plans.
   QWidget* createRunControl();
   void createRunMenu(QMenuBar* bar);
@@ -130,7 +148,8 @@ class MainWindow : public QMainWindow {
   RunController* m_runController = nullptr;
   RunControlBar* m_runControlBar = nullptr;
   QMenu* m_recentMenu = nullptr;
-  FileReadThread m_recentReads{QStringLiteral("recent runs")};  // which recent runs still exist
+  // Which recent runs still exist, what a folder being opened holds.
+  FileReadThread m_folderReads{QStringLiteral("run folders")};
   QString m_openRunDirectory;
   QString m_openProblem;
   QLabel* m_trainerStatus = nullptr;

@@ -55,7 +55,9 @@ QWidget* MainWindow::createRunControl() {
           });
   // Opened from the browser: watch it (TensorBoard and W&B open a run on its charts).
   connect(m_runsPage, &RunsPage::openRequested, this, [this](const QString& path) {
-    if (openRunDirectory(path)) setCurrentPage(PageId::Monitor);
+    openRunDirectoryLater(path, [this](bool opened) {
+      if (opened) setCurrentPage(PageId::Monitor);
+    });
   });
   connect(m_runsPage, &RunsPage::overlayRequested, this, &MainWindow::overlayRuns);
   connect(m_monitorPage, &MonitorPage::newRunFromConfigurationRequested, this,
@@ -117,12 +119,12 @@ void MainWindow::fillRecentMenu() {
   const QStringList recent = WindowSettings().recentRuns();
   for (const QString& path : recent) {
     QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(path), this,
-                                              [this, path] { openRunDirectory(path); });
+                                              [this, path] { openRunDirectoryLater(path); });
     action->setData(path);
   }
   // Runs that are gone (or no longer runs) are greyed out once a read off the window's thread
   // says so; opening one meanwhile is refused as any folder that is not a run.
-  m_recentReads.read(
+  m_folderReads.read(
       [recent] {
         QStringList gone;
         for (const QString& path : recent) {

@@ -174,13 +174,19 @@ class TestMainWindowRuns : public QObject {
     }
     QVERIFY2(action, "the launched run is not in File > Open Recent");
     QVERIFY(action->isEnabled());  // enabled at once; a read off the window's thread may grey it
+    QVERIFY(window.waitForReads());
     action->trigger();
+    QCOMPARE(opened.count(), 0);  // the folder is read off the window's thread, then it opens
+    QVERIFY(window.waitForReads());
     QCOMPARE(opened.count(), 1);
     QCOMPARE(opened.last().first().toString(), first);
 
+    window.setCurrentPage(PageId::Runs);
     Q_EMIT window.runsPage()->openRequested(m_dir.filePath(QStringLiteral("runs/failing")));
+    QVERIFY(window.waitForReads());
     QCOMPARE(opened.count(), 2);
     QCOMPARE(window.openRunDirectoryPath(), m_dir.filePath(QStringLiteral("runs/failing")));
+    QCOMPARE(window.currentPage(), PageId::Monitor);  // opened from the browser: watched
   }
 
   // A recent run that is gone is greyed out, once a read off the window's thread says so.
