@@ -252,6 +252,7 @@ struct ModelConfig {
   double residual_gate_bias = -10.0;
   bool separate_first_frame_encoding = false;
   std::string time_padding = "zeros";
+  std::string time_alignment = "lagged";
   std::string pixel_range = "minus_one_one";
   bool encoder_norm = true;
   int attn_dim_head = 32;
@@ -307,6 +308,12 @@ struct ModelConfig {
                   "(magvit2-pytorch) or copies of the first frame (it is then coded like a still "
                   "scene, not a cut from black, and learns as fast as the other frames)")
             .choices({"zeros", "replicate"}));
+    v.field("time_alignment", time_alignment,
+            FieldSpec("Which frames a time-compressed token holds: lagged (magvit2-pytorch: up to "
+                      "the frame before the last one it decodes, so every second frame is "
+                      "predicted, never coded) or blocks (every frame it decodes, as the "
+                      "MAGVIT-v2 paper groups them; still causal from token to token)")
+                .choices({"lagged", "blocks"}));
     v.field(
         "pixel_range", pixel_range,
         FieldSpec("Pixel range the tokenizer's weights take and give: minus_one_one ([-1, 1], "

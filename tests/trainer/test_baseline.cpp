@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 
@@ -126,16 +127,16 @@ TEST(BlockKMeans, FitIsDeterministicForASeedAndFindsTheBlobs) {
   EXPECT_THROW(fitKMeans(points, options), std::invalid_argument);
 }
 
-TEST(ClassicVqCodec, QuickStartGridIsTwoByTwoByTwoBlocksAndTenBits) {
+TEST(ClassicVqCodec, QuickStartGridIsTwoByTwoByTwoBlocksAndItsBits) {
   const core::ConfigLoad load = core::loadPreset("quick-start");
   ASSERT_TRUE(load.ok());
   const ReferenceShape shape = referenceShapeOf(load.config);
   EXPECT_EQ(shape.geometry.space_factor, 2);
   EXPECT_EQ(shape.geometry.time_factor, 2);
   EXPECT_TRUE(shape.geometry.first_frame_alone);
-  EXPECT_EQ(shape.codebook_size, 1024);
-  EXPECT_DOUBLE_EQ(shape.bits_per_token, 10.0);
-  EXPECT_EQ(classicVqName(shape.bits_per_token), "classic VQ, 10 bits/token");
+  EXPECT_EQ(shape.codebook_size, 1000);  // FSQ [8, 5, 5, 5]
+  EXPECT_DOUBLE_EQ(shape.bits_per_token, std::log2(1000.0));
+  EXPECT_EQ(classicVqName(shape.bits_per_token), "classic VQ, 9.97 bits/token");
   const auto tokenizer = makeTokenizer(load.config.model, load.config.data);
   EXPECT_EQ(shape.geometry.tokenGrid(17, 64), tokenizer->tokenGrid(17, 64));
 }

@@ -435,17 +435,19 @@ TEST(Magvit2Export, WritesTheReferenceNamesShapesAndArgumentsAndImportsBackUncha
 TEST(Magvit2Export, RefusesSettingsTheReferenceCannotExpressNamingTheKey) {
   core::RunConfig c;
   c.model.time_padding = "replicate";
+  c.model.time_alignment = "blocks";
   c.model.attn_num_mem_kv = 2;
   c.model.quantizer.type = "fsq";
   c.model.quantizer.commitment_loss_weight = 0.25;
   c.model.layers.push_back({"cond_attend_space", {}});
   auto refused = weights::exportVideoTokenizerKwargs(c).errors;
-  ASSERT_EQ(refused.size(), 5u);
+  ASSERT_EQ(refused.size(), 6u);
   EXPECT_EQ(refused[0].rfind("model.time_padding: ", 0), 0u) << refused[0];
-  EXPECT_EQ(refused[1].rfind("model.encoder_norm: true", 0), 0u) << refused[1];
-  EXPECT_EQ(refused[2].rfind("model.attn_num_mem_kv: ", 0), 0u) << refused[2];
-  EXPECT_EQ(refused[3].rfind("model.layers[5]: cond_attend_space", 0), 0u) << refused[3];
-  EXPECT_EQ(refused[4].rfind("model.quantizer.commitment_loss_weight: ", 0), 0u) << refused[4];
+  EXPECT_EQ(refused[1].rfind("model.time_alignment: \"blocks\"", 0), 0u) << refused[1];
+  EXPECT_EQ(refused[2].rfind("model.encoder_norm: true", 0), 0u) << refused[2];
+  EXPECT_EQ(refused[3].rfind("model.attn_num_mem_kv: ", 0), 0u) << refused[3];
+  EXPECT_EQ(refused[4].rfind("model.layers[5]: cond_attend_space", 0), 0u) << refused[4];
+  EXPECT_EQ(refused[5].rfind("model.quantizer.commitment_loss_weight: ", 0), 0u) << refused[5];
 
   core::RunConfig vqgan;
   vqgan.model.kind = "vqgan";

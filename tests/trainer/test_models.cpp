@@ -225,6 +225,49 @@ TEST(MagvitCausality, ReplicatedTimePaddingIsCausalAndMakesTheFirstFrameLikeTheO
   EXPECT_THROW(makeTokenizer(bad, data(8, 5)), std::invalid_argument);
 }
 
+// model.time_alignment: with magvit2-pytorch's lagged time compression the token that decodes
+// frame 2 (frames 1 and 2 come from token 1) never sees frame 2, which is then predicted, not
+// coded; aligned in blocks every output frame sees its own input frame, and none sees a frame
+// of a later token (frames (k-1) f + 1 .. k f form token k, f the time compression).
+TEST(MagvitCausality, BlockAlignedTimeCompressionCodesEveryFrameOfItsToken) {
+  auto ownAndLaterGradients = [](const std::string& alignment, int compressions, int frames) {
+    std::vector<core::LayerSpec> layers = {{"residual", {}}};
+    for (int i = 0; i < compressions; ++i) layers.push_back({"compress_time", {}});
+    layers.push_back({"residual", {}});
+    auto m = tinyMagvit(layers);
+    m.time_alignment = alignment;
+    m.time_padding = "replicate";
+    torch::manual_seed(5);
+    auto tok = makeTokenizer(m, data(8, frames));
+    tok->train();
+    auto x = torch::randn({1, 3, frames, 8, 8}, torch::requires_grad());
+    const auto recon = tok->forward(x).recon;
+    const std::int64_t f = std::int64_t{1} << compressions;
+    std::vector<std::pair<float, float>> out;  // per output frame: own, beyond its token
+    for (std::int64_t t = 0; t < frames; ++t) {
+      const auto g = torch::autograd::grad({recon.select(2, t).sum()}, {x}, {}, true)[0];
+      const std::int64_t last = t == 0 ? 0 : ((t - 1) / f + 1) * f;  // its token's last frame
+      out.emplace_back(g.select(2, t).abs().max().item<float>(),
+                       last + 1 < frames ? g.slice(2, last + 1).abs().max().item<float>() : 0.0f);
+    }
+    return out;
+  };
+  for (const int compressions : {1, 2}) {
+    const int frames = 1 + 2 * (1 << compressions);
+    const auto blocks = ownAndLaterGradients("blocks", compressions, frames);
+    for (int t = 0; t < frames; ++t) {
+      EXPECT_GT(blocks[t].first, 0.0f) << compressions << " compressions: frame " << t;
+      EXPECT_EQ(blocks[t].second, 0.0f) << compressions << " compressions: frame " << t;
+    }
+  }
+  const auto lagged = ownAndLaterGradients("lagged", 1, 5);
+  EXPECT_GT(lagged[1].first, 0.0f);
+  EXPECT_EQ(lagged[2].first, 0.0f) << "lagged: frame 2 is predicted from frames 0 and 1";
+  auto bad = tinyMagvit({{"compress_time", {}}});
+  bad.time_alignment = "centred";
+  EXPECT_THROW(makeTokenizer(bad, data(8, 5)), std::invalid_argument);
+}
+
 TEST(MagvitTokenizer, ImagesAreOneFrameVideosAndIndicesDecode) {
   torch::manual_seed(0);
   auto tok = makeTokenizer(

@@ -181,15 +181,16 @@ torch::Tensor SpatialDownsample2xImpl::forward(const torch::Tensor& x,
 }
 
 TimeDownsample2xImpl::TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out,
-                                           TimePadding time_padding)
-    : m_time_padding(time_padding) {
+                                           TimePadding time_padding, bool blocks)
+    : m_time_padding(time_padding), m_front(blocks ? 1 : 2) {
   conv = register_module("conv",
                          torch::nn::Conv1d(torch::nn::Conv1dOptions(dim, dim_out, 3).stride(2)));
 }
 torch::Tensor TimeDownsample2xImpl::forward(const torch::Tensor& x, const torch::Tensor& /*cond*/) {
-  // Two frames in front (zeros, as magvit2-pytorch, or copies): output i sees inputs 2i-2 .. 2i
-  // only, so the decoder's frames 2i, 2i+1 (from output i) never see a later input frame.
-  const auto seq = padTimeFront(pixelsToBatch(x), 2, m_time_padding);
+  // Lagged: two frames in front (zeros, as magvit2-pytorch, or copies): output i sees inputs
+  // 2i-2 .. 2i only, so the decoder's frames 2i, 2i+1 (from output i) never see a later input
+  // frame. Blocks: one in front, output i sees inputs 2i-1 .. 2i+1, both of its own.
+  const auto seq = padTimeFront(pixelsToBatch(x), m_front, m_time_padding);
   return batchToPixels(conv(seq), x.size(0), x.size(3), x.size(4));
 }
 

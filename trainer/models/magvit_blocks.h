@@ -133,23 +133,26 @@ class SpatialDownsample2xImpl : public MagvitLayer {
 };
 TORCH_MODULE(SpatialDownsample2x);
 
-/// `compress_time` (encoder): kernel-3 stride-2 conv along time with two zero frames in front
-/// (as magvit2-pytorch): output frame i sees input frames 2i-2 .. 2i, and the decoder turns it
+/// `compress_time` (encoder): kernel-3 stride-2 conv along time. Lagged (magvit2-pytorch): two
+/// frames in front, so output frame i sees input frames 2i-2 .. 2i, and the decoder turns it
 /// into frames 2i, 2i+1, so no output frame depends on a later input frame. The price of this
 /// strict per-frame causality is a lag: with n compress_time layers and the encoder's 2^n - 1
-/// leading zero frames, latent frame j holds input frames up to 2^n (j - 1) + 1 and is decoded
+/// leading padding frames, latent frame j holds input frames up to 2^n (j - 1) + 1 and is decoded
 /// into frames 2^n (j - 1) + 1 .. 2^n j, i.e. those frames are predicted from earlier ones (the
-/// first frame is reconstructed without seeing it). `[B, C, T, H, W] -> [B, Cout, T/2, H, W]` (T
-/// even).
+/// first frame is reconstructed without seeing it). Blocks: one frame in front, so output frame
+/// i sees input frames 2i-1 .. 2i+1, both frames it is decoded into among them: a frame depends
+/// on the later frames of its own token, never on a later token. `[B, C, T, H, W] -> [B, Cout,
+/// T/2, H, W]` (T even).
 class TimeDownsample2xImpl : public MagvitLayer {
  public:
   TimeDownsample2xImpl(std::int64_t dim, std::int64_t dim_out,
-                       TimePadding time_padding = TimePadding::Zeros);
+                       TimePadding time_padding = TimePadding::Zeros, bool blocks = false);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cond) override;
   torch::nn::Conv1d conv{nullptr};
 
  private:
   TimePadding m_time_padding;
+  std::int64_t m_front;  // frames padded in front: 2 lagged, 1 blocks
 };
 TORCH_MODULE(TimeDownsample2x);
 

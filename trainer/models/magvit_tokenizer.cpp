@@ -77,6 +77,9 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
 
   auto kin = c.input_conv_kernel, kout = c.output_conv_kernel;
   const TimePadding tp = m_time_padding;
+  requireOption(c.time_alignment == "lagged" || c.time_alignment == "blocks",
+                "model.time_alignment", "expected \"lagged\" or \"blocks\"");
+  const bool time_blocks = c.time_alignment == "blocks";
   conv_in = register_module(
       "conv_in",
       CausalConv3d(
@@ -144,7 +147,7 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
           dec = SpatialUpsample2x(out, dim).ptr();
         } else {
           m_time_factor *= 2;
-          enc = TimeDownsample2x(dim, out, tp).ptr();
+          enc = TimeDownsample2x(dim, out, tp, time_blocks).ptr();
           dec = TimeUpsample2x(out, dim).ptr();
         }
       } else if (spec.name == "attend_space" || spec.name == "cond_attend_space") {

@@ -30,6 +30,7 @@ core::RunConfig referenceDefaults() {
   m.residual_conv_kernel = 3;
   m.separate_first_frame_encoding = false;
   m.time_padding = "zeros";
+  m.time_alignment = "lagged";
   // VideoTokenizer.encode() zips its encoder layers with one flag per layer of the list, so the
   // LayerNorm appended after them is never applied (its weights are still in the state dict).
   m.encoder_norm = false;
@@ -466,6 +467,10 @@ KwargsExport exportVideoTokenizerKwargs(const core::RunConfig& c) {
   if (m.time_padding != "zeros")
     refuse("model.time_padding",
            "\"" + m.time_padding + "\": the reference pads causal convolutions with zero frames");
+  if (m.time_alignment != "lagged")
+    refuse("model.time_alignment",
+           "\"" + m.time_alignment +
+               "\": the reference's time compression pads two frames in front (lagged)");
   if (m.kind == "magvit2" && m.encoder_norm)
     refuse("model.encoder_norm",
            "true: VideoTokenizer.encode() never applies its encoder LayerNorm, so these weights "
