@@ -922,6 +922,7 @@ class FirstSessionTest : public QObject {
     const QRect row = view->visualRect(view->model()->index(0, 0));
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, row.center());
     QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, row.center());
+    QVERIFY(window.waitForReads());  // the folder is checked off the window's thread
     QCOMPARE(window.openRunDirectoryPath(), run);
     QCOMPARE(window.currentPage(), PageId::Monitor);
   }

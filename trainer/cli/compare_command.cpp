@@ -86,7 +86,8 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
   return entries;
 }
 
-// Every file's first clip (or procedural clips), centre crop, no flip.
+// Every file's first clip (or procedural clips), centre crop, no flip: whole clips, as
+// validation scores them, never the training windows (data.train_crop, data.train_frames).
 std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& args,
                                                              core::DataConfig d) {
   if (!args.data.empty()) {
@@ -100,6 +101,8 @@ std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& 
   d.clip_start = "first";
   d.crop = "center";
   d.hflip = false;
+  d.train_crop = 0;
+  d.train_frames = 0;
   std::vector<std::pair<std::string, torch::Tensor>> clips;
   try {
     data::ClipDataset dataset(d, 0);

@@ -51,7 +51,7 @@ torch::Tensor FrameDiscriminatorBlockImpl::forward(const torch::Tensor& x) {
 
 FrameDiscriminatorImpl::FrameDiscriminatorImpl(const FrameDiscriminatorOptions& o) : m_options(o) {
   require(o.dim() >= 1, "model.discriminator.dim", "must be >= 1");
-  require(o.image_size() >= 8 && (o.image_size() & (o.image_size() - 1)) == 0, "data.image_size",
+  require(o.image_size() >= 8 && (o.image_size() & (o.image_size() - 1)) == 0, o.image_size_key(),
           "the frame discriminator needs a power of two >= 8");
   const std::int64_t num_layers = log2Exact(o.image_size()) - 2;
   std::vector<std::int64_t> dims{o.channels()};
@@ -149,9 +149,10 @@ torch::Tensor PatchGanDiscriminatorImpl::forward(const torch::Tensor& x) {
 }
 
 VideoDiscriminatorImpl::VideoDiscriminatorImpl(std::int64_t channels, std::int64_t dim,
-                                               std::int64_t max_dim, std::int64_t image_size) {
+                                               std::int64_t max_dim, std::int64_t image_size,
+                                               const std::string& image_size_key) {
   require(dim >= 1, "model.discriminator.dim", "must be >= 1");
-  require(image_size >= 8, "data.image_size", "the video discriminator needs >= 8");
+  require(image_size >= 8, image_size_key, "the video discriminator needs >= 8");
   const std::int64_t num_layers = log2Exact(image_size) - 2;
   blocks = register_module("blocks", torch::nn::ModuleList());
   std::int64_t in = channels;
@@ -201,8 +202,13 @@ std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,
                                                  const core::DataConfig& data) {
   const auto& d = model.discriminator;
   const std::int64_t dim = d.dim > 0 ? d.dim : (model.kind == "vqgan" ? 64 : model.init_dim);
+  // It judges what training reconstructs: the training crops when there are any.
+  const bool crops = data.train_crop > 0;
+  const std::int64_t size = crops ? data.train_crop : data.image_size;
+  const std::string key = crops ? "data.train_crop" : "data.image_size";
   if (d.type == "frame") {
-    return FrameDiscriminator(FrameDiscriminatorOptions(dim, data.image_size)
+    return FrameDiscriminator(FrameDiscriminatorOptions(dim, size)
+                                  .image_size_key(key)
                                   .channels(model.channels)
                                   .max_dim(d.max_dim)
                                   .attn_resolutions(d.attn_resolutions)
@@ -213,8 +219,7 @@ std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,
   }
   if (d.type == "patchgan")
     return PatchGanDiscriminator(model.channels, dim, d.patchgan_layers).ptr();
-  if (d.type == "video")
-    return VideoDiscriminator(model.channels, dim, d.max_dim, data.image_size).ptr();
+  if (d.type == "video") return VideoDiscriminator(model.channels, dim, d.max_dim, size, key).ptr();
   throw std::invalid_argument("model.discriminator.type: unknown discriminator \"" + d.type + "\"");
 }
 

@@ -51,6 +51,8 @@ struct FrameDiscriminatorOptions {
   /// Channels are min(dim x 4 x 2^i, max_dim) for block i (as magvit2-pytorch).
   TORCH_ARG(std::int64_t, dim);
   TORCH_ARG(std::int64_t, image_size);
+  /// The configuration key image_size comes from, for errors.
+  TORCH_ARG(std::string, image_size_key) = "data.image_size";
   TORCH_ARG(std::int64_t, channels) = 3;
   TORCH_ARG(std::int64_t, max_dim) = 512;
   /// Input sides of the blocks followed by linear attention + feed-forward (magvit2-pytorch puts
@@ -95,7 +97,8 @@ TORCH_MODULE(PatchGanDiscriminator);
 class VideoDiscriminatorImpl : public Discriminator {
  public:
   VideoDiscriminatorImpl(std::int64_t channels, std::int64_t dim, std::int64_t max_dim,
-                         std::int64_t image_size);
+                         std::int64_t image_size,
+                         const std::string& image_size_key = "data.image_size");
   torch::Tensor forward(const torch::Tensor& x) override;
   bool takesVideo() const override { return true; }
   /// Block i is "blocks.<2i>" (the residual branch) with its shortcut "blocks.<2i+1>".
@@ -105,8 +108,9 @@ class VideoDiscriminatorImpl : public Discriminator {
 };
 TORCH_MODULE(VideoDiscriminator);
 
-/// Builds `model.discriminator.type` for `data.image_size`; dim 0 means model.init_dim
-/// (vqgan: 64). Throws std::invalid_argument naming the field.
+/// Builds `model.discriminator.type` for the frames training reconstructs: `data.train_crop`
+/// squares when set, else `data.image_size`; dim 0 means model.init_dim (vqgan: 64). Throws
+/// std::invalid_argument naming the field.
 std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,
                                                  const core::DataConfig& data);
 
