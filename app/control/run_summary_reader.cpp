@@ -66,6 +66,16 @@ bool RunSummaryReader::isRunDirectory(const QString& runDir) {
          !QFileInfo::exists(pathText(run.root() / core::RunDirectory::kCheckpointWeightsFile));
 }
 
+QStringList RunSummaryReader::runDirectoriesIn(const QString& folder) {
+  QStringList runs;
+  for (const QFileInfo& entry :
+       QDir(folder).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+    const QString path = QDir::cleanPath(entry.absoluteFilePath());
+    if (isRunDirectory(path)) runs.append(path);
+  }
+  return runs;
+}
+
 bool RunSummaryReader::isLocked(const QString& runDir) {
   return core::isRunLocked(runDirectoryAt(runDir).lockFile());
 }

@@ -43,6 +43,9 @@ class RunSummaryReader {
   /// True when `runDir` holds a config.json (what makes a folder a run directory) and is not a
   /// checkpoint folder (one with model.safetensors at its top, which holds a config.json too).
   static bool isRunDirectory(const QString& runDir);
+  /// The run directories directly inside `folder` (cleaned absolute paths, by name): what a
+  /// folder of runs, as TensorBoard's --logdir takes, holds.
+  static QStringList runDirectoriesIn(const QString& folder);
   /// Reads (incrementally, for a path seen before) the summary of `runDir`.
   RunSummary read(const QString& runDir);
   /// Drops what is cached for every run directory but `runDirs` (runs no longer listed).

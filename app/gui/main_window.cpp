@@ -217,10 +217,7 @@ MainWindow::FolderCheck MainWindow::checkFolder(const QString& path) {
     check.kind = FolderCheck::Run;
     return check;
   }
-  for (const QFileInfo& entry :
-       QDir(check.absolute).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-    check.runs += RunSummaryReader::isRunDirectory(entry.absoluteFilePath()) ? 1 : 0;
-  }
+  check.runs = static_cast<int>(RunSummaryReader::runDirectoriesIn(check.absolute).size());
   const QString weights =
       pathText(runDirectoryAt(check.absolute).root() / core::RunDirectory::kCheckpointWeightsFile);
   if (check.runs > 0)

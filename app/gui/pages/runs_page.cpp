@@ -318,11 +318,7 @@ void RunsPage::refresh() {
   m_reads->read(
       [folder = m_folder, opened = m_opened, reader = m_reader] {
         Listing listing;
-        for (const QFileInfo& entry :
-             QDir(folder).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-          const QString path = QDir::cleanPath(entry.absoluteFilePath());
-          if (RunSummaryReader::isRunDirectory(path)) listing.paths.append(path);
-        }
+        listing.paths = RunSummaryReader::runDirectoriesIn(folder);
         for (const QString& path : opened) {
           if (!listing.paths.contains(path) && QFileInfo(path).isDir()) listing.paths.append(path);
         }
