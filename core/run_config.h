@@ -146,11 +146,14 @@ struct QuantizerConfig {
             .max(1 << 24));
     v.field("num_codebooks", num_codebooks, FieldSpec("Codebooks per token (lfq)").min(1).max(16));
     v.field("entropy_loss_weight", entropy_loss_weight,
-            FieldSpec("Weight of the LFQ entropy loss (per-sample entropy minus diversity_gamma x "
-                      "codebook entropy)")
+            FieldSpec("Weight of the entropy loss: lfq, per-sample entropy minus diversity_gamma x "
+                      "codebook entropy; fsq, 1 minus how evenly each dimension uses its levels "
+                      "over the batch (train/quantizer/level_entropy, 1 at best)")
                 .min(0));
     v.field("commitment_loss_weight", commitment_loss_weight,
-            FieldSpec("Weight of the commitment loss (lfq, fsq)").min(0));
+            FieldSpec("Weight of the commitment loss (lfq, fsq). On fsq it pulls values into "
+                      "tanh's flat ends, where the extreme levels stop learning: fsq presets use 0")
+                .min(0));
     v.field("diversity_gamma", diversity_gamma,
             FieldSpec("Weight of the codebook-entropy term inside the LFQ entropy loss").min(0));
     v.field("soft_clamp", soft_clamp,

@@ -179,6 +179,61 @@ TEST(FiniteScalarQuantizer, IndexCodeRoundTripAndRange) {
   EXPECT_LE(codes.abs().max().item<float>(), 1.0f);
 }
 
+// "level_entropy" is 1 when a channel's values sit on its levels equally often, falls as they
+// crowd onto fewer, covers the global batch with a reducer, and its loss spreads the codes.
+TEST(FiniteScalarQuantizer, LevelEntropyMeasuresAndSpreadsTheUseOfLevels) {
+  torch::manual_seed(0);
+  FiniteScalarQuantizer q(FiniteScalarQuantizerOptions(1, {5}).entropy_loss_weight(1.0));
+  q->train();
+  // Arguments of tanh that land exactly on the levels -2..2 (half width 2 x 1.001).
+  const auto on_levels = torch::atanh(torch::arange(-2, 3).to(torch::kFloat) / 2.002);
+  const auto even = on_levels.repeat({40}).view({1, 1, 200});
+  const auto term = [&](const torch::Tensor& z) {
+    const auto out = q->quantize(z);
+    EXPECT_EQ(out.terms[1].first, "level_entropy");
+    return out.terms[1].second.item<double>();
+  };
+  EXPECT_NEAR(term(even), 1.0, 1e-3);
+  const auto crowded =
+      torch::cat({on_levels.slice(0, 1, 3).repeat({90}), on_levels.slice(0, 0, 1).repeat({20})})
+          .view({1, 1, 200});  // levels -1 and 0 90 times each, -2 20 times
+  const double p1 = 0.45, p2 = 0.1;
+  const double expected = -(2 * p1 * std::log(p1) + p2 * std::log(p2)) / std::log(5.0);
+  // The soft assignment gives a value on a level's neighbours e^-4 of its weight each: slightly
+  // more than the hard counts' entropy.
+  EXPECT_NEAR(term(crowded), expected, 0.05);
+
+  // With the reducer, one half of a batch sees the entropy of the whole.
+  const auto half_a = on_levels.slice(0, 0, 2).repeat({50}).view({1, 1, 100});
+  const auto half_b = on_levels.slice(0, 2, 5).repeat({34}).slice(0, 0, 100).view({1, 1, 100});
+  const double whole = term(torch::cat({half_a, half_b}, 2));
+  ASSERT_GT(whole - term(half_a), 0.1) << "the halves' levels should differ";
+  torch::Tensor mean_b;
+  q->setBatchMeanReducer([&](const torch::Tensor& m) { return mean_b = m.detach(); });
+  (void)term(half_b);
+  q->setBatchMeanReducer([&](const torch::Tensor& m) { return (m + mean_b) / 2; });
+  EXPECT_NEAR(term(half_a), whole, 1e-5);
+  q->setBatchMeanReducer(nullptr);
+
+  // Gradient descent on the loss alone moves values crowded on one level onto all five.
+  auto z = (torch::randn({1, 1, 256}) * 0.05).requires_grad_();
+  torch::optim::Adam adam({z}, torch::optim::AdamOptions(0.05));
+  const auto distinct = [&] {
+    torch::NoGradGuard no_grad;
+    return std::get<0>(torch::_unique(q->quantize(z).indices)).numel();
+  };
+  EXPECT_EQ(distinct(), 1);
+  for (int step = 0; step < 200; ++step) {
+    adam.zero_grad();
+    q->quantize(z).loss.backward();
+    adam.step();
+  }
+  EXPECT_EQ(distinct(), 5);
+  EXPECT_GT(term(z.detach()), 0.9);
+  q->eval();
+  EXPECT_EQ(q->quantize(z).terms[1].second.item<double>(), 0.0);  // training only
+}
+
 TEST(VectorQuantizer, NearestCodeRoundTripAndLosses) {
   torch::manual_seed(0);
   VectorQuantizer q(VectorQuantizerOptions(4, 16, 4).dead_code_threshold(0).beta(0.25));

@@ -42,6 +42,24 @@ torch::Tensor FiniteScalarQuantizerImpl::bound(const torch::Tensor& z) const {
   return torch::tanh(z + shift) * half_l - offset;
 }
 
+torch::Tensor FiniteScalarQuantizerImpl::levelEntropy(const torch::Tensor& bounded) const {
+  constexpr double kTemperature = 0.25;  // squared distance in levels: soft near the midpoints
+  const auto x = bounded.to(torch::kFloat);
+  const std::int64_t cbs = x.size(2);
+  auto total = torch::zeros({}, x.options());
+  for (std::size_t i = 0; i < m_options.levels().size(); ++i) {
+    const std::int64_t n = m_options.levels()[i];
+    const auto values = torch::arange(n, x.options()) - static_cast<double>(n / 2);
+    const auto distance =
+        (x.select(-1, static_cast<std::int64_t>(i)).unsqueeze(-1) - values).pow(2);
+    const auto mean = globalBatchMean(
+        torch::softmax(-distance / kTemperature, -1).reshape({-1, cbs, n}).mean(0));  // [C, L]
+    const auto entropy = -(mean * torch::log(mean.clamp_min(1e-12))).sum(-1).mean();
+    total = total + entropy / std::log(static_cast<double>(n));
+  }
+  return total / static_cast<double>(m_options.levels().size());
+}
+
 QuantizerOutput FiniteScalarQuantizerImpl::quantize(const torch::Tensor& latent) {
   std::vector<std::int64_t> spatial;
   TORCH_CHECK(latent.size(1) == m_options.dim(), "FSQ expects ", m_options.dim(), " channels, got ",
@@ -63,10 +81,14 @@ QuantizerOutput FiniteScalarQuantizerImpl::quantize(const torch::Tensor& latent)
   QuantizerOutput result;
   result.quantized = fromTokens(q, spatial);
   result.indices = indicesFromTokens(indices, batch, spatial, cbs);
+  const bool training = is_training();
   const auto commitment =
-      is_training() ? F::mse_loss(bounded, rounded.detach()) : torch::zeros({}, x.options());
-  result.terms = {{"commitment", commitment}};
+      training ? F::mse_loss(bounded, rounded.detach()) : torch::zeros({}, x.options());
+  const auto level_entropy = training ? levelEntropy(bounded) : torch::zeros({}, x.options());
+  result.terms = {{"commitment", commitment}, {"level_entropy", level_entropy}};
   result.loss = commitment * m_options.commitment_loss_weight();
+  if (training && m_options.entropy_loss_weight() > 0)
+    result.loss = result.loss + (1 - level_entropy) * m_options.entropy_loss_weight();
   return result;
 }
 

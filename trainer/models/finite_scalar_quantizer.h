@@ -18,13 +18,21 @@ struct FiniteScalarQuantizerOptions {
   /// Levels per quantized channel, each >= 2; the codebook has their product of codes.
   TORCH_ARG(std::vector<std::int64_t>, levels);
   TORCH_ARG(std::int64_t, num_codebooks) = 1;
-  /// Weight of the "commitment" term (bounded input vs its rounded value); 0 = off.
+  /// Weight of the "commitment" term (bounded input vs its rounded value); 0 = off. It pulls every
+  /// value onto its level, and the extreme levels lie where tanh is flat (|argument| near 4): a
+  /// value pulled there stops learning, so the codes pile up on the extremes (0 suits FSQ best).
   TORCH_ARG(double, commitment_loss_weight) = 0.0;
+  /// Weight of the level-entropy term: the loss gains weight x (1 - "level_entropy"); 0 = off.
+  TORCH_ARG(double, entropy_loss_weight) = 0.0;
 };
 
 /// FSQ: each channel is bounded by tanh to (level-1)/2 and rounded (straight-through); codes lie in
 /// [-1, 1]. Index = sum_i digit_i x prod_{j<i} levels_j with digit_i in [0, levels_i).
-/// Terms: "commitment" (mean squared rounding error of the bounded input).
+/// Terms: "commitment" (mean squared rounding error of the bounded input) and "level_entropy":
+/// how evenly each channel uses its levels over the (global) batch, 1 when every level is as
+/// frequent as every other: the entropy of the batch-mean soft assignment of the bounded values
+/// to the levels (softmax of -distance^2 / 0.25), divided by log(levels), averaged over channels.
+/// Training only (zero otherwise).
 class FiniteScalarQuantizerImpl : public Quantizer {
  public:
   explicit FiniteScalarQuantizerImpl(const FiniteScalarQuantizerOptions& options);
@@ -40,6 +48,8 @@ class FiniteScalarQuantizerImpl : public Quantizer {
 
  private:
   torch::Tensor bound(const torch::Tensor& z) const;
+  /// "level_entropy" of bounded values `[B, N, C, d]`.
+  torch::Tensor levelEntropy(const torch::Tensor& bounded) const;
 
   FiniteScalarQuantizerOptions m_options;
   std::int64_t m_codebook_size = 1;

@@ -34,7 +34,8 @@ std::shared_ptr<Quantizer> makeQuantizer(const core::QuantizerConfig& c, std::in
       std::vector<std::int64_t> levels(c.fsq_levels.begin(), c.fsq_levels.end());
       return FiniteScalarQuantizer(FiniteScalarQuantizerOptions(dim, levels)
                                        .num_codebooks(c.num_codebooks)
-                                       .commitment_loss_weight(c.commitment_loss_weight))
+                                       .commitment_loss_weight(c.commitment_loss_weight)
+                                       .entropy_loss_weight(c.entropy_loss_weight))
           .ptr();
     }
     if (c.type == "vq") {
