@@ -46,18 +46,24 @@ torch::Tensor FiniteScalarQuantizerImpl::levelEntropy(const torch::Tensor& bound
   constexpr double kTemperature = 0.25;  // squared distance in levels: soft near the midpoints
   const auto x = bounded.to(torch::kFloat);
   const std::int64_t cbs = x.size(2);
-  auto total = torch::zeros({}, x.options());
+  std::vector<torch::Tensor> means;  // per dimension: [C, L] mean soft assignment to its levels
   for (std::size_t i = 0; i < m_options.levels().size(); ++i) {
     const std::int64_t n = m_options.levels()[i];
     const auto values = torch::arange(n, x.options()) - static_cast<double>(n / 2);
     const auto distance =
         (x.select(-1, static_cast<std::int64_t>(i)).unsqueeze(-1) - values).pow(2);
-    const auto mean = globalBatchMean(
-        torch::softmax(-distance / kTemperature, -1).reshape({-1, cbs, n}).mean(0));  // [C, L]
-    const auto entropy = -(mean * torch::log(mean.clamp_min(1e-12))).sum(-1).mean();
-    total = total + entropy / std::log(static_cast<double>(n));
+    means.push_back(torch::softmax(-distance / kTemperature, -1).reshape({-1, cbs, n}).mean(0));
   }
-  return total / static_cast<double>(m_options.levels().size());
+  // One reduction over the ranks for every dimension's levels.
+  const auto global =
+      globalBatchMean(torch::cat(means, -1)).split_with_sizes(m_options.levels(), -1);
+  auto total = torch::zeros({}, x.options());
+  for (std::size_t i = 0; i < global.size(); ++i) {
+    const auto& mean = global[i];
+    const auto entropy = -(mean * torch::log(mean.clamp_min(1e-12))).sum(-1).mean();
+    total = total + entropy / std::log(static_cast<double>(m_options.levels()[i]));
+  }
+  return total / static_cast<double>(global.size());
 }
 
 QuantizerOutput FiniteScalarQuantizerImpl::quantize(const torch::Tensor& latent) {
