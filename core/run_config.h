@@ -466,7 +466,13 @@ struct TrainConfig {
         "warmup_steps", warmup_steps,
         FieldSpec("Linear warmup; the rate reaches lr exactly at this step").unit("steps").min(0));
     v.field("max_steps", max_steps, FieldSpec("Optimiser steps to train").unit("steps").min(1));
-    v.field("schedule", schedule, FieldSpec("Rate after warmup").choices({"constant", "cosine"}));
+    v.field(
+        "schedule", schedule,
+        FieldSpec("Rate after warmup: constant; cosine down to the floor at max_steps; "
+                  "cosine_budget: the same, but with a time budget the cosine ends where the "
+                  "budget is estimated to run out (fixed once from the speed of 100 steps timed "
+                  "from the end of warmup, logged, and kept in checkpoints)")
+            .choices({"constant", "cosine", "cosine_budget"}));
     v.field("min_lr_ratio", min_lr_ratio,
             FieldSpec("Cosine schedule floor as a fraction of lr").min(0).max(1));
     v.field("weight_decay", weight_decay,
@@ -514,7 +520,10 @@ struct TrainConfig {
     v.field("valid_every", valid_every,
             FieldSpec("Steps between validations; 0 never").unit("steps").min(0));
     v.field("valid_clips", valid_clips,
-            FieldSpec("Held-out clips per validation").unit("clips").min(1));
+            FieldSpec("Held-out clips per validation, spread evenly over the held-out clips (files "
+                      "in name order)")
+                .unit("clips")
+                .min(1));
     v.field(
         "reference_codec", reference_codec,
         FieldSpec(
@@ -542,7 +551,8 @@ struct TrainConfig {
     v.field("activation_checkpointing", activation_checkpointing,
             FieldSpec("Layer types whose activations are recomputed in backward, or [\"all\"]"));
     v.field("time_budget_s", time_budget_s,
-            FieldSpec("Stop cleanly after this much wall-clock training; 0 means no limit")
+            FieldSpec("Stop cleanly after this much wall-clock training, the run's sessions "
+                      "together; 0 means no limit. train.schedule cosine_budget decays over it")
                 .unit("s")
                 .min(0));
     v.field(

@@ -97,8 +97,11 @@ TEST(Sharded, Zero2AndZero3OnTwoAndFourRanksMatchOneRankAndHoldTheirShare) {
   const auto one_state = finalWeights(dir.path() / "one", 4, "optimizer.safetensors");
   // The AdamW moments, gathered from the shares, are the one process's whole state. They follow
   // the gradients, which the LFQ's rounding makes differ between the runs by up to 3e-4 of their
-  // size here (ddp on 2 ranks: 1e-4): a wrong gather (a share misplaced, missing or another
-  // moment's) would be off by the moments' own size.
+  // size on 2 ranks (ddp: 1e-4): a wrong gather (a share misplaced, missing or another moment's)
+  // would be off by the moments' own size. On 4 ranks every rank's batch is one clip, four means
+  // summed in another order, and the kernels' rounding shows more: on an AVX-512 Xeon zero2x4
+  // ends 1.25e-5 from one process (1.3e-5 with ATen's AVX2 kernels), its moments 1.5e-3 of the
+  // largest; a misplaced share is off by about the rate (1e-3) a step.
   double largest_moment = 0;
   for (const auto& [name, t] : one_state) {
     if (t.is_floating_point())
@@ -106,9 +109,11 @@ TEST(Sharded, Zero2AndZero3OnTwoAndFourRanksMatchOneRankAndHoldTheirShare) {
   }
   EXPECT_GT(largest_moment, 0);
   for (const auto& [name, config] : sharded) {
-    EXPECT_LT(maxDifference(one, finalWeights(dir.path() / name, 4)), kSameBatchTolerance) << name;
+    const double slack = config.distributed.nproc_per_node == 4 ? 4 : 1;
+    EXPECT_LT(maxDifference(one, finalWeights(dir.path() / name, 4)), slack * kSameBatchTolerance)
+        << name;
     const auto state = finalWeights(dir.path() / name, 4, "optimizer.safetensors");
-    EXPECT_LT(maxDifference(one_state, state), 1e-3 * largest_moment) << name;
+    EXPECT_LT(maxDifference(one_state, state), slack * 1e-3 * largest_moment) << name;
   }
   // Training moved the weights by far more than the tolerance (the comparison is not vacuous).
   TempFolder init;

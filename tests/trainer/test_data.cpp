@@ -305,6 +305,32 @@ TEST(DataVideos, UnusableFoldersAndConfigsAreClearErrors) {
   EXPECT_NE(codeOf(d).find("data.num_frames is 5"), std::string::npos) << codeOf(d);
 }
 
+// Validation scores train.valid_clips clips spread over the held-out files in name order, so that
+// clips cut from several videos (bench/learning.sh's held-out folder) all count, not only the
+// first video's.
+TEST(DataVideos, ValidationPicksAreSpreadOverTheHeldOutFiles) {
+  TempFolder dir;
+  const fs::path train = dir.path() / "train", held = dir.path() / "held";
+  makeVideoFolder(train);
+  fs::create_directories(held);
+  for (int i = 0; i < 6; ++i) {
+    media::writeVideo((held / ("clip" + std::to_string(i) + ".mkv")).string(),
+                      makeClip(16, 16, 9, 8));  // one 9-frame clip each
+  }
+  core::DataConfig d = videoData(train);
+  d.valid_path = held.string();
+  ClipDataset data(d, 1);
+  ASSERT_EQ(data.validSize(), 6);
+  EXPECT_EQ(data.validPicks(3), (std::vector<std::int64_t>{0, 2, 4}));
+  EXPECT_EQ(data.validPicks(4), (std::vector<std::int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(data.validPicks(1), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(data.validPicks(6), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(data.validPicks(9), data.validPicks(6));  // never a file twice
+  std::vector<std::string> names;
+  for (const std::int64_t i : data.validPicks(3)) names.push_back(data.validSource(i));
+  EXPECT_EQ(names, (std::vector<std::string>{"clip0.mkv", "clip2.mkv", "clip4.mkv"}));
+}
+
 // data.valid_path: validation reads a folder of its own (other sources), every data.path file
 // trains, and a missing or unusable validation folder is an error naming data.valid_path.
 TEST(DataVideos, ValidationFolderOfItsOwn) {

@@ -71,9 +71,86 @@ TEST(LrSchedule, WarmupReachesTheRateExactlyAtWarmupSteps) {
   EXPECT_DOUBLE_EQ(scheduledRate(t, 1e-3, 100), 1e-3);
   EXPECT_NEAR(scheduledRate(t, 1e-3, 600), 0.55e-3, 1e-12);  // half way: mean of peak and floor
   EXPECT_NEAR(scheduledRate(t, 1e-3, 1100), 1e-4, 1e-12);
+  // A time budget's end replaces max_steps as the cosine's last step.
+  EXPECT_NEAR(scheduledRate(t, 1e-3, 350, 600), 0.55e-3, 1e-12);
+  EXPECT_NEAR(scheduledRate(t, 1e-3, 600, 600), 1e-4, 1e-12);
+  EXPECT_NEAR(scheduledRate(t, 1e-3, 900, 600), 1e-4, 1e-12);  // the floor after it
+  t.schedule = "cosine_budget";  // the same cosine; only the training loop sets its end
+  EXPECT_NEAR(scheduledRate(t, 1e-3, 600), 0.55e-3, 1e-12);
+  EXPECT_NEAR(scheduledRate(t, 1e-3, 350, 600), 0.55e-3, 1e-12);
   t.schedule = "constant";
   t.warmup_steps = 0;
   EXPECT_DOUBLE_EQ(scheduledRate(t, 1e-3, 1), 1e-3);
+}
+
+TEST(LrSchedule, TimeBudgetEndIsWhereTheMeasuredSpeedRunsOutOfBudget) {
+  core::TrainConfig t;
+  t.max_steps = 1100;
+  // Step 100 after 10 of 60 s at 0.1 s a step: 500 steps left.
+  EXPECT_EQ(scheduleEndForBudget(t, 100, 10, 60, 0.1), 600);
+  EXPECT_EQ(scheduleEndForBudget(t, 100, 10, 60, 0.03), 1100);  // never past max_steps
+  EXPECT_EQ(scheduleEndForBudget(t, 100, 70, 60, 0.1), 101);    // budget spent: the next step
+  EXPECT_EQ(scheduleEndForBudget(t, 100, 10, 10.05, 0.1), 101);
+}
+
+// With a time budget, train.schedule "cosine_budget" decays over the budget, not over max_steps:
+// its end is fixed once from kScheduleFitSteps steps timed after warmup (here from the end of step
+// 1), stored in the checkpoints, and a resume (here with another budget) keeps it.
+TEST(Training, CosineScheduleEndsWithTheTimeBudgetAndResumeKeepsItsEnd) {
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 1000000;
+  config.train.warmup_steps = 0;
+  config.train.schedule = "cosine_budget";
+  config.train.min_lr_ratio = 0.1;
+  config.train.log_every = 1;
+  config.train.valid_every = 0;
+  config.train.sample_every = 0;
+  config.train.checkpoint_every = 0;
+  config.train.time_budget_s = 4;
+  const fs::path dir = freshDir("budget_cosine");
+  ASSERT_EQ(train(config, dir).code, 0);
+  auto stateOf = [&](const fs::path& run) {
+    const auto latest = CheckpointStore(core::RunDirectory(run)).latest();
+    EXPECT_TRUE(latest.has_value());
+    std::ifstream in(run / "checkpoints" / ("step_" + std::to_string(latest.value_or(0))) /
+                     "state.json");
+    return nlohmann::json::parse(in);
+  };
+  const auto state = stateOf(dir);
+  const std::int64_t last = state.at("step").get<std::int64_t>();
+  const std::int64_t fitted_at = 1 + kScheduleFitSteps;
+  if (last <= fitted_at)
+    GTEST_SKIP() << "only " << last << " steps in 4 s: too slow to fit the schedule";
+  const std::int64_t end = state.at("schedule_end").get<std::int64_t>();
+  EXPECT_GT(end, fitted_at);
+  EXPECT_LT(end, config.train.max_steps);
+  // The logged rate: the cosine towards max_steps until the end was fixed, then towards `end`.
+  std::int64_t checked = 0;
+  for (const auto& row : trainRows(dir)) {
+    for (const auto& [name, v] : row.values) {
+      if (name != core::metric::kTrainLr) continue;
+      const double want =
+          scheduledRate(config.train, config.train.lr, row.step, row.step < fitted_at ? 0 : end);
+      EXPECT_NEAR(v, want, 1e-12) << "step " << row.step;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, last);
+  EXPECT_LT(scheduledRate(config.train, config.train.lr, last, end), config.train.lr);
+
+  config.train.time_budget_s = 6;  // about two seconds more, another speed: the end stays
+  ASSERT_EQ(train(config, dir, /*resume=*/true).code, 0);
+  const auto resumed = stateOf(dir);
+  EXPECT_GT(resumed.at("step").get<std::int64_t>(), last);
+  EXPECT_EQ(resumed.at("schedule_end").get<std::int64_t>(), end);
+  fs::remove_all(dir);
+
+  // Plain cosine ends at max_steps whatever the budget: a budget only stops it.
+  config.train.schedule = "cosine";
+  config.train.time_budget_s = 1;
+  ASSERT_EQ(train(config, dir).code, 0);
+  EXPECT_EQ(stateOf(dir).at("schedule_end").get<std::int64_t>(), 0);
+  fs::remove_all(dir);
 }
 
 TEST(Training, ReconstructionLossFallsOnProceduralClips) {

@@ -104,14 +104,14 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
   info.fit_clips = clips;
   info.seed = options.seed;
 
-  const std::int64_t n = std::min(options.valid_clips, dataset.validSize());
-  if (n > 0) {
-    // Scored as training's validation scores the tokenizer.
+  const std::vector<std::int64_t> picks = dataset.validPicks(options.valid_clips);
+  if (!picks.empty()) {
+    // Scored as training's validation scores the tokenizer, on the same clips.
     Validator validator(*fit.codec, nullptr, config.loss.recon);
-    for (std::int64_t i = 0; i < n; ++i) validator.score(dataset.validSample(i), torch::kCPU);
+    for (const std::int64_t i : picks) validator.score(dataset.validSample(i), torch::kCPU);
     info.valid_psnr = validator.summary().psnr;
     info.valid_ssim = validator.summary().ssim;
-    info.valid_clips = n;
+    info.valid_clips = static_cast<std::int64_t>(picks.size());
   }
   info.fit_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -35,9 +35,9 @@ struct ReferenceFit {
 /// or four epochs are used (procedural data; 4096 clips at least from video and image folders,
 /// whose random starts and crops make every position another clip): first-frame blocks come from
 /// every frame (a frame coded alone), the others from latent frames 1 and later. Then scores the
-/// first `valid_clips` validation clips with metrics::scoreClip. `log` receives progress lines.
-/// Deterministic for a seed and thread count. Throws std::invalid_argument (configuration) or
-/// data::DataError (too little data).
+/// `valid_clips` validation clips (ClipDataset::validPicks, as validation) with metrics::scoreClip.
+/// `log` receives progress lines. Deterministic for a seed and thread count. Throws
+/// std::invalid_argument (configuration) or data::DataError (too little data).
 ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset& dataset,
                                const ReferenceFitOptions& options,
                                const std::function<void(const std::string&)>& log = {});

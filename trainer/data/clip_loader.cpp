@@ -246,6 +246,13 @@ std::string ClipDataset::validSource(std::int64_t i) const {
   return itemSource(m_valid[static_cast<std::size_t>(i % validSize())], false);
 }
 
+std::vector<std::int64_t> ClipDataset::validPicks(std::int64_t count) const {
+  const std::int64_t n = std::min(count, validSize());
+  std::vector<std::int64_t> picks;
+  for (std::int64_t i = 0; i < n; ++i) picks.push_back(i * validSize() / n);
+  return picks;
+}
+
 torch::Tensor ClipDataset::validSample(std::int64_t i) {
   TORCH_CHECK(!m_valid.empty(), "ClipDataset: no validation split");
   const std::int64_t item = m_valid[static_cast<std::size_t>(i % validSize())];

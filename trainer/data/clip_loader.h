@@ -57,6 +57,11 @@ class ClipDataset {
   /// from (before any replacement of a broken file).
   std::string trainSource(std::int64_t position);
 
+  /// The validation samples that scoring `count` of them uses: spread evenly over the split in
+  /// its order (all of them when count >= validSize()), so that held-out clips cut from several
+  /// videos are all represented, not only the first video in name order.
+  std::vector<std::int64_t> validPicks(std::int64_t count) const;
+
   /// Validation sample `i` (modulo validSize()): the middle clip of the file, centre crop, no flip.
   torch::Tensor validSample(std::int64_t i);
   /// The file (relative to data.path, or to data.valid_path when set) or "synthetic:<clip>" of

@@ -143,6 +143,7 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
   weights::saveTensors(rng, *dir / "rng.safetensors");
   Json json = {{"step", progress.step},
                {"lr_scale", progress.lr_scale},
+               {"schedule_end", progress.schedule_end},
                {"elapsed_s", progress.elapsed_s},
                {"batches", progress.batches},
                {"ema_active", !state.ema.empty() || !ema_shares.empty()},
@@ -264,6 +265,7 @@ void CheckpointStore::load(std::int64_t step, TrainingState& state,
     RunProgress& progress = state.progress;
     progress.step = json.at("step").get<std::int64_t>();
     progress.lr_scale = json.at("lr_scale").get<double>();
+    progress.schedule_end = json.value("schedule_end", std::int64_t{0});
     progress.elapsed_s = json.at("elapsed_s").get<double>();
     // Skipped steps (loss-scale overflows, non-finite steps) consume batches too; checkpoints
     // written before this was recorded had one batch per micro-step.

@@ -31,8 +31,11 @@ class TrainingStep;
 /// How far a run has come: the scalars of a checkpoint's state.json besides those of the
 /// training step's parts (LeCam anchors, loss scalers), which the store reads from the step.
 struct RunProgress {
-  std::int64_t step = 0;     ///< optimizer steps done
-  double lr_scale = 1.0;     ///< lowered by rollbacks
+  std::int64_t step = 0;  ///< optimizer steps done
+  double lr_scale = 1.0;  ///< lowered by rollbacks
+  /// The cosine schedule's last step when a time budget fixed it (0: train.max_steps): kept, so
+  /// that a resumed run follows the same schedule.
+  std::int64_t schedule_end = 0;
   double elapsed_s = 0;      ///< training seconds of the sessions before this one
   std::int64_t batches = 0;  ///< batches this rank's loader handed out (skipped steps included)
 };

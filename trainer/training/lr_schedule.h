@@ -1,6 +1,8 @@
 #pragma once
 // Learning-rate schedule: linear warmup that reaches the configured rate exactly at
-// warmup_steps, then constant or cosine down to lr x min_lr_ratio at max_steps.
+// warmup_steps, then constant or cosine down to lr x min_lr_ratio at the schedule's last step:
+// max_steps, or for cosine_budget with a time budget the step the budget is estimated to end at
+// (scheduleEndForBudget).
 //
 // magvit2-pytorch wires its warmup so that the generator's rate stays at lr / warmup_steps
 // forever; here the rate for optimizer step s (1-based) is lr x s / warmup_steps while
@@ -14,19 +16,37 @@
 
 namespace tb::trainer {
 
-/// Rate for optimizer step `step` (1-based) with peak `peak`.
-inline double scheduledRate(const core::TrainConfig& train, double peak, std::int64_t step) {
+/// Rate for optimizer step `step` (1-based) with peak `peak`; the cosine reaches its floor at
+/// step `end` (0: train.max_steps).
+inline double scheduledRate(const core::TrainConfig& train, double peak, std::int64_t step,
+                            std::int64_t end = 0) {
   if (train.warmup_steps > 0 && step < train.warmup_steps) {
     return peak * static_cast<double>(std::max<std::int64_t>(step, 1)) / train.warmup_steps;
   }
-  if (train.schedule == "cosine") {
-    const double span = std::max<std::int64_t>(1, train.max_steps - train.warmup_steps);
+  if (train.schedule == "cosine" || train.schedule == "cosine_budget") {
+    const std::int64_t last = end > 0 ? end : train.max_steps;
+    const double span = std::max<std::int64_t>(1, last - train.warmup_steps);
     const double progress =
         std::clamp(static_cast<double>(step - train.warmup_steps) / span, 0.0, 1.0);
     const double floor = peak * train.min_lr_ratio;
     return floor + (peak - floor) * 0.5 * (1.0 + std::cos(3.14159265358979323846 * progress));
   }
   return peak;
+}
+
+/// Steps a session times, from the end of warmup, before a time budget fixes the cosine's last
+/// step.
+constexpr std::int64_t kScheduleFitSteps = 100;
+
+/// The cosine's last step for a run with a time budget, fixed once from the speed measured so far:
+/// at step `step`, having spent `spent_s` of `budget_s` training seconds and `seconds_per_step`
+/// a step, the step the budget is estimated to end at (at least step + 1, at most max_steps).
+inline std::int64_t scheduleEndForBudget(const core::TrainConfig& train, std::int64_t step,
+                                         double spent_s, double budget_s, double seconds_per_step) {
+  const double left = std::max(0.0, budget_s - spent_s) / std::max(seconds_per_step, 1e-9);
+  const double end =
+      std::min(static_cast<double>(step) + std::floor(left), static_cast<double>(train.max_steps));
+  return std::max(static_cast<std::int64_t>(end), step + 1);
 }
 
 }  // namespace tb::trainer

@@ -3,15 +3,28 @@
 #include "core/metric_names.h"
 #include "trainer/distributed/parameter_shards.h"
 #include "trainer/runtime_info.h"
-#include "trainer/training/lr_schedule.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include <unistd.h>
 
 namespace tb::trainer {
+
+namespace {
+
+// "1200 s", "0.138 s": for the log, whole seconds from 100 s on, three significant digits below.
+std::string seconds(double s) {
+  if (s >= 100) return std::to_string(std::llround(s)) + " s";
+  std::ostringstream text;
+  text.precision(3);
+  text << s << " s";
+  return text.str();
+}
+
+}  // namespace
 
 int TrainingLoop::runSteps() {
   const std::unique_ptr<core::RunLock> lock = openRunDirectory();
@@ -25,6 +38,7 @@ int TrainingLoop::runSteps() {
   // The time budget is training time: setting up, resuming and fitting the reference (seconds to
   // minutes before step 0) do not spend it.
   m_session_start = Clock::now();
+  m_fit_start = {};
   m_budget_s = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
   const std::int64_t total = m_train.max_steps;
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
@@ -41,7 +55,7 @@ int TrainingLoop::runSteps() {
       break;
     }
     if (m_agreed.budget_spent) {
-      m_log("time budget of " + std::to_string(m_budget_s) + " s reached");
+      m_log("time budget of " + seconds(m_budget_s) + " reached");
       break;
     }
     if (const std::optional<Values> values = attemptStep()) afterStep(*values);
@@ -67,10 +81,8 @@ int TrainingLoop::runSteps() {
 std::optional<Values> TrainingLoop::attemptStep() {
   const std::int64_t next = m_progress.step + 1;
   const bool gan = ganActive();
-  const double rate = scheduledRate(m_train, m_train.lr, next) * m_progress.lr_scale;
-  const double discr_rate =
-      scheduledRate(m_train, m_train.discr_lr, next - m_config.loss.discr_start_step) *
-      m_progress.lr_scale;
+  const double lr = rate(m_train.lr, next);
+  const double discr_lr = rate(m_train.discr_lr, next - m_config.loss.discr_start_step);
   m_steps->zeroGrad(gan);
   // The step's values stay on the device until one copy to the host at the end of the step.
   StepValues step_values;
@@ -138,7 +150,7 @@ std::optional<Values> TrainingLoop::attemptStep() {
   }
   m_consecutive_bad = 0;
   reportDataSkips(m_dataset->takeNewSkips());
-  m_steps->optimizerStep(rate, discr_rate, gan);
+  m_steps->optimizerStep(lr, discr_lr, gan);
   m_progress.step = next;
   if (m_steps->parametersSharded()) {
     m_steps->updateShardedEma(m_train, m_progress.step);  // every rank its shares
@@ -164,11 +176,14 @@ std::optional<Values> TrainingLoop::attemptStep() {
   return values;
 }
 
-// One small all-reduce per step: the logged values become means over the global batch, and the
-// stop, checkpoint and time-budget requests of any rank hold for all, at the same step.
+// One small all-reduce per step: the logged values become means over the global batch, the
+// stop, checkpoint and time-budget requests of any rank hold for all, at the same step, and the
+// training seconds spent are the ranks' mean.
 void TrainingLoop::agreeAcrossRanks(Values& values) {
+  const double spent_s = m_progress.elapsed_s + secondsSince(m_session_start);
   if (!m_group) {
     m_agreed.checkpoint_now = m_control.checkpoint.exchange(false);
+    m_agreed.spent_s = spent_s;
     return;
   }
   std::vector<double> packed;
@@ -176,6 +191,7 @@ void TrainingLoop::agreeAcrossRanks(Values& values) {
   packed.push_back(m_control.stop.load() ? 1 : 0);
   packed.push_back(m_control.checkpoint.exchange(false) ? 1 : 0);
   packed.push_back(budgetSpent() ? 1 : 0);
+  packed.push_back(spent_s);
   std::vector<torch::Tensor> agreed{torch::tensor(packed, torch::kFloat64)};
   m_group->allReduceSum(agreed);
   const auto* a = agreed[0].data_ptr<double>();
@@ -183,6 +199,23 @@ void TrainingLoop::agreeAcrossRanks(Values& values) {
   m_agreed.stop = a[values.size()] > 0;
   m_agreed.checkpoint_now = a[values.size() + 1] > 0;
   m_agreed.budget_spent = a[values.size() + 2] > 0;
+  m_agreed.spent_s = a[values.size() + 3] / m_group->worldSize();
+}
+
+// With a time budget, cosine_budget's cosine ends where the budget is estimated to run out
+// rather than at max_steps: fixed once, from the speed of kScheduleFitSteps steps timed from the
+// end of warmup (or of this session's first step: the first steps of a process are the slowest),
+// and kept in checkpoints so that a resumed run follows the same schedule. Every rank computes it
+// from the agreed seconds.
+void TrainingLoop::fitScheduleToBudget() {
+  const std::int64_t steps = m_progress.step - m_fit_start.step;
+  const double seconds_per_step = (m_agreed.spent_s - m_fit_start.spent_s) / steps;
+  m_progress.schedule_end = scheduleEndForBudget(m_train, m_progress.step, m_agreed.spent_s,
+                                                 m_budget_s, seconds_per_step);
+  m_log("cosine schedule fitted to the time budget of " + seconds(m_budget_s) +
+        ": it ends at step " + std::to_string(m_progress.schedule_end) + " (" +
+        seconds(seconds_per_step) + " a step over steps " + std::to_string(m_fit_start.step + 1) +
+        "-" + std::to_string(m_progress.step) + ")");
 }
 
 // A step with non-finite values is skipped; train.nan_max_consecutive of them in a row roll back
@@ -223,6 +256,13 @@ void TrainingLoop::recoverFromNonFiniteStep(std::int64_t next, const std::string
 // After an update: the interval's metric row, validation and checkpoints when due.
 void TrainingLoop::afterStep(const Values& values) {
   const std::int64_t total = m_train.max_steps;
+  if (m_budget_s > 0 && m_train.schedule == "cosine_budget" && m_progress.schedule_end == 0 &&
+      m_progress.step >= m_train.warmup_steps) {
+    if (m_fit_start.step < 0)
+      m_fit_start = {m_progress.step, m_agreed.spent_s};
+    else if (m_progress.step - m_fit_start.step >= kScheduleFitSteps)
+      fitScheduleToBudget();
+  }
   m_interval.means.add(values);
   ++m_interval.steps;
   if (m_rank0 && (m_progress.step % m_train.log_every == 0 || m_progress.step == total)) {
@@ -230,8 +270,7 @@ void TrainingLoop::afterStep(const Values& values) {
     const double steps = m_interval.steps;
     const double it_per_s = steps / seconds;
     Values row = m_interval.means.take();
-    row.emplace_back(std::string(core::metric::kTrainLr),
-                     scheduledRate(m_train, m_train.lr, m_progress.step) * m_progress.lr_scale);
+    row.emplace_back(std::string(core::metric::kTrainLr), rate(m_train.lr, m_progress.step));
     row.emplace_back(std::string(core::metric::kPerfItPerS), it_per_s);
     row.emplace_back(std::string(core::metric::kPerfStepS), seconds / steps);
     row.emplace_back(std::string(core::metric::kPerfDataWaitS), m_interval.data_wait / steps);

@@ -17,6 +17,7 @@
 #include "trainer/outputs/tensorboard_writer.h"
 #include "trainer/run_log.h"
 #include "trainer/training/checkpoint_store.h"
+#include "trainer/training/lr_schedule.h"
 #include "trainer/training/sharded_adamw.h"
 #include "trainer/training/training_run.h"
 #include "trainer/training/training_step.h"
@@ -105,6 +106,10 @@ class TrainingLoop {
   void agreeAcrossRanks(std::vector<std::pair<std::string, double>>& values);
   void recoverFromNonFiniteStep(std::int64_t next, const std::string& what);
   void afterStep(const std::vector<std::pair<std::string, double>>& values);
+  void fitScheduleToBudget();
+  double rate(double peak, std::int64_t step) const {
+    return scheduledRate(m_train, peak, step, m_progress.schedule_end) * m_progress.lr_scale;
+  }
   bool budgetSpent() const {
     return m_budget_s > 0 && m_progress.elapsed_s + secondsSince(m_session_start) >= m_budget_s;
   }
@@ -190,6 +195,10 @@ class TrainingLoop {
 
   // This session of the run (a resume starts a new one).
   Clock::time_point m_session_start;
+  struct FitStart {  // where cosine_budget's fit began timing steps; step -1: not yet
+    std::int64_t step = -1;
+    double spent_s = 0;
+  } m_fit_start;
   double m_budget_s = 0;  // training seconds allowed, this session and earlier ones; 0: no limit
   struct Interval {       // since the last metric row
     IntervalMeans means;
@@ -202,6 +211,7 @@ class TrainingLoop {
   bool m_state_logged = false;
   struct Agreement {  // what the ranks agreed at the end of the previous step
     bool stop = false, checkpoint_now = false, budget_spent = false;
+    double spent_s = 0;  // training seconds of the run so far (the ranks' mean)
   } m_agreed;
 };
 

@@ -175,8 +175,7 @@ void TrainingLoop::validate() {
                             m_ema);  // validation uses the EMA weights when there are any
   Validator validator(*m_tokenizer, m_lpips, m_config.loss.recon);
   std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first clips
-  const std::int64_t n = std::min<std::int64_t>(m_train.valid_clips, m_dataset->validSize());
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (const std::int64_t i : m_dataset->validPicks(m_train.valid_clips)) {
     const torch::Tensor clip = m_dataset->validSample(i);
     const ClipValidation v = validator.score(clip, m_device);
     if (sample_rows.size() < 4) sample_rows.push_back(outputs::sampleRow(clip, v.recon));
