@@ -180,7 +180,7 @@ std::optional<Values> TrainingLoop::attemptStep() {
 // stop, checkpoint and time-budget requests of any rank hold for all, at the same step, and the
 // training seconds spent are the ranks' mean.
 void TrainingLoop::agreeAcrossRanks(Values& values) {
-  const double spent_s = m_progress.elapsed_s + secondsSince(m_session_start);
+  const double spent_s = spentSeconds();
   if (!m_group) {
     m_agreed.checkpoint_now = m_control.checkpoint.exchange(false);
     m_agreed.spent_s = spent_s;

@@ -110,9 +110,9 @@ class TrainingLoop {
   double rate(double peak, std::int64_t step) const {
     return scheduledRate(m_train, peak, step, m_progress.schedule_end) * m_progress.lr_scale;
   }
-  bool budgetSpent() const {
-    return m_budget_s > 0 && m_progress.elapsed_s + secondsSince(m_session_start) >= m_budget_s;
-  }
+  /// Training seconds of the run so far: the sessions before this one and this one.
+  double spentSeconds() const { return m_progress.elapsed_s + secondsSince(m_session_start); }
+  bool budgetSpent() const { return m_budget_s > 0 && spentSeconds() >= m_budget_s; }
   TrainingError diskFullError(const std::string& what) const;
   void setUp();
   void checkUnsupported();

@@ -174,7 +174,7 @@ void TrainingLoop::validate() {
   const EmaWeightsInUse ema(*m_tokenizer,
                             m_ema);  // validation uses the EMA weights when there are any
   Validator validator(*m_tokenizer, m_lpips, m_config.loss.recon);
-  std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first clips
+  std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first four picks
   for (const std::int64_t i : m_dataset->validPicks(m_train.valid_clips)) {
     const torch::Tensor clip = m_dataset->validSample(i);
     const ClipValidation v = validator.score(clip, m_device);
