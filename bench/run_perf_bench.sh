@@ -4,17 +4,26 @@
 # bench-small at input [2, 3, 17, 64, 64] and the README configuration (magvit2-readme) at batch
 # 1, 2 intra-op threads. Prints a Markdown table and, per row, the command that measured it.
 # The perceptual loss runs with random LPIPS-VGG16 weights (--random-perceptual): the same cost.
-# Usage: bench/run_perf_bench.sh [build dir] (default build). TB_BENCH_THREADS overrides 2.
+#
+# Usage: bench/run_perf_bench.sh [BUILD] [OTHER_BUILD] (default build). With two builds (e.g.
+# build/ on Debian's LibTorch 1.13 and build-torch2/ on a 2.x wheel) every row runs in both,
+# alternating which goes first, for TB_BENCH_ROUNDS rounds (default 3), and the table has a
+# column per build and their ratio per row (the median of the rounds' ratios).
+# TB_BENCH_THREADS overrides 2.
 set -euo pipefail
-build="${1:-build}"
-trainer="$build/bin/tokenbench-trainer"
+builds=("${1:-build}")
+[ -n "${2:-}" ] && builds+=("$2")
 threads=${TB_BENCH_THREADS:-2}
+rounds=${TB_BENCH_ROUNDS:-$([ ${#builds[@]} -eq 2 ] && echo 3 || echo 1)}
 command -v jq >/dev/null || { echo "run_perf_bench.sh needs jq" >&2; exit 2; }
+trainer() { echo "${builds[$1]}/bin/tokenbench-trainer"; }
+libtorch() { "$(trainer "$1")" --version | sed -n 's/^LibTorch \([^,]*\),.*/\1/p'; }
 
 # The README configuration with train.activation_checkpointing ["all"].
 readme_ac=$(mktemp --suffix=.json)
-trap 'rm -f "$readme_ac"' EXIT
-"$trainer" print-config --preset magvit2-readme | jq '.train.activation_checkpointing = ["all"]' >"$readme_ac"
+results=$(mktemp -d)
+trap 'rm -rf "$readme_ac" "$results"' EXIT
+"$(trainer 0)" print-config --preset magvit2-readme | jq '.train.activation_checkpointing = ["all"]' >"$readme_ac"
 
 # label | reference seconds | reference peak RSS (GB, or -) | bench arguments
 rows=(
@@ -32,28 +41,62 @@ rows=(
 )
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-table="| row | reference | Tokenbench median (min-max) | ratio | peak RSS (reference) | GFLOP/s (% of peak) |
-|---|---|---|---|---|---|"
 commands=""
-for row in "${rows[@]}"; do
-  IFS='|' read -r label ref ref_rss args <<<"$row"
-  # shellcheck disable=SC2086
-  json=$("$trainer" bench --threads "$threads" $args)
-  echo "$json" >&2
-  median=$(jq -r '.median_s' <<<"$json")
-  cells=$(jq -r --arg ref "$ref" --arg rss "$ref_rss" '
-    def r(n): (n * 100 | round) / 100;
-    "\(r(.median_s)) s (\(r(.min_s))-\(r(.max_s))) | \(r(.median_s / ($ref | tonumber)))x | " +
-    "\((.peak_rss_mb / 1024 * 100 | round) / 100) GB" + (if $rss == "-" then "" else " (\($rss) GB)" end) +
-    " | \(.gflops | round) (\(.peak_fraction * 100 | round)%)"' <<<"$json")
-  table+=$'\n'"| $label | $ref s | $cells |"
+for i in "${!rows[@]}"; do
+  IFS='|' read -r label ref ref_rss args <<<"${rows[$i]}"
+  for ((r = 0; r < rounds; r++)); do
+    # Round r runs build (r + k) mod n k-th: the builds take turns at going first.
+    for ((k = 0; k < ${#builds[@]}; k++)); do
+      b=$(((r + k) % ${#builds[@]}))
+      # shellcheck disable=SC2086
+      json=$("$(trainer "$b")" bench --threads "$threads" $args)
+      echo "${builds[$b]} round $((r + 1)): $json" >&2
+      echo "$json" >>"$results/row$i.build$b"
+    done
+  done
   commands+="    tokenbench-trainer bench --threads $threads ${args//$readme_ac/readme-ac.json}"$'\n'
-  : "$median"
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "$table"
+
+# summary FILE: one build's rounds of one row: the median, least and most of the rounds' medians,
+# the largest peak RSS (GB), the median GFLOP/s and the share of peak.
+summary() {
+  jq -s '(map(.median_s) | sort) as $m | ($m | length) as $n |
+    {median: (if $n % 2 == 1 then $m[($n - 1) / 2] else ($m[$n / 2 - 1] + $m[$n / 2]) / 2 end),
+     min: $m[0], max: $m[-1], rss: (map(.peak_rss_mb) | max / 1024),
+     gflops: (map(.gflops) | sort | .[length / 2 | floor]), peak: (.[0].peak_fraction)}' "$1"
+}
+if [ ${#builds[@]} -eq 1 ]; then
+  echo "| row | reference | Tokenbench median (min-max) | ratio | peak RSS (reference) | GFLOP/s (% of peak) |"
+  echo "|---|---|---|---|---|---|"
+else
+  echo "| row | reference | LibTorch $(libtorch 0): median (min-max) | LibTorch $(libtorch 1) | $(libtorch 1) / $(libtorch 0) | to the reference | peak RSS $(libtorch 0) / $(libtorch 1) (reference) |"
+  echo "|---|---|---|---|---|---|---|"
+fi
+for i in "${!rows[@]}"; do
+  IFS='|' read -r label ref ref_rss _ <<<"${rows[$i]}"
+  a=$(summary "$results/row$i.build0")
+  rss_ref=$([ "$ref_rss" = "-" ] && echo "" || echo " ($ref_rss GB)")
+  if [ ${#builds[@]} -eq 1 ]; then
+    jq -r --arg label "$label" --arg ref "$ref" --arg rss "$rss_ref" 'def r(n): (n * 100 | round) / 100;
+      "| \($label) | \($ref) s | \(r(.median)) s (\(r(.min))-\(r(.max))) | \(r(.median / ($ref | tonumber)))x | \(r(.rss)) GB\($rss) | \(.gflops | round) (\(.peak * 100 | round)%) |"' <<<"$a"
+  else
+    b=$(summary "$results/row$i.build1")
+    # The ratio pair by pair: round r of build 1 against round r of build 0.
+    ratio=$(jq -s '[.[0], .[1]] | transpose | map(.[1].median_s / .[0].median_s) | sort |
+      (if length % 2 == 1 then .[(length - 1) / 2] else (.[length / 2 - 1] + .[length / 2]) / 2 end)' \
+      <(jq -s . "$results/row$i.build0") <(jq -s . "$results/row$i.build1"))
+    jq -rn --arg label "$label" --arg ref "$ref" --arg rss "$rss_ref" --argjson a "$a" --argjson b "$b" \
+      --argjson ratio "$ratio" 'def r(n): (n * 100 | round) / 100;
+      "| \($label) | \($ref) s | \(r($a.median)) s (\(r($a.min))-\(r($a.max))) | \(r($b.median)) s (\(r($b.min))-\(r($b.max))) | \(r($ratio))x | \(r($a.median / ($ref | tonumber)))x / \(r($b.median / ($ref | tonumber)))x | \(r($a.rss)) / \(r($b.rss)) GB\($rss) |"'
+  fi
+done
 echo
-echo "Machine: $(nproc) cores, $(jq -r '.blas' <<<"$json"), peak $(jq -r '[.gemm_peak_gflops, .conv_peak_gflops] | max | round' <<<"$json") GFLOP/s at $threads threads (BLAS GEMM $(jq -r '.gemm_peak_gflops | round' <<<"$json"), oneDNN convolution $(jq -r '.conv_peak_gflops | round' <<<"$json")); load average $load_before before, $load_after after."
+for b in "${!builds[@]}"; do
+  last=$(tail -1 "$results/row0.build$b")
+  echo "${builds[$b]}: LibTorch $(libtorch "$b"), $(jq -r '.blas' <<<"$last"), peak $(jq -r '[.gemm_peak_gflops, .conv_peak_gflops] | max | round' <<<"$last") GFLOP/s at $threads threads (BLAS GEMM $(jq -r '.gemm_peak_gflops | round' <<<"$last"), oneDNN convolution $(jq -r '.conv_peak_gflops | round' <<<"$last"))."
+done
+echo "Machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1) ($(grep -o -w -E 'avx2|avx512f|avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')); $rounds round(s), load average $load_before before, $load_after after."
 echo
 echo "Commands (one process each; readme-ac.json: \`print-config --preset magvit2-readme\` with train.activation_checkpointing [\"all\"]):"
 echo

@@ -1,6 +1,37 @@
 # Dependencies of tb::trainer, found at the top level so that imported targets are visible
 # to tests/ as well.
+# TorchConfig.cmake finds libtorch and libc10 with find_library(... PATHS <its prefix>/lib),
+# which searches the system's folders first: beside Debian's libtorch-dev, a PyTorch wheel's
+# headers would be linked with Debian's libraries. The prefix of a wheel's LibTorch that
+# CMAKE_PREFIX_PATH or Torch_DIR names (torch.utils.cmake_prefix_path, or the folder above it)
+# goes first.
+foreach(_tb_dir IN LISTS CMAKE_PREFIX_PATH Torch_DIR)
+  foreach(_tb_config "${_tb_dir}/TorchConfig.cmake" "${_tb_dir}/Torch/TorchConfig.cmake"
+                     "${_tb_dir}/share/cmake/Torch/TorchConfig.cmake")
+    get_filename_component(_tb_root "${_tb_config}/../../../.." ABSOLUTE)
+    if(EXISTS "${_tb_config}" AND EXISTS "${_tb_root}/lib/libc10.so")
+      list(PREPEND CMAKE_PREFIX_PATH "${_tb_root}")
+    endif()
+  endforeach()
+endforeach()
 find_package(Torch REQUIRED)
+foreach(_tb_lib TORCH_LIBRARY c10_LIBRARY)
+  string(FIND "${${_tb_lib}}" "${TORCH_INSTALL_PREFIX}/" _tb_at)
+  if(NOT _tb_at EQUAL 0)
+    message(FATAL_ERROR "${_tb_lib} is ${${_tb_lib}}, outside the LibTorch found (${TORCH_INSTALL_PREFIX}): "
+                        "a cache from another LibTorch; configure a fresh build folder")
+  endif()
+endforeach()
+string(REGEX MATCH "^[0-9]+\\.[0-9]+" TB_TORCH_MAJOR_MINOR "${Torch_VERSION}")
+# Debian's LibTorch lives in the system's folders; any other (a PyTorch wheel's) is found through
+# the installed binaries' RPATH, and no Debian package can depend on it.
+if(TORCH_INSTALL_PREFIX STREQUAL "/usr")
+  set(TB_SYSTEM_LIBTORCH ON)
+else()
+  set(TB_SYSTEM_LIBTORCH OFF)
+  list(APPEND CMAKE_INSTALL_RPATH "${TORCH_INSTALL_PREFIX}/lib")
+endif()
+message(STATUS "LibTorch ${Torch_VERSION} in ${TORCH_INSTALL_PREFIX}")
 # PyTorch wheels before 2.7 use the old libstdc++ ABI (_GLIBCXX_USE_CXX11_ABI=0, in
 # TORCH_CXX_FLAGS): every library that passes std::string to the trainer (tb::core, GoogleTest)
 # must use the same. Debian's LibTorch uses the default (1).
@@ -27,6 +58,12 @@ else()
   find_package(spdlog 1.10 REQUIRED)
   set(TB_SPDLOG_TARGET spdlog::spdlog)
 endif()
+
+# The PyTorch wheels, built with a newer GCC toolset than the system's, export parts of libstdc++
+# from libtorch.so (std::filesystem::remove_all among them: called from here, the wheel's copy
+# jumped to a null address). libstdc++ goes first in every link, so that the system's copy wins
+# symbol lookup; the wheel's serves only what the system's lacks. Harmless with Debian's LibTorch.
+add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
 
 # TB_WITH_CUDA follows the LibTorch that was found: ON only for a CUDA build.
 set(_tb_torch_has_cuda OFF)

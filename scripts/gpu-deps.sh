@@ -7,12 +7,17 @@
 #         -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 # (scripts/gpu-check.sh does exactly that). DIR holds: nlohmann-json and CLI11 (headers and CMake
 # packages), spdlog and fmt headers, the Boost headers that <boost/crc.hpp> needs, and
-# GoogleTest's source.
+# GoogleTest's source. With a trainer built here (build/bin/tokenbench-trainer, or TB_TRAINER) it
+# also packs real footage (OpenCV's sample videos, package opencv-doc; or the videos in
+# TB_SHARD_VIDEOS) into DIR/shards at bench-small's clip size, for the GPU test that trains on
+# real footage without FFmpeg (gpu-check.sh finds it there). Everything stays under the 64 MiB a
+# lent GPU machine takes along with the tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-gpu-deps}
 
-packages=(nlohmann-json3-dev libcli11-dev libboost-dev libspdlog-dev libfmt-dev googletest g++)
+# opencv-doc and jq: the footage and the tool for the shards below.
+packages=(nlohmann-json3-dev libcli11-dev libboost-dev libspdlog-dev libfmt-dev googletest g++ opencv-doc jq)
 missing=()
 for p in "${packages[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" = "install ok installed" ] || missing+=("$p")
@@ -43,9 +48,30 @@ for f in $headers; do
   cp "$f" "$dir/include/$rel"
 done
 cp -r /usr/include/boost/config "$dir/include/boost/"
+
+trainer=${TB_TRAINER:-build/bin/tokenbench-trainer}
+shards="not packed (no trainer at $trainer)"
+if [ -x "$trainer" ]; then
+  videos=${TB_SHARD_VIDEOS:-}
+  if [ -z "$videos" ]; then
+    samples=/usr/share/doc/opencv-doc/examples/data
+    videos=$(mktemp -d)
+    trap 'rm -rf "$videos"' EXIT
+    cp $samples/vtest.avi $samples/Megamind.avi "$videos/"
+    zcat /usr/share/doc/opencv-doc/opencv4/html/box.mp4.gz >"$videos/box.mp4"
+  fi
+  config=$(mktemp --suffix=.json)
+  "$trainer" print-config --preset bench-small |
+    jq --arg path "$videos" '.data.type = "videos" | .data.path = $path | .data.valid_fraction = 0' >"$config"
+  "$trainer" pack --config "$config" --out "$dir/shards" --shard-mb 16 >"$dir/shards.json"
+  rm -f "$config"
+  shards="$(jq -r '"\(.clips) clips of bench-small (17 x 64 x 64) from \(.sources) videos"' "$dir/shards.json") in $dir/shards"
+fi
+
 cat >"$dir/README" <<END
 Made by scripts/gpu-deps.sh on $(date -u +%Y-%m-%d) from Debian packages:
 $(for p in "${packages[@]}"; do dpkg-query -W -f='  ${Package} ${Version}\n' "$p"; done)
 Pass -DTB_DEPS_DIR=$dir to CMake.
+Shards: $shards.
 END
 echo "gpu-deps: $(du -sh "$dir" | cut -f1) in $dir"

@@ -51,13 +51,19 @@ std::size_t HostAllocator::roundedSize(std::size_t bytes) {
   return roundUp(bytes, bytes >= (std::size_t{32} << 20) ? kHugePage : std::size_t{64} << 10);
 }
 
-c10::DataPtr HostAllocator::allocate(std::size_t bytes) const {
+c10::DataPtr HostAllocator::allocate(std::size_t bytes) TB_ALLOCATE_CONST {
   if (bytes < kLargeBlock) return c10::GetDefaultCPUAllocator()->allocate(bytes);
   void* ptr = allocateLarge(bytes);
   return {ptr, ptr, &deleteLarge, c10::Device(c10::DeviceType::CPU)};
 }
 
 c10::DeleterFnPtr HostAllocator::raw_deleter() const { return &deleteAny; }
+
+#if TB_TORCH_AT_LEAST(2, 3)
+void HostAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
+  default_copy_data(dest, src, count);
+}
+#endif
 
 void* HostAllocator::allocateLarge(std::size_t bytes) const {
   const std::size_t rounded = roundedSize(bytes);

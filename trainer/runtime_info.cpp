@@ -3,6 +3,8 @@
 #include "core/version.h"
 #include "trainer/torch_compat.h"
 
+#include <ATen/Version.h>
+
 #include <link.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -36,6 +38,17 @@ std::string cpuModelName() {
   return {};
 }
 
+// BLAS_INFO of LibTorch's build settings: "mkl" in the PyTorch wheels, "generic" (whatever
+// libblas.so.3 is) in Debian's.
+std::string builtInBlas() {
+  const std::string config = at::show_config();
+  const std::string key = "BLAS_INFO=";
+  const auto begin = config.find(key);
+  if (begin == std::string::npos) return {};
+  const auto end = config.find_first_of(", \n", begin + key.size());
+  return config.substr(begin + key.size(), end - begin - key.size());
+}
+
 }  // namespace
 
 std::string loadedBlasLibrary() {
@@ -58,7 +71,11 @@ RuntimeInfo queryRuntime(const torch::Device& device) {
   info.torch_version = compat::torchVersion();
   const std::string lib = loadedBlasLibrary();
   const std::string base = std::filesystem::path(lib).filename().string();
-  if (lib.empty()) {
+  if (builtInBlas() == "mkl" && lib.find("mkl") == std::string::npos) {
+    // The PyTorch wheels link MKL statically into libtorch_cpu; a libblas loaded beside it (by
+    // OpenCV, say) is not what LibTorch calls.
+    info.blas = "mkl (inside LibTorch)";
+  } else if (lib.empty()) {
     info.blas = "none found";
   } else if (lib.find("openblas") != std::string::npos) {
     info.blas = "openblas (" + base + ")";

@@ -14,6 +14,8 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
@@ -91,6 +93,29 @@ void synchronize(const torch::Device& device) {
 }
 
 void setCudnnBenchmark(bool on) { at::globalContext().setBenchmarkCuDNN(on); }
+
+std::string cudnnVersion() {
+  // Asked of the loaded library itself: LibTorch's own query is the version of the headers it
+  // was compiled with, and a wheel runs whichever libcudnn the system resolves.
+  using GetVersion = std::size_t (*)();
+  const auto get = reinterpret_cast<GetVersion>(::dlsym(RTLD_DEFAULT, "cudnnGetVersion"));
+  if (get == nullptr) return {};
+  const std::size_t v = get();
+  // cuDNN 9 numbers its versions major x 10000 + minor x 100 + patch; cuDNN 8 x 1000.
+  const std::size_t major_unit = v >= 90000 ? 10000 : 1000;
+  return std::to_string(v / major_unit) + "." + std::to_string(v % major_unit / 100) + "." +
+         std::to_string(v % 100);
+}
+
+std::string cudaRuntimeVersion() {
+#if TB_WITH_CUDA
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) != cudaSuccess) return {};
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+#else
+  return {};
+#endif
+}
 
 std::int64_t peakAllocatedBytes(const torch::Device& device) {
 #if TB_WITH_CUDA

@@ -7,17 +7,13 @@
 // CUDA functions are safe to call in a CPU-only build: they report no device, or throw
 // std::runtime_error saying the build has no CUDA.
 
+#include "trainer/torch_compat_version.h"
+
 #include <torch/torch.h>
-#include <torch/version.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-// TB_TORCH_AT_LEAST(2, 4): the LibTorch being compiled against is 2.4 or newer.
-#define TB_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) ||     \
-   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace tb::trainer::compat {
 
@@ -47,6 +43,11 @@ void setCurrentDevice(const torch::Device& device);
 void synchronize(const torch::Device& device);
 /// cuDNN picks the fastest algorithm per shape (benchmark mode); no-op without cuDNN.
 void setCudnnBenchmark(bool on);
+/// The cuDNN this process has loaded, e.g. "9.19.0" (what runs, whatever the headers were);
+/// empty when none is loaded.
+std::string cudnnVersion();
+/// The CUDA runtime this build runs with, e.g. "13.0"; empty without CUDA.
+std::string cudaRuntimeVersion();
 /// Peak bytes the caching allocator handed out on `device` since the last reset; 0 for the CPU.
 std::int64_t peakAllocatedBytes(const torch::Device& device);
 void resetPeakAllocated(const torch::Device& device);

@@ -38,6 +38,14 @@ for what in gen-step-recon gen-step encode decode train-step; do
 done
 run "demo batch 2" --preset demo --what gen-step-recon --batch 2
 check "demo batch 2" "$LAST" '.input_shape == [2, 3, 5, 32, 32]'
+# A training step sees the training windows (quick-start: 9 frames, 32x32 crops of 64x64 clips);
+# encode sees whole clips.
+window=$("$trainer" print-config --preset quick-start | jq -c '.data | [.train_frames, .train_crop, .train_crop]')
+whole=$("$trainer" print-config --preset quick-start | jq -c '.data | [.num_frames, .image_size, .image_size]')
+run "quick-start train-step" --preset quick-start --what train-step --batch 1
+check "quick-start train-step" "$LAST" ".input_shape == ([1, 3] + $window)"
+run "quick-start encode" --preset quick-start --what encode --batch 1
+check "quick-start encode" "$LAST" ".input_shape == ([1, 3] + $whole)"
 for what in gen-step discr-step train-step; do
   run "gan $what" --config "$here/bench_tiny_gan.json" --what "$what" --random-perceptual
   check "gan $what" "$LAST" '.gan == true and .discriminator_params > 0'
@@ -46,6 +54,12 @@ for what in gen-step discr-step train-step; do
 done
 
 check "gan train-step" "$LAST" '.micro_batches == 1'
+# conv-check: every convolution of a generator step with GAN and LPIPS, bf16 against fp32.
+out=$("$trainer" bench --threads 1 --config "$here/bench_tiny_gan.json" --what conv-check --random-perceptual 2>/tmp/bench_json_err.$$) || {
+  echo "FAIL conv-check: exit $?"; failed=1; }
+check "conv-check" "$out" '.what == "conv-check" and .precision == "bf16" and .ok == true and .failures == 0'
+check "conv-check" "$out" '(.convolutions | length) >= 10 and ([.convolutions[] | .output, .grad_input, .grad_weight] | all(. > 0 and . < 0.02))'
+check "conv-check" "$out" '[.convolutions[].convolution] | (unique | length) == length'
 run "gan discr-step no r1" --config "$here/bench_tiny_gan.json" --what discr-step --no-r1
 check "gan discr-step no r1" "$LAST" '.r1_steps == 0'
 rm -f /tmp/bench_json_err.$$

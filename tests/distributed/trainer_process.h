@@ -34,13 +34,15 @@ namespace tb::trainer::testing {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-/// A trainer process started with extra environment variables, stdout and stderr in files.
+/// A trainer process started with extra environment variables, stdout and stderr in files;
+/// `exe` is the trainer to run (default: this build's).
 class TrainerProcess {
  public:
   TrainerProcess(const std::vector<std::string>& args, const fs::path& out,
-                 const std::map<std::string, std::string>& env = {})
+                 const std::map<std::string, std::string>& env = {},
+                 const std::string& exe = TB_TRAINER_EXE)
       : m_out(out) {
-    std::vector<std::string> words{TB_TRAINER_EXE};
+    std::vector<std::string> words{exe};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<std::string> vars;
     for (char** e = environ; *e != nullptr; ++e) vars.emplace_back(*e);

@@ -2,6 +2,7 @@
 
 #include "core/config_io.h"
 #include "trainer/cli/model_commands.h"
+#include "trainer/convolution_check.h"
 #include "trainer/runtime_info.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/training_step.h"
@@ -27,8 +28,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::ordered_json;
 
-const std::vector<std::string> kWhats = {"gen-step-recon", "gen-step", "discr-step",
-                                         "encode",         "decode",   "train-step"};
+const std::vector<std::string> kWhats = {"gen-step-recon", "gen-step",   "discr-step", "encode",
+                                         "decode",         "train-step", "conv-check"};
 
 double peakRssMb() { return static_cast<double>(peakResidentBytes()) / (1024.0 * 1024.0); }
 
@@ -54,15 +55,41 @@ double macsPerElement(const at::Tensor& weight) {
              : 0;
 }
 
-void countOp(const at::RecordFunction& fn, at::ObserverContext*) {
+// Output elements of a non-transposed convolution: batch x output channels x every spatial
+// size (in + 2 padding - dilation (kernel - 1) - 1) / stride + 1.
+double convolutionOutputs(const at::Tensor& input, const at::Tensor& weight,
+                          const std::vector<std::int64_t>& stride,
+                          const std::vector<std::int64_t>& padding,
+                          const std::vector<std::int64_t>& dilation) {
+  const std::size_t dims = static_cast<std::size_t>(input.dim()) - 2;
+  const auto pick = [](const std::vector<std::int64_t>& v, std::size_t i) {
+    return v.size() == 1 ? v[0] : v[i];
+  };
+  double n = static_cast<double>(input.size(0)) * static_cast<double>(weight.size(0));
+  for (std::size_t i = 0; i < dims; ++i) {
+    const std::int64_t in = input.size(static_cast<std::int64_t>(i) + 2);
+    const std::int64_t k = weight.size(static_cast<std::int64_t>(i) + 2);
+    n *= static_cast<double>(
+        (in + 2 * pick(padding, i) - pick(dilation, i) * (k - 1) - 1) / pick(stride, i) + 1);
+  }
+  return n;
+}
+
+// Counted when the op starts, from its arguments alone: by its end they may be gone from the
+// stack (LibTorch 2.x consumes them).
+std::unique_ptr<at::ObserverContext> countOp(const at::RecordFunction& fn) {
   const std::string name = fn.name();
   const auto inputs = fn.inputs();
   double flops = 0;
-  if (name == "aten::convolution" && inputs.size() >= 7 && fn.outputs().size() == 1) {
+  if (name == "aten::convolution" && inputs.size() >= 9) {
+    // (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    const at::Tensor& input = inputs[0].toTensor();
     const at::Tensor& weight = inputs[1].toTensor();
     const bool transposed = inputs[6].toBool();
     flops = 2 * macsPerElement(weight) *
-            (transposed ? tensorNumel(inputs[0]) : tensorNumel(fn.outputs()[0]));
+            (transposed ? tensorNumel(inputs[0])
+                        : convolutionOutputs(input, weight, inputs[3].toIntVector(),
+                                             inputs[4].toIntVector(), inputs[5].toIntVector()));
   } else if (name == "aten::convolution_backward" && inputs.size() >= 11) {
     // (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
     // output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias): the input and
@@ -71,12 +98,9 @@ void countOp(const at::RecordFunction& fn, at::ObserverContext*) {
     const bool transposed = inputs[7].toBool();
     const double forward =
         2 * macsPerElement(weight) * tensorNumel(transposed ? inputs[1] : inputs[0]);
-    const auto& outputs = fn.outputs();
-    auto computed = [&](std::size_t i) {
-      return i < outputs.size() && outputs[i].isTensor() && outputs[i].toTensor().defined() ? 1.0
-                                                                                            : 0.0;
-    };
-    flops = forward * (computed(0) + computed(1));
+    const auto mask = inputs[10].toBoolList();
+    flops = forward *
+            ((mask.size() > 0 && mask.get(0) ? 1 : 0) + (mask.size() > 1 && mask.get(1) ? 1 : 0));
   } else if ((name == "aten::mm" || name == "aten::bmm") && inputs.size() >= 2) {
     const at::Tensor& a = inputs[0].toTensor();
     flops = 2 * static_cast<double>(a.numel()) * static_cast<double>(inputs[1].toTensor().size(-1));
@@ -84,19 +108,18 @@ void countOp(const at::RecordFunction& fn, at::ObserverContext*) {
     const at::Tensor& a = inputs[1].toTensor();
     flops = 2 * static_cast<double>(a.numel()) * static_cast<double>(inputs[2].toTensor().size(-1));
   } else {
-    return;
+    return nullptr;
   }
   double current = g_flops.load();
   while (!g_flops.compare_exchange_weak(current, current + flops)) {
   }
+  return nullptr;
 }
-
-std::unique_ptr<at::ObserverContext> noStart(const at::RecordFunction&) { return nullptr; }
 
 double countFlops(const std::function<void()>& body) {
   g_flops = 0;
-  const at::CallbackHandle handle = at::addGlobalCallback(
-      at::RecordFunctionCallback(&noStart, &countOp).needsInputs(true).needsOutputs(true));
+  const at::CallbackHandle handle =
+      at::addGlobalCallback(at::RecordFunctionCallback(&countOp).needsInputs(true));
   try {
     body();
   } catch (...) {
@@ -244,6 +267,49 @@ int fail(int code, const std::string& message, const std::string& hint = {}) {
   return code;
 }
 
+// --what conv-check: every distinct convolution of one generator step with every loss
+// (tokenizer, LPIPS, discriminator), forward and backward at the reduced precision against fp32.
+// Adds the rows to `out`; returns whether all are within the tolerance.
+bool checkConvolutions(TrainingStep& step, const torch::Tensor& video, const torch::Device& device,
+                       at::ScalarType dtype, Json& out) {
+  const std::vector<ConvolutionShape> shapes = recordConvolutions([&] {
+    StepValues values;
+    step.zeroGrad(step.discriminator() != nullptr);
+    (void)step.generatorStep(video, GeneratorTerms{true, step.discriminator() != nullptr}, 1, false,
+                             values);
+  });
+  step.zeroGrad(step.discriminator() != nullptr);
+  const double tolerance = convolutionTolerance(dtype);
+  out["cudnn"] = compat::cudnnVersion();
+  out["tolerance"] = tolerance;
+  Json rows = Json::array();
+  double worst = 0;
+  int failures = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    // One line before each: a kernel that never returns is named by the last line.
+    std::cerr << "conv-check " << i + 1 << "/" << shapes.size() << ": " << shapes[i].describe()
+              << std::endl;
+    const ConvolutionErrors e = compareWithFp32(shapes[i], device, dtype, 1000 + i);
+    const bool ok = e.worst() <= tolerance;
+    failures += ok ? 0 : 1;
+    worst = std::max(worst, e.worst());
+    rows.push_back({{"convolution", shapes[i].describe()},
+                    {"output", e.output},
+                    {"grad_input", e.grad_input},
+                    {"grad_weight", e.grad_weight},
+                    {"ok", ok}});
+    if (!ok) {
+      std::cerr << "tokenbench-trainer bench: " << shapes[i].describe() << ": relative error "
+                << e.worst() << " against fp32 (tolerance " << tolerance << ")\n";
+    }
+  }
+  out["convolutions"] = rows;
+  out["worst"] = worst;
+  out["failures"] = failures;
+  out["ok"] = failures == 0;
+  return failures == 0;
+}
+
 }  // namespace
 
 int bench(const BenchArgs& args) {
@@ -269,9 +335,9 @@ int bench(const BenchArgs& args) {
   const std::string& what = args.what;
   // Only what a row runs is built: LPIPS for the generator's whole loss, the discriminator for
   // the GAN terms and its own step.
-  if (what != "gen-step" && what != "train-step") config.loss.perceptual_weight = 0;
-  if (what != "gen-step" && what != "discr-step" && what != "train-step")
-    config.loss.adversarial_weight = 0;
+  const bool every_loss = what == "gen-step" || what == "train-step" || what == "conv-check";
+  if (!every_loss) config.loss.perceptual_weight = 0;
+  if (!every_loss && what != "discr-step") config.loss.adversarial_weight = 0;
   if (what == "discr-step" && config.loss.adversarial_weight <= 0) {
     return fail(2, "--what discr-step needs a discriminator, but loss.adversarial_weight is 0",
                 "set loss.adversarial_weight > 0");
@@ -292,10 +358,27 @@ int bench(const BenchArgs& args) {
         args.random_perceptual ? MissingPerceptualWeights::Random : MissingPerceptualWeights::Error;
     TrainingStep step(config, setup);
     Tokenizer& tokenizer = *step.tokenizer();
+    // Training steps see the training windows (data.train_crop, data.train_frames), as the
+    // discriminator is built for them; encode and decode see whole clips.
     const auto& d = config.data;
-    const torch::Tensor video =
-        (torch::rand({batch, 3, d.num_frames, d.image_size, d.image_size}) * 2 - 1).to(device);
+    const bool window = what != "encode" && what != "decode";
+    const std::int64_t frames = window && d.train_frames > 0 ? d.train_frames : d.num_frames;
+    const std::int64_t size = window && d.train_crop > 0 ? d.train_crop : d.image_size;
+    const torch::Tensor video = (torch::rand({batch, 3, frames, size, size}) * 2 - 1).to(device);
     const bool gan = step.discriminator() != nullptr;
+    if (what == "conv-check") {
+      const RuntimeInfo runtime = queryRuntime(device);
+      out["device"] = runtime.device;
+      out["device_name"] = runtime.device_name;
+      out["torch"] = runtime.torch_version;
+      out["precision"] = args.precision == "fp16" ? "fp16" : "bf16";
+      out["batch"] = batch;
+      out["input_shape"] = video.sizes().vec();
+      const bool ok = checkConvolutions(step, video, device,
+                                        args.precision == "fp16" ? at::kHalf : at::kBFloat16, out);
+      std::cout << out.dump() << "\n";
+      return ok ? 0 : 3;
+    }
 
     Measurement m;
     int r1_steps = 0;
@@ -315,7 +398,7 @@ int bench(const BenchArgs& args) {
         pass.recon = tokenizer.forward(video).recon;
       }
       if (!step.discriminator()->takesVideo())
-        pass.frame_pick = torch::randint(d.num_frames, {batch}, torch::kLong).to(device);
+        pass.frame_pick = torch::randint(frames, {batch}, torch::kLong).to(device);
       const bool r1 = !args.no_r1 && config.loss.r1_weight > 0;
       r1_steps = r1 ? args.steps : 0;
       m = measure(device, args.warmup, args.steps, args.profile, [&] {
@@ -411,6 +494,8 @@ int bench(const BenchArgs& args) {
     if (e.code() == "perceptual_weights_missing")
       hint += ", or pass --random-perceptual to time it with random weights";
     return fail(config_problem ? 2 : 1, e.what(), hint);
+  } catch (const c10::Error& e) {
+    return fail(1, e.what_without_backtrace());
   } catch (const std::exception& e) {
     return fail(1, e.what());
   }

@@ -17,6 +17,8 @@ struct BenchArgs {
   /// decode          indices -> video, inference mode
   /// train-step      one whole optimisation step: train.grad_accum micro-batches of generator and
   ///                 discriminator steps, gradient clipping, both AdamW updates, the EMA
+  /// conv-check      not a timing: every convolution gen-step runs, forward and backward at
+  ///                 --precision (bf16 unless fp16) against fp32 on the device
   std::string what;
   int batch = 0;                   ///< clips per micro-batch; 0: train.batch_size
   int steps = 3;                   ///< timed repetitions (median, min, max reported)
@@ -44,6 +46,11 @@ struct BenchArgs {
 /// On a CUDA device the times are CUDA-event times of each repetition, and the JSON adds
 /// bf16_gemm_peak_tflops (an 8192^3 bf16 torch::mm after warm-up, best of five), mfu (model FLOPs
 /// utilisation: flops_per_step / median_s / that peak) and peak_device_memory_mb.
+///
+/// conv-check prints what, config, device, device_name, torch, precision, batch, input_shape,
+/// cudnn (the loaded library's version, empty without one), tolerance, convolutions (one row per
+/// distinct convolution: its shapes and arguments, the relative errors of output, grad_input and
+/// grad_weight, ok), worst, failures, ok; it exits 3 when a convolution is outside the tolerance.
 int bench(const BenchArgs& args);
 
 }  // namespace tb::trainer::cli

@@ -14,6 +14,7 @@
 #include "trainer/cli/token_commands.h"
 #include "trainer/cli/train_command.h"
 #include "trainer/runtime_info.h"
+#include "trainer/torch_compat.h"
 
 #include <CLI/CLI.hpp>
 
@@ -31,8 +32,14 @@ std::string versionText() {
     << "protocol " << core::kProtocolVersion << ", config schema " << core::kConfigSchemaVersion
     << "\n"
     << "LibTorch " << rt.torch_version << ", BLAS " << rt.blas << ", " << rt.threads << " threads\n"
-    << "CUDA " << (TB_WITH_CUDA ? "yes" : "no") << ", FFmpeg " << (TB_WITH_FFMPEG ? "yes" : "no")
-    << ", OpenCV " << (TB_WITH_OPENCV ? "yes" : "no");
+    << "CUDA " << (TB_WITH_CUDA ? "yes" : "no");
+  if (const std::string cuda = compat::cudaRuntimeVersion(); !cuda.empty()) {
+    const std::string cudnn = compat::cudnnVersion();
+    s << " (runtime " << cuda << ", cuDNN " << (cudnn.empty() ? "none" : cudnn) << ", "
+      << compat::cudaDeviceCount() << " GPU(s) visible)";
+  }
+  s << ", FFmpeg " << (TB_WITH_FFMPEG ? "yes" : "no") << ", OpenCV "
+    << (TB_WITH_OPENCV ? "yes" : "no");
   return s.str();
 }
 
@@ -209,7 +216,8 @@ int runTrainerCli(int argc, char** argv) {
   bench->add_option("--preset", bench_args.preset, "Use this preset instead of a file");
   bench
       ->add_option("--what", bench_args.what,
-                   "gen-step-recon, gen-step, discr-step, encode, decode or train-step")
+                   "gen-step-recon, gen-step, discr-step, encode, decode, train-step; or "
+                   "conv-check (each convolution at --precision against fp32)")
       ->required();
   bench
       ->add_option("--batch", bench_args.batch, "Clips per micro-batch (default: train.batch_size)")
