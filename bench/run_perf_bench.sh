@@ -9,7 +9,9 @@
 # build/ on Debian's LibTorch 1.13 and build-torch2/ on a 2.x wheel) every row runs in both,
 # alternating which goes first, for TB_BENCH_ROUNDS rounds (default 3), and the table has a
 # column per build and their ratio per row (the median of the rounds' ratios).
-# TB_BENCH_THREADS overrides 2.
+# TB_BENCH_THREADS overrides 2. TB_BENCH_RESULTS=DIR keeps every process's JSON there (one file
+# per row and build); given a DIR that holds them already, the table is printed again from them
+# without measuring.
 set -euo pipefail
 builds=("${1:-build}")
 [ -n "${2:-}" ] && builds+=("$2")
@@ -21,8 +23,9 @@ libtorch() { "$(trainer "$1")" --version | sed -n 's/^LibTorch \([^,]*\),.*/\1/p
 
 # The README configuration with train.activation_checkpointing ["all"].
 readme_ac=$(mktemp --suffix=.json)
-results=$(mktemp -d)
-trap 'rm -rf "$readme_ac" "$results"' EXIT
+results=${TB_BENCH_RESULTS:-$(mktemp -d)}
+mkdir -p "$results"
+trap 'rm -f "$readme_ac"; [ -n "${TB_BENCH_RESULTS:-}" ] || rm -rf "$results"' EXIT
 "$(trainer 0)" print-config --preset magvit2-readme | jq '.train.activation_checkpointing = ["all"]' >"$readme_ac"
 
 # label | reference seconds | reference peak RSS (GB, or -) | bench arguments
@@ -42,8 +45,11 @@ rows=(
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 commands=""
+measured=$([ -s "$results/row0.build0" ] && echo 1 || echo 0)
 for i in "${!rows[@]}"; do
   IFS='|' read -r label ref ref_rss args <<<"${rows[$i]}"
+  commands+="    tokenbench-trainer bench --threads $threads ${args//$readme_ac/readme-ac.json}"$'\n'
+  [ "$measured" -eq 1 ] && continue
   for ((r = 0; r < rounds; r++)); do
     # Round r runs build (r + k) mod n k-th: the builds take turns at going first.
     for ((k = 0; k < ${#builds[@]}; k++)); do
@@ -54,7 +60,6 @@ for i in "${!rows[@]}"; do
       echo "$json" >>"$results/row$i.build$b"
     done
   done
-  commands+="    tokenbench-trainer bench --threads $threads ${args//$readme_ac/readme-ac.json}"$'\n'
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -78,17 +83,17 @@ for i in "${!rows[@]}"; do
   a=$(summary "$results/row$i.build0")
   rss_ref=$([ "$ref_rss" = "-" ] && echo "" || echo " ($ref_rss GB)")
   if [ ${#builds[@]} -eq 1 ]; then
-    jq -r --arg label "$label" --arg ref "$ref" --arg rss "$rss_ref" 'def r(n): (n * 100 | round) / 100;
-      "| \($label) | \($ref) s | \(r(.median)) s (\(r(.min))-\(r(.max))) | \(r(.median / ($ref | tonumber)))x | \(r(.rss)) GB\($rss) | \(.gflops | round) (\(.peak * 100 | round)%) |"' <<<"$a"
+    jq -r --arg name "$label" --arg ref "$ref" --arg rss "$rss_ref" 'def r(n): (n * 100 | round) / 100;
+      "| \($name) | \($ref) s | \(r(.median)) s (\(r(.min))-\(r(.max))) | \(r(.median / ($ref | tonumber)))x | \(r(.rss)) GB\($rss) | \(.gflops | round) (\(.peak * 100 | round)%) |"' <<<"$a"
   else
     b=$(summary "$results/row$i.build1")
     # The ratio pair by pair: round r of build 1 against round r of build 0.
     ratio=$(jq -s '[.[0], .[1]] | transpose | map(.[1].median_s / .[0].median_s) | sort |
       (if length % 2 == 1 then .[(length - 1) / 2] else (.[length / 2 - 1] + .[length / 2]) / 2 end)' \
       <(jq -s . "$results/row$i.build0") <(jq -s . "$results/row$i.build1"))
-    jq -rn --arg label "$label" --arg ref "$ref" --arg rss "$rss_ref" --argjson a "$a" --argjson b "$b" \
+    jq -rn --arg name "$label" --arg ref "$ref" --arg rss "$rss_ref" --argjson a "$a" --argjson b "$b" \
       --argjson ratio "$ratio" 'def r(n): (n * 100 | round) / 100;
-      "| \($label) | \($ref) s | \(r($a.median)) s (\(r($a.min))-\(r($a.max))) | \(r($b.median)) s (\(r($b.min))-\(r($b.max))) | \(r($ratio))x | \(r($a.median / ($ref | tonumber)))x / \(r($b.median / ($ref | tonumber)))x | \(r($a.rss)) / \(r($b.rss)) GB\($rss) |"'
+      "| \($name) | \($ref) s | \(r($a.median)) s (\(r($a.min))-\(r($a.max))) | \(r($b.median)) s (\(r($b.min))-\(r($b.max))) | \(r($ratio))x | \(r($a.median / ($ref | tonumber)))x / \(r($b.median / ($ref | tonumber)))x | \(r($a.rss)) / \(r($b.rss)) GB\($rss) |"'
   fi
 done
 echo
@@ -96,7 +101,13 @@ for b in "${!builds[@]}"; do
   last=$(tail -1 "$results/row0.build$b")
   echo "${builds[$b]}: LibTorch $(libtorch "$b"), $(jq -r '.blas' <<<"$last"), peak $(jq -r '[.gemm_peak_gflops, .conv_peak_gflops] | max | round' <<<"$last") GFLOP/s at $threads threads (BLAS GEMM $(jq -r '.gemm_peak_gflops | round' <<<"$last"), oneDNN convolution $(jq -r '.conv_peak_gflops | round' <<<"$last"))."
 done
-echo "Machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1) ($(grep -o -w -E 'avx2|avx512f|avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')); $rounds round(s), load average $load_before before, $load_after after."
+flags=$(grep -o -w -E 'avx2|avx512f|avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | paste -sd' ')
+if [ "$measured" -eq 1 ]; then
+  when="reprinted from $results"
+else
+  when="load average $load_before before, $load_after after"
+fi
+echo "Machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1) ($flags); $rounds round(s), $when."
 echo
 echo "Commands (one process each; readme-ac.json: \`print-config --preset magvit2-readme\` with train.activation_checkpointing [\"all\"]):"
 echo

@@ -48,10 +48,11 @@ if(TB_DEPS_DIR AND EXISTS "${TB_DEPS_DIR}/include/boost/version.hpp")
 endif()
 find_package(Boost 1.71 REQUIRED)
 # spdlog (the trainer's human log): Debian's compiled library; with TB_DEPS_DIR its headers
-# header-only (fmt too), so that they compile with this LibTorch's C++ ABI.
-if(TB_DEPS_DIR AND EXISTS "${TB_DEPS_DIR}/include/spdlog/spdlog.h")
+# header-only (fmt too), so that they compile with this LibTorch's C++ ABI. They are in a folder
+# of their own, seen by the log library alone: LibTorch 2.x ships another fmt.
+if(TB_DEPS_DIR AND EXISTS "${TB_DEPS_DIR}/log-include/spdlog/spdlog.h")
   add_library(tb_spdlog INTERFACE)
-  target_include_directories(tb_spdlog SYSTEM INTERFACE "${TB_DEPS_DIR}/include")
+  target_include_directories(tb_spdlog SYSTEM INTERFACE "${TB_DEPS_DIR}/log-include")
   target_compile_definitions(tb_spdlog INTERFACE SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
   set(TB_SPDLOG_TARGET tb_spdlog)
 else()

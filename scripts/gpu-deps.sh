@@ -6,7 +6,7 @@
 #         -DTB_WITH_FFMPEG=OFF -DTB_WITH_OPENCV=OFF \
 #         -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 # (scripts/gpu-check.sh does exactly that). DIR holds: nlohmann-json and CLI11 (headers and CMake
-# packages), spdlog and fmt headers, the Boost headers that <boost/crc.hpp> needs, and
+# packages), spdlog and fmt headers (in log-include/), the Boost headers that <boost/crc.hpp> needs, and
 # GoogleTest's source. With a trainer built here (build/bin/tokenbench-trainer, or TB_TRAINER) it
 # also packs real footage (OpenCV's sample videos, package opencv-doc; or the videos in
 # TB_SHARD_VIDEOS) into DIR/shards at bench-small's clip size, for the GPU test that trains on
@@ -35,8 +35,10 @@ cp -r /usr/include/nlohmann "$dir/include/"
 cp -r /usr/share/cmake/nlohmann_json "$dir/share/cmake/"
 cp -r /usr/include/CLI "$dir/include/"
 cp -r /usr/share/cmake/CLI11 "$dir/share/cmake/"
-# spdlog and fmt: headers only (used header-only there, with the LibTorch's C++ ABI).
-cp -r /usr/include/spdlog /usr/include/fmt "$dir/include/"
+# spdlog and fmt: headers only (used header-only there, with the LibTorch's C++ ABI), in a folder
+# of their own: only the log library sees them, since LibTorch 2.x ships another fmt.
+mkdir -p "$dir/log-include"
+cp -r /usr/include/spdlog /usr/include/fmt "$dir/log-include/"
 cp -r /usr/src/googletest "$dir/googletest"
 # Boost: every header <boost/crc.hpp> includes on this compiler, boost/version.hpp (which CMake's
 # FindBoost reads) and all of boost/config (its compiler and library choices differ per machine).
