@@ -39,27 +39,7 @@ int printVersion(int& argc, char** argv, const CommandLineOptions& options) {
 
 // What --compare asks for (CommandLine checked each NAME=PATH).
 CompareRequest compareRequest(const CommandLineOptions& options, const QString& trainer) {
-  CompareRequest request;
-  request.trainer = trainer;
-  for (const std::string& entry : options.compareCheckpoints) {
-    const std::size_t equals = entry.find('=');
-    request.entries.append({QString::fromStdString(entry.substr(0, equals)),
-                            QString::fromStdString(entry.substr(equals + 1))});
-  }
-  request.outDir = QString::fromStdString(options.compareOut);
-  request.dataDir = QString::fromStdString(options.compareData);
-  if (!options.compareDataType.empty()) {
-    request.dataType = QString::fromStdString(options.compareDataType);
-  }
-  if (options.compareClips > 0) {
-    request.clips = options.compareClips;
-  }
-  if (!options.lpipsNet.empty()) {
-    request.lpipsNet = QString::fromStdString(options.lpipsNet);
-  }
-  request.lpipsBackbone = QString::fromStdString(options.lpipsBackbone);
-  request.lpipsLin = QString::fromStdString(options.lpipsLin);
-  return request;
+  return CompareRequest{trainer, options.compareCommand};
 }
 
 int runHeadless(int& argc, char** argv, const CommandLineOptions& options) {

@@ -114,7 +114,7 @@ bool flood(const Options& options, bool withBar, const char* scenario) {
 
   LaunchRequest request;
   request.trainer = options.trainer;
-  request.runDir = dir.filePath(QStringLiteral("run"));
+  request.setRunDir(dir.filePath(QStringLiteral("run")));
   qputenv("TB_FAKE_MODE", "flood");
   qputenv("TB_FAKE_FLOOD", QByteArray::number(static_cast<qlonglong>(options.events)));
   TickProbe probe(options.tickMs);

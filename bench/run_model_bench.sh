@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The model figures of the README: forward+backward of the reconstruction + quantizer losses for
+# The model figures of docs/benchmarks.md: forward+backward of the reconstruction + quantizer losses for
 # magvit2-small and magvit2-readme at batch 1, encode/decode (tokenbench-trainer bench), and the
 # LFQ loss for K = 10, 14, 18 with the exact [tokens x 2^K] codebook entropy against the factorised
 # one (tokenbench-bench). One process per case (peak RSS is per process).

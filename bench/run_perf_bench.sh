@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The performance table of the README (issue 9): every row of the reference measurements, each in
+# The performance table of docs/benchmarks.md (issue 9): every row of the reference measurements, each in
 # its own `tokenbench-trainer bench` process (peak RSS is per process), at the issue's shapes:
 # bench-small at input [2, 3, 17, 64, 64] and the README configuration (magvit2-readme) at batch
 # 1, 2 intra-op threads. Prints a Markdown table and, per row, the command that measured it.

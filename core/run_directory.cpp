@@ -1,4 +1,5 @@
 #include "core/run_directory.h"
+#include "core/checkpoint_files.h"
 
 #include <algorithm>
 #include <charconv>
@@ -41,7 +42,7 @@ std::optional<std::int64_t> parseStepFolderName(const std::string& name) {
 
 RunDirectory::RunDirectory(fs::path root) : m_root(std::move(root)) {}
 
-fs::path RunDirectory::configFile() const { return m_root / "config.json"; }
+fs::path RunDirectory::configFile() const { return m_root / checkpoint_files::kConfig; }
 fs::path RunDirectory::metricsFile() const { return m_root / "metrics.jsonl"; }
 fs::path RunDirectory::indexCacheFile() const { return m_root / "data_index.json"; }
 fs::path RunDirectory::lockFile() const { return m_root / ".lock"; }
@@ -127,7 +128,7 @@ std::vector<std::int64_t> RunDirectory::listCheckpointSteps() const {
       const std::optional<std::int64_t> step =
           parseStepFolderName(entry.path().filename().string());
       if (!step) continue;
-      if (!fs::is_regular_file(entry.path() / kCheckpointCompleteMarker, entryEc)) continue;
+      if (!fs::is_regular_file(entry.path() / checkpoint_files::kComplete, entryEc)) continue;
       steps.push_back(*step);
     }
   } catch (...) {

@@ -13,8 +13,8 @@
 //     codebook/            step_<N>.safetensors: int64 "counts" [codebook size], code uses at
 //                          the validation of step N
 //     checkpoints/
-//       step_<N>/          one checkpoint, N = optimizer step, no zero padding
-//         COMPLETE         written last; a folder without it is incomplete and ignored
+//       step_<N>/          one checkpoint, N = optimizer step, no zero padding (its files:
+//                          core/checkpoint_files.h; COMPLETE written last)
 //       .step_<N>.tmp/     being written; renamed to step_<N> when complete
 //     logs/                one log per rank
 //     reference/           the classic VQ reference codec fitted for this run's configuration
@@ -31,12 +31,6 @@ namespace tb::core {
 
 class RunDirectory {
  public:
-  /// Name of the marker file written last into a complete checkpoint folder.
-  static constexpr const char* kCheckpointCompleteMarker = "COMPLETE";
-  /// Name of the tokenizer weights in a checkpoint folder; a folder holding it is a checkpoint,
-  /// not a run directory (both hold a config.json).
-  static constexpr const char* kCheckpointWeightsFile = "model.safetensors";
-
   /// `root` may be relative (to the current directory) and need not exist yet.
   explicit RunDirectory(std::filesystem::path root);
 

@@ -12,15 +12,19 @@ namespace tb::core {
 
 /// One `tokenbench-trainer train` invocation.
 struct TrainCommand {
-  std::string config_file;    ///< run configuration (JSON file); empty when resuming
-  std::string run_dir;        ///< run directory the trainer writes
-  bool resume = false;        ///< continue the run in run_dir from its last checkpoint
-  bool control_stdin = true;  ///< read control lines (core/control_message.h) on stdin
-  std::string time_budget;    ///< e.g. "20m"; empty for none
+  std::string config_file;        ///< run configuration (JSON file, "-" for stdin); may be empty
+  std::string preset;             ///< a preset instead of config_file; usually empty
+  std::string run_dir;            ///< run directory the trainer writes
+  bool resume = false;            ///< continue the run in run_dir from its last checkpoint
+  std::vector<std::string> sets;  ///< key.path=value overrides, in order
+  bool control_stdin = false;     ///< read control lines (core/control_message.h) on stdin; the
+                                  ///< window and `tokenbench --no-gui` always do
+  std::string time_budget;        ///< e.g. "20m", "90s", "1h" or seconds; empty for none
 };
 
 /// `train` and its options (program not included), in the order the trainer's usage lists them:
-/// train [--config F] --run-dir D [--resume] [--time-budget T] [--control-stdin].
+/// train [--config F] [--preset P] --run-dir D [--resume] [--set K=V ...] [--time-budget T]
+/// [--control-stdin].
 std::vector<std::string> trainArguments(const TrainCommand& command);
 
 /// One `tokenbench-trainer compare` invocation.
@@ -34,11 +38,22 @@ struct CompareCommand {
   std::string lpips_net = "alex";    ///< "alex" or "vgg" (with both weight files)
   std::string lpips_backbone;        ///< LPIPS backbone weights; empty: no LPIPS
   std::string lpips_lin;             ///< LPIPS linear-layer weights; empty: no LPIPS
+  std::string device = "auto";       ///< where the tokenizers and LPIPS run: auto, cpu, cuda[:N]
+  bool raw_weights = false;          ///< model.safetensors even where EMA weights exist
 };
 
 /// `compare` and its options (program not included). LPIPS options are passed only when both
-/// weight files are given.
+/// weight files are given; --device only when it is not "auto".
 std::vector<std::string> compareArguments(const CompareCommand& command);
+
+/// Why `name` cannot name a tokenizer in a comparison (it becomes a file name and a column):
+/// empty when it is letters, digits, '-', '_' and '.', does not start with '.' and is not
+/// "original".
+std::string compareEntryNameProblem(std::string_view name);
+
+/// One --checkpoint word, NAME=PATH, as an entry. Throws std::invalid_argument naming the word
+/// when it is not NAME=PATH or NAME is not a valid name.
+std::pair<std::string, std::string> parseCompareEntry(std::string_view word);
 
 /// `word` as one word for a POSIX shell: unchanged when it is made of ASCII letters, digits and
 /// `-_./=:,+@%` only, else in single quotes (a `'` inside becomes `'\''`). "" becomes `''`.

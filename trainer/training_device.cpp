@@ -50,7 +50,7 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train,
             : "no CUDA device is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES)",
         "use the CPU (" + setting +
             " \"cpu\" or \"auto\"), or build against a CUDA LibTorch "
-            "(README, GPU)");
+            "(docs/gpu.md)");
   }
   const int count = compat::cudaDeviceCount();
   int index = spec->index;

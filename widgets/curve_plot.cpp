@@ -1,5 +1,6 @@
 #include "widgets/curve_plot.h"
 
+#include "widgets/colours.h"
 #include "widgets/qcustomplot_no_keywords.h"
 #include "widgets/robust_range.h"
 #include "widgets/wheel_filter.h"
@@ -19,8 +20,6 @@ namespace tb::widgets {
 namespace {
 
 // Tableau 10: distinct on white, and what users of matplotlib already associate with curves.
-constexpr std::array<QRgb, 10> kSeriesColors = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
-                                                0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
 
 // Breathing room above and below the data when the y axis follows it (fraction of the span).
 constexpr double kRangeMargin = 0.05;
@@ -561,7 +560,7 @@ CurvePlot::Series& CurvePlot::seriesFor(const QString& name) {
   series.raw->setName(name);
   series.raw->setLayer(QString::fromLatin1(kRawLayer));
   series.raw->setAdaptiveSampling(true);
-  series.color = QColor(kSeriesColors[static_cast<size_t>(m_colorIndex) % kSeriesColors.size()]);
+  series.color = colours::series(m_colorIndex);
   ++m_colorIndex;
   auto it = m_series.insert(name, series);
   m_order.append(name);

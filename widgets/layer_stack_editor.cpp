@@ -1,4 +1,5 @@
 #include "widgets/layer_stack_editor.h"
+#include "widgets/colours.h"
 
 #include <QAbstractItemModel>
 #include <QAction>
@@ -23,8 +24,6 @@ namespace {
 
 constexpr int kNameRole = Qt::UserRole;
 constexpr int kArgumentRole = Qt::UserRole + 1;  // int, or invalid QVariant for none
-
-const QColor kErrorColor(0xc6, 0x28, 0x28);
 
 bool requiresArgument(const QString& name) {
   return core::layerRequiresArgument(name.toStdString());
@@ -117,7 +116,7 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
   m_listError->setObjectName(QStringLiteral("listError"));
   m_listError->setWordWrap(true);
   QPalette errorPalette = m_listError->palette();
-  errorPalette.setColor(QPalette::WindowText, kErrorColor);
+  errorPalette.setColor(QPalette::WindowText, colours::error());
   m_listError->setPalette(errorPalette);
   m_listError->hide();
 
@@ -169,7 +168,7 @@ void LayerStackEditor::setErrors(const QMap<int, QString>& errors, const QString
   m_list->setStyleSheet(
       errors.isEmpty() && listError.isEmpty()
           ? QString()
-          : QStringLiteral("QListWidget { border: 1px solid %1; }").arg(kErrorColor.name()));
+          : QStringLiteral("QListWidget { border: 1px solid %1; }").arg(colours::error().name()));
 }
 
 QList<int> LayerStackEditor::errorRows() const { return m_errors.keys(); }
@@ -293,7 +292,7 @@ void LayerStackEditor::refreshItem(QListWidgetItem* item) {
   const QString documentation = layerDocumentation(QString::fromStdString(layer.name));
   const auto error = m_errors.constFind(row);
   if (error != m_errors.constEnd()) {
-    item->setForeground(kErrorColor);
+    item->setForeground(colours::error());
     item->setToolTip(*error);
     item->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
   } else {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <stdexcept>
 
 namespace tb::app {
 namespace {
@@ -15,10 +17,17 @@ constexpr const char* kProgramName = "tokenbench";
 struct RawOptions {
   CommandLineOptions options;
   std::string pageName;
+  std::vector<std::string> checkpoints;  // --checkpoint words, parsed into compareCommand.entries
 };
+
+// The options that only --compare takes.
+constexpr const char* kCompareOptions[] = {"--checkpoint",     "--out",      "--data",
+                                           "--data-type",      "--clips",    "--lpips-net",
+                                           "--lpips-backbone", "--lpips-lin"};
 
 void describe(CLI::App& app, RawOptions& raw) {
   CommandLineOptions& o = raw.options;
+  core::CompareCommand& c = o.compareCommand;
   app.set_help_flag();  // --help is an ordinary flag here: main decides what happens
   app.add_flag("-h,--help", o.help, "Print this help and exit");
   app.add_flag("--version", o.version, "Print the version and the trainer in use, and exit");
@@ -42,29 +51,29 @@ void describe(CLI::App& app, RawOptions& raw) {
       ->type_name("T");
   app.add_flag("--compare", o.compare,
                "With --no-gui: run tokenbench-trainer compare with the options below");
-  app.add_option("--checkpoint", o.compareCheckpoints,
+  app.add_option("--checkpoint", raw.checkpoints,
                  "With --compare: a tokenizer, NAME=PATH to a checkpoint or run directory "
                  "(repeat)")
       ->type_name("NAME=PATH")
       ->allow_extra_args(false);
-  app.add_option("--out", o.compareOut, "With --compare: folder for the review (created)")
+  app.add_option("--out", c.out_dir, "With --compare: folder for the review (created)")
       ->type_name("DIR");
-  app.add_option("--data", o.compareData,
+  app.add_option("--data", c.data_dir,
                  "With --compare: folder of videos or images (default: procedural clips)")
       ->type_name("DIR");
-  app.add_option("--data-type", o.compareDataType, "With --compare: videos (default) or images")
+  app.add_option("--data-type", c.data_type, "With --compare: videos (default) or images")
       ->type_name("TYPE")
       ->check(CLI::IsMember({"videos", "images"}));
-  app.add_option("--clips", o.compareClips, "With --compare: number of clips (default 4)")
+  app.add_option("--clips", c.clips, "With --compare: number of clips (default 4)")
       ->type_name("N")
       ->check(CLI::Range(1, 1000));
-  app.add_option("--lpips-net", o.lpipsNet, "With --compare: LPIPS backbone, alex or vgg")
+  app.add_option("--lpips-net", c.lpips_net, "With --compare: LPIPS backbone, alex or vgg")
       ->type_name("NET")
       ->check(CLI::IsMember({"alex", "vgg"}));
-  app.add_option("--lpips-backbone", o.lpipsBackbone,
+  app.add_option("--lpips-backbone", c.lpips_backbone,
                  "With --compare: LPIPS backbone weights (torch.save dict)")
       ->type_name("FILE");
-  app.add_option("--lpips-lin", o.lpipsLin,
+  app.add_option("--lpips-lin", c.lpips_lin,
                  "With --compare: LPIPS linear-layer weights (torch.save dict)")
       ->type_name("FILE");
   app.footer(
@@ -88,7 +97,10 @@ bool endsWithPng(const std::string& path) {
 }
 
 // Checks that only make sense once every option is known. Returns the error, or "".
-std::string checkCombination(const CommandLineOptions& o) {
+std::string checkCombination(const CLI::App& app, RawOptions& raw) {
+  CommandLineOptions& o = raw.options;
+  core::CompareCommand& c = o.compareCommand;
+  const auto given = [&](const char* option) { return app.get_option(option)->count() > 0; };
   if (!o.screenshotPath.empty() && !endsWithPng(o.screenshotPath)) {
     return "--screenshot: '" + o.screenshotPath + "' must end in .png";
   }
@@ -101,10 +113,8 @@ std::string checkCombination(const CommandLineOptions& o) {
   if (o.resume && o.runDir.empty()) {
     return "--resume: needs --run-dir DIR (the run to continue)";
   }
-  const bool compareOptions = !o.compareCheckpoints.empty() || !o.compareOut.empty() ||
-                              !o.compareData.empty() || !o.compareDataType.empty() ||
-                              o.compareClips != 0 || !o.lpipsNet.empty() ||
-                              !o.lpipsBackbone.empty() || !o.lpipsLin.empty();
+  const bool compareOptions =
+      std::any_of(std::begin(kCompareOptions), std::end(kCompareOptions), given);
   if (compareOptions && !o.compare) {
     return "--checkpoint, --out, --data, --clips and --lpips-*: only with --compare";
   }
@@ -117,22 +127,23 @@ std::string checkCombination(const CommandLineOptions& o) {
   if (!o.configPath.empty() || !o.runDir.empty() || o.resume || !o.timeBudget.empty()) {
     return "--compare: cannot be combined with --config, --run-dir, --resume or --time-budget";
   }
-  if (o.compareCheckpoints.empty()) {
+  if (raw.checkpoints.empty()) {
     return "--compare: needs at least one --checkpoint NAME=PATH";
   }
-  for (const std::string& entry : o.compareCheckpoints) {
-    const std::size_t equals = entry.find('=');
-    if (equals == std::string::npos || equals == 0 || equals + 1 == entry.size()) {
-      return "--checkpoint: expected NAME=PATH, got '" + entry + "'";
+  for (const std::string& word : raw.checkpoints) {
+    try {
+      c.entries.push_back(core::parseCompareEntry(word));
+    } catch (const std::invalid_argument& e) {
+      return e.what();
     }
   }
-  if (o.compareOut.empty()) {
+  if (c.out_dir.empty()) {
     return "--compare: needs --out DIR (where the review is written)";
   }
-  if (!o.compareDataType.empty() && o.compareData.empty()) {
+  if (given("--data-type") && c.data_dir.empty()) {
     return "--data-type: needs --data DIR";
   }
-  if (o.lpipsBackbone.empty() != o.lpipsLin.empty()) {
+  if (c.lpips_backbone.empty() != c.lpips_lin.empty()) {
     return "--lpips-backbone and --lpips-lin: give both weight files, or neither";
   }
   return {};
@@ -178,7 +189,7 @@ CommandLine::Result CommandLine::parse(const std::vector<std::string>& arguments
       return result;
     }
   }
-  result.error = checkCombination(raw.options);
+  result.error = checkCombination(app, raw);
   result.options = raw.options;
   return result;
 }

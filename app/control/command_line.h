@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/control/page_id.h"
+#include "core/trainer_command.h"
 
 #include <optional>
 #include <string>
@@ -21,16 +22,11 @@ struct CommandLineOptions {
   std::string trainerPath;     ///< --trainer PATH: tokenbench-trainer to use; empty if not given.
   std::string timeBudget;      ///< --time-budget T: stop the run cleanly after T (20m, 90s, 1h).
 
-  /// --compare (with --no-gui): run `tokenbench-trainer compare` with the options below.
+  /// --compare (with --no-gui): run `tokenbench-trainer compare` as `compareCommand` says.
   bool compare = false;
-  std::vector<std::string> compareCheckpoints;  ///< --checkpoint NAME=PATH, in order (repeatable).
-  std::string compareOut;                       ///< --out DIR: folder for the review.
-  std::string compareData;                      ///< --data DIR; empty: procedural clips.
-  std::string compareDataType;                  ///< --data-type videos|images; empty: default.
-  int compareClips = 0;                         ///< --clips N; 0: the trainer's default.
-  std::string lpipsNet;                         ///< --lpips-net alex|vgg; empty: default.
-  std::string lpipsBackbone;                    ///< --lpips-backbone FILE.
-  std::string lpipsLin;                         ///< --lpips-lin FILE.
+  /// --checkpoint NAME=PATH (repeatable, in order), --out, --data, --data-type, --clips and
+  /// --lpips-*: the trainer's `compare` options, their defaults core's.
+  core::CompareCommand compareCommand;
 };
 
 /// Parses `tokenbench`'s command line. Pure: no Qt application object, no file access, no

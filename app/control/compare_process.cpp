@@ -99,11 +99,12 @@ void CompareProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
     Q_EMIT failed(withTail(tr("The trainer crashed.")));
   } else if (exitCode != 0) {
     Q_EMIT failed(withTail(tr("The trainer exited with status %1.").arg(exitCode)));
-  } else if (!QFileInfo(QDir(m_request.outDir).filePath(QStringLiteral("metrics.json"))).isFile()) {
+  } else if (!QFileInfo(QDir(compareOutDir(m_request)).filePath(QStringLiteral("metrics.json")))
+                  .isFile()) {
     Q_EMIT failed(withTail(tr("The trainer exited 0 but wrote no metrics.json in %1.")
-                               .arg(QDir::toNativeSeparators(m_request.outDir))));
+                               .arg(QDir::toNativeSeparators(compareOutDir(m_request)))));
   } else {
-    Q_EMIT succeeded(m_request.outDir);
+    Q_EMIT succeeded(compareOutDir(m_request));
   }
 }
 

@@ -34,7 +34,7 @@ class CompareProcess : public QObject {
   /// The last stderr lines of the current or last run (at most kKeptLines).
   QStringList stderrTail() const { return m_tail; }
   /// The output folder of the current or last run.
-  QString outDir() const { return m_request.outDir; }
+  QString outDir() const { return compareOutDir(m_request); }
 
  Q_SIGNALS:
   /// One line the trainer wrote on stderr (without the newline).

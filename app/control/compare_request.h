@@ -2,6 +2,7 @@
 // What running `tokenbench-trainer compare` means: the Compare page builds one, CompareProcess
 // runs it, and the page shows the command line.
 
+#include "app/control/wire_text.h"
 #include "core/trainer_command.h"
 
 #include <QByteArray>
@@ -12,45 +13,38 @@
 
 namespace tb::app {
 
-/// One tokenizer to compare: NAME=PATH on the trainer's command line.
+/// One tokenizer to compare, as the Compare form lists it: NAME=PATH on the trainer's command
+/// line.
 struct CompareEntry {
   QString name;  ///< letters, digits, '-', '_', '.'; not "original" (see compareEntryName())
   QString path;  ///< a checkpoint folder or a run directory (its latest checkpoint)
 };
 
-/// One `tokenbench-trainer compare` invocation.
+/// One `tokenbench-trainer compare` invocation: the program and core's description of its
+/// arguments (paths in the local 8-bit encoding: pathText() and fileSystemPath() convert).
 struct CompareRequest {
-  QString trainer;                ///< absolute path of tokenbench-trainer
-  QVector<CompareEntry> entries;  ///< at least one
-  QString outDir;                 ///< where metrics.json, GIFs, strips and grid.png go
-  QString dataDir;                ///< videos or images; empty: procedural clips
-  QString dataType = QStringLiteral("videos");  ///< "videos" or "images" (with dataDir)
-  int clips = 4;                                ///< clips to compare (>= 1)
-  QString lpipsNet = QStringLiteral("alex");    ///< "alex" or "vgg" (with both weight files)
-  QString lpipsBackbone;                        ///< LPIPS backbone weights; empty: no LPIPS
-  QString lpipsLin;                             ///< LPIPS linear-layer weights; empty: no LPIPS
+  QString trainer;               ///< absolute path of tokenbench-trainer
+  core::CompareCommand command;  ///< at least one entry
 };
 
-/// `request` as core's description of the command (file names in the local 8-bit encoding).
-inline core::CompareCommand compareCommand(const CompareRequest& request) {
-  core::CompareCommand command;
-  for (const CompareEntry& e : request.entries) {
-    command.entries.emplace_back(e.name.toStdString(), QFile::encodeName(e.path).toStdString());
-  }
-  command.out_dir = QFile::encodeName(request.outDir).toStdString();
-  command.data_dir = QFile::encodeName(request.dataDir).toStdString();
-  command.data_type = request.dataType.toStdString();
-  command.clips = request.clips;
-  command.lpips_net = request.lpipsNet.toStdString();
-  command.lpips_backbone = QFile::encodeName(request.lpipsBackbone).toStdString();
-  command.lpips_lin = QFile::encodeName(request.lpipsLin).toStdString();
-  return command;
+/// The review folder `request` writes, as the window shows it.
+inline QString compareOutDir(const CompareRequest& request) {
+  return pathText(request.command.out_dir);
+}
+
+/// `entries` as the command's NAME=PATH pairs.
+inline std::vector<std::pair<std::string, std::string>> compareEntries(
+    const QVector<CompareEntry>& entries) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const CompareEntry& e : entries)
+    out.emplace_back(e.name.toStdString(), fileSystemPath(e.path).string());
+  return out;
 }
 
 /// The trainer's arguments for `request` (program not included): core::compareArguments().
 inline QStringList compareArguments(const CompareRequest& request) {
   QStringList args;
-  for (const std::string& word : core::compareArguments(compareCommand(request))) {
+  for (const std::string& word : core::compareArguments(request.command)) {
     args << QFile::decodeName(QByteArray::fromStdString(word));
   }
   return args;
@@ -58,9 +52,8 @@ inline QStringList compareArguments(const CompareRequest& request) {
 
 /// `request` as a command line for a POSIX shell (program first; words quoted where needed).
 inline QString compareCommandLine(const CompareRequest& request) {
-  return QFile::decodeName(QByteArray::fromStdString(
-      core::shellCommandLine(QFile::encodeName(request.trainer).toStdString(),
-                             core::compareArguments(compareCommand(request)))));
+  return QFile::decodeName(QByteArray::fromStdString(core::shellCommandLine(
+      QFile::encodeName(request.trainer).toStdString(), core::compareArguments(request.command))));
 }
 
 /// A name the trainer accepts for a tokenizer at `path` (its folder name, with other characters

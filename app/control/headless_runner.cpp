@@ -1,5 +1,6 @@
 #include "app/control/headless_runner.h"
 
+#include "app/control/duration_text.h"
 #include "app/control/exit_code.h"
 #include "app/control/launch_request.h"
 #include "app/control/stop_signal_notifier.h"
@@ -89,7 +90,7 @@ std::string HeadlessRunner::progressLine(const core::ProgressEvent& progress,
     line += buffer;
   }
   if (std::isfinite(progress.eta_s) && progress.eta_s >= 0) {
-    line += "  ETA " + RunController::formatDuration(progress.eta_s).toStdString();
+    line += "  ETA " + formatDuration(progress.eta_s).toStdString();
   }
   return line;
 }
@@ -117,12 +118,12 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
   LaunchRequest request;
   request.trainer = trainer;
   if (!m_inputs.configPath.empty()) {
-    request.configFile = QFileInfo(QString::fromStdString(m_inputs.configPath)).absoluteFilePath();
+    request.setConfigFile(
+        QFileInfo(QString::fromStdString(m_inputs.configPath)).absoluteFilePath());
   }
-  request.runDir = QString::fromStdString(m_inputs.runDir);
-  request.resume = m_inputs.resume;
-  request.timeBudget = QString::fromStdString(m_inputs.timeBudget);
-  request.controlStdin = true;
+  request.setRunDir(QString::fromStdString(m_inputs.runDir));
+  request.command.resume = m_inputs.resume;
+  request.command.time_budget = m_inputs.timeBudget;
 
   RunController controller;
   controller.setStopGracePeriodMs(m_stopGraceMs);

@@ -1,5 +1,7 @@
 #include "app/control/run_controller.h"
 
+#include "app/control/duration_text.h"
+
 #include "core/run_directory.h"
 
 #include <QDir>
@@ -79,8 +81,10 @@ bool RunController::start(const LaunchRequest& request) {
     return false;
   }
   m_request = request;
-  if (!m_request.runDir.isEmpty()) {
-    m_request.runDir = QDir::cleanPath(QFileInfo(m_request.runDir).absoluteFilePath());
+  // Stop and checkpoint requests reach the trainer as control lines on its stdin.
+  m_request.command.control_stdin = true;
+  if (!m_request.runDir().isEmpty()) {
+    m_request.setRunDir(QDir::cleanPath(QFileInfo(m_request.runDir()).absoluteFilePath()));
   }
   m_stdoutSplitter = core::EventLineSplitter();
   m_stderrSplitter = core::EventLineSplitter(kMaxStderrLineBytes);
@@ -242,22 +246,6 @@ QString RunController::signalName(int signal) {
     default:
       return QStringLiteral("signal %1").arg(signal);
   }
-}
-
-QString RunController::formatDuration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) {
-    return QStringLiteral("?");
-  }
-  const auto total = static_cast<long long>(std::llround(seconds));
-  if (total < 60) {
-    return QStringLiteral("%1s").arg(total);
-  }
-  if (total < 3600) {
-    return QStringLiteral("%1m%2s").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
-  }
-  return QStringLiteral("%1h%2m")
-      .arg(total / 3600)
-      .arg((total % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
 QString RunController::describe() const {
@@ -450,8 +438,8 @@ void RunController::reportProblem(const QString& message) {
 
 bool RunController::acceptPath(const std::string& path, const char* what, QString* absolute) {
   namespace fs = std::filesystem;
-  const fs::path root(m_request.runDir.toStdString());
-  if (m_request.runDir.isEmpty() || !core::RunDirectory(root).contains(path)) {
+  const fs::path root(m_request.command.run_dir);
+  if (m_request.command.run_dir.empty() || !core::RunDirectory(root).contains(path)) {
     ++m_rejectedPaths;
     reportProblem(
         tr("ignored a %1 outside the run directory: %2").arg(QLatin1String(what), fromUtf8(path)));

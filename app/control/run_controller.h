@@ -71,7 +71,8 @@ class RunController : public QObject {
   /// most the grace periods) before returning.
   ~RunController() override;
 
-  /// Starts the trainer of `request` (runDir is made absolute against the current directory).
+  /// Starts the trainer of `request` (runDir is made absolute against the current directory;
+  /// the trainer always reads control lines on stdin: --control-stdin).
   /// Returns false, and changes nothing, while a process is active. Otherwise the state becomes
   /// Starting and, if the program cannot run, FailedToStart (with finished()).
   bool start(const LaunchRequest& request);
@@ -107,7 +108,7 @@ class RunController : public QObject {
   /// The request as started (runDir absolute).
   const LaunchRequest& request() const { return m_request; }
   /// Absolute run directory of the current or last run; empty before the first start().
-  QString runDirectory() const { return m_request.runDir; }
+  QString runDirectory() const { return m_request.runDir(); }
   /// Pid of the trainer, 0 when none runs.
   qint64 processId() const;
 
@@ -139,8 +140,6 @@ class RunController : public QObject {
 
   /// Name of a signal: "SIGSEGV", or "signal 42".
   static QString signalName(int signal);
-  /// "4m18s", "1h02m", "12s"; "?" for NaN/negative.
-  static QString formatDuration(double seconds);
 
  Q_SIGNALS:
   void stateChanged(tb::app::RunController::State state);

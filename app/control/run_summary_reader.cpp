@@ -1,6 +1,7 @@
 #include "app/control/run_summary_reader.h"
 
 #include "app/control/wire_text.h"
+#include "core/checkpoint_files.h"
 #include "core/event_protocol.h"
 #include "core/metric_names.h"
 #include "core/metrics_log.h"
@@ -63,7 +64,7 @@ bool RunSummaryReader::isRunDirectory(const QString& runDir) {
   // A checkpoint folder (`tokenbench-trainer init`, or a copied checkpoint) holds a config.json
   // too, beside its weights; a run keeps its weights in checkpoints/.
   return QFileInfo(pathText(run.configFile())).isFile() &&
-         !QFileInfo::exists(pathText(run.root() / core::RunDirectory::kCheckpointWeightsFile));
+         !QFileInfo::exists(pathText(run.root() / core::checkpoint_files::kModel));
 }
 
 QStringList RunSummaryReader::runDirectoriesIn(const QString& folder) {

@@ -10,6 +10,7 @@
 #include "app/gui/pages/setup_page.h"
 #include "app/gui/run_control_bar.h"
 #include "app/gui/window_settings.h"
+#include "core/checkpoint_files.h"
 #include "core/version.h"
 #include "widgets/wheel_filter.h"
 
@@ -219,7 +220,7 @@ MainWindow::FolderCheck MainWindow::checkFolder(const QString& path) {
   }
   check.runs = static_cast<int>(RunSummaryReader::runDirectoriesIn(check.absolute).size());
   const QString weights =
-      pathText(runDirectoryAt(check.absolute).root() / core::RunDirectory::kCheckpointWeightsFile);
+      pathText(runDirectoryAt(check.absolute).root() / core::checkpoint_files::kModel);
   if (check.runs > 0)
     check.kind = FolderCheck::FolderOfRuns;
   else if (QFileInfo::exists(weights))

@@ -1,6 +1,8 @@
 #include "app/gui/run_control_bar.h"
 
+#include "app/control/duration_text.h"
 #include "app/control/wire_text.h"
+#include "widgets/colours.h"
 
 #include <QApplication>
 #include <QDir>
@@ -77,7 +79,7 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
 
   m_warning = new QLabel(this);
   m_warning->setObjectName(QStringLiteral("protocolWarning"));
-  m_warning->setStyleSheet(QStringLiteral("color: #9a6700;"));
+  m_warning->setStyleSheet(QStringLiteral("color: %1;").arg(widgets::colours::pending().name()));
   m_warning->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Preferred);
   m_warning->hide();
 
@@ -181,26 +183,26 @@ QString RunControlBar::resumeDirectory() const {
 
 QColor RunControlBar::colorFor(RunController::State state) {
   using State = RunController::State;
+  namespace colours = widgets::colours;
   switch (state) {
     case State::Idle:
-      return QColor(0x57, 0x60, 0x6a);
+    case State::Stopped:
+      return colours::idle();
     case State::Starting:
     case State::Stopping:
-      return QColor(0x9a, 0x67, 0x00);
+      return colours::pending();
     case State::Running:
-      return QColor(0x09, 0x69, 0xda);
+      return colours::running();
     case State::Completed:
-      return QColor(0x1a, 0x7f, 0x37);
-    case State::Stopped:
-      return QColor(0x57, 0x60, 0x6a);
+      return colours::done();
     case State::Unresponsive:
-      return QColor(0xbc, 0x4c, 0x00);
+      return colours::attention();
     case State::FailedToStart:
     case State::Crashed:
     case State::Killed:
     case State::ExitedWithError:
     case State::ExitedWithoutDone:
-      return QColor(0xcf, 0x22, 0x2e);
+      return colours::failed();
   }
   return {};
 }
@@ -291,12 +293,12 @@ bool RunControlBar::launch() {
     showProblemsRefusal(plan.problems);
     return false;
   }
-  if (plan.request.runDir.isEmpty()) {
+  if (plan.request.runDir().isEmpty()) {
     showRefusal(tr("Cannot launch: no run directory"),
                 {tr("Choose the runs folder and a run name on the Setup page.")});
     return false;
   }
-  if (plan.request.configFile.isEmpty()) {
+  if (plan.request.configFile().isEmpty()) {
     auto file = std::make_unique<QTemporaryFile>(
         QDir::temp().filePath(QStringLiteral("tokenbench-config-XXXXXX.json")));
     const QByteArray bytes = plan.configJson.toUtf8();
@@ -305,10 +307,10 @@ bool RunControlBar::launch() {
       return false;
     }
     file->close();
-    plan.request.configFile = file->fileName();
+    plan.request.setConfigFile(file->fileName());
     m_configFile = std::move(file);  // kept for the process's life (until the next launch)
   }
-  plan.request.resume = false;
+  plan.request.command.resume = false;
   return startRequest(plan.request);
 }
 
@@ -336,14 +338,13 @@ bool RunControlBar::resume() {
     return false;
   }
   LaunchRequest request;
-  request.runDir = dir;
-  request.resume = true;  // the trainer reads the run's own config.json
+  request.setRunDir(dir);
+  request.command.resume = true;  // the trainer reads the run's own config.json
   return startRequest(request);
 }
 
 bool RunControlBar::startRequest(LaunchRequest request) {
   request.trainer = m_trainer;
-  request.controlStdin = true;
   m_refusal.clear();
   m_launchStale = false;
   m_warning->hide();
@@ -460,7 +461,7 @@ void RunControlBar::onProgress(const core::ProgressEvent& progress) {
                                      : tr("%1 it/s").arg(progress.it_per_s, 0, 'f', 2));
   }
   if (std::isfinite(progress.eta_s)) {
-    parts << tr("ETA %1").arg(RunController::formatDuration(progress.eta_s));
+    parts << tr("ETA %1").arg(formatDuration(progress.eta_s));
   }
   m_rate->setText(parts.join(QStringLiteral(" \u00b7 ")));
   m_rate->setVisible(!parts.isEmpty());

@@ -37,14 +37,16 @@ QString field(const CommandLineOptions& o, const QString& name) {
   if (name == QLatin1String("trainerPath")) return QString::fromStdString(o.trainerPath);
   if (name == QLatin1String("timeBudget")) return QString::fromStdString(o.timeBudget);
   if (name == QLatin1String("compare")) return flag(o.compare);
+  const tb::core::CompareCommand& c = o.compareCommand;
   if (name == QLatin1String("compareCheckpoints")) {
     QStringList entries;
-    for (const std::string& e : o.compareCheckpoints) entries << QString::fromStdString(e);
+    for (const auto& [entry, path] : c.entries)
+      entries << QString::fromStdString(entry + "=" + path);
     return entries.join(QLatin1Char(','));
   }
-  if (name == QLatin1String("compareOut")) return QString::fromStdString(o.compareOut);
-  if (name == QLatin1String("compareData")) return QString::fromStdString(o.compareData);
-  if (name == QLatin1String("compareClips")) return QString::number(o.compareClips);
+  if (name == QLatin1String("compareOut")) return QString::fromStdString(c.out_dir);
+  if (name == QLatin1String("compareData")) return QString::fromStdString(c.data_dir);
+  if (name == QLatin1String("compareClips")) return QString::number(c.clips);
   if (name == QLatin1String("page")) {
     return o.page ? QString::fromUtf8(tb::app::pageName(*o.page).data()) : QStringLiteral("-");
   }
@@ -163,7 +165,10 @@ class TestCommandLine : public QObject {
         << QStringList{"--no-gui", "--compare", "--out", "/o"} << "--checkpoint";
     QTest::newRow("checkpoint without name")
         << QStringList{"--no-gui", "--compare", "--checkpoint", "/x", "--out", "/o"}
-        << "--checkpoint: expected NAME=PATH";
+        << "--checkpoint \"/x\": expected NAME=PATH";
+    QTest::newRow("checkpoint named like the originals")
+        << QStringList{"--no-gui", "--compare", "--checkpoint", "original=/x", "--out", "/o"}
+        << "--checkpoint \"original=/x\": NAME must be";
     QTest::newRow("checkpoint with empty path")
         << QStringList{"--no-gui", "--compare", "--checkpoint", "a=", "--out", "/o"}
         << "--checkpoint";

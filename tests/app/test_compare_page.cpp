@@ -397,16 +397,15 @@ class ComparePageTest : public QObject {
   void requestsTheTrainerCommand() {
     tb::app::CompareRequest request;
     request.trainer = QStringLiteral("/opt/tb/tokenbench-trainer");
-    request.entries = {{QStringLiteral("vqgan"), QStringLiteral("/runs/vq")},
-                       {QStringLiteral("magvit2"), QStringLiteral("/runs/my run")}};
-    request.outDir = QStringLiteral("/tmp/cmp");
-    request.clips = 6;
+    request.command.entries = {{"vqgan", "/runs/vq"}, {"magvit2", "/runs/my run"}};
+    request.command.out_dir = "/tmp/cmp";
+    request.command.clips = 6;
     QCOMPARE(tb::app::compareArguments(request),
              (QStringList{"compare", "--checkpoint", "vqgan=/runs/vq", "--checkpoint",
                           "magvit2=/runs/my run", "--out", "/tmp/cmp", "--clips", "6"}));
-    request.dataDir = QStringLiteral("/data/clips");
-    request.lpipsBackbone = QStringLiteral("/w/alex.pth");
-    request.lpipsLin = QStringLiteral("/w/lin.pth");
+    request.command.data_dir = "/data/clips";
+    request.command.lpips_backbone = "/w/alex.pth";
+    request.command.lpips_lin = "/w/lin.pth";
     const QStringList args = tb::app::compareArguments(request);
     QVERIFY(args.join(' ').contains(QLatin1String("--data /data/clips --data-type videos")));
     QVERIFY(args.join(' ').contains(
@@ -551,10 +550,11 @@ class ComparePageTest : public QObject {
     QString problem;
     const std::optional<tb::app::CompareRequest> request = form.request(&problem);
     QVERIFY2(request.has_value(), qPrintable(problem));
-    QCOMPARE(request->dataDir, videos);
-    QCOMPARE(request->dataType, QStringLiteral("videos"));
-    QCOMPARE(request->lpipsNet, QStringLiteral("vgg"));
-    QCOMPARE(request->lpipsBackbone, dir.filePath(QStringLiteral("alex_backbone.pth")));
+    QCOMPARE(tb::app::pathText(request->command.data_dir), videos);
+    QCOMPARE(request->command.data_type, std::string("videos"));
+    QCOMPARE(request->command.lpips_net, std::string("vgg"));
+    QCOMPARE(tb::app::pathText(request->command.lpips_backbone),
+             dir.filePath(QStringLiteral("alex_backbone.pth")));
     QVERIFY(form.commandLine().contains(QLatin1String("--lpips-net vgg --lpips-backbone")));
   }
 
@@ -574,7 +574,7 @@ class ComparePageTest : public QObject {
     QVERIFY(tb::test::releaseStalledFiles({config}, [&] { return form.waitForReads(20); }));
     QCOMPARE(form.entries().size(), 1);
     const std::optional<tb::app::CompareRequest> request = form.request();
-    QVERIFY(!request || request->dataDir.isEmpty());
+    QVERIFY(!request || request->command.data_dir.empty());
   }
 
   // A run with a classic VQ reference (train.reference_codec) brings it along as a tokenizer.

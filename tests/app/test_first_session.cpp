@@ -956,7 +956,7 @@ class FirstSessionTest : public QObject {
     QTRY_VERIFY(window.runControlBar()->resumeButton()->isEnabled());
     QTest::keyClick(&window, Qt::Key_R, Qt::ControlModifier);  // Resume
     QVERIFY(controller->isActive());
-    QVERIFY(controller->request().resume);
+    QVERIFY(controller->request().command.resume);
     window.runControlBar()->stop();
     QVERIFY(waitForEnd(controller));
 

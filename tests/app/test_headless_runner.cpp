@@ -306,8 +306,8 @@ class TestHeadlessRunner : public QObject {
   void compareArgumentsPassThrough() {
     tb::app::CompareRequest request;
     request.trainer = kFake;
-    request.entries = {{QStringLiteral("a"), QStringLiteral("/x")}};
-    request.outDir = QStringLiteral("/o");
+    request.command.entries = {{"a", "/x"}};
+    request.command.out_dir = "/o";
     qputenv("TB_FAKE_EXIT", "3");
     std::ostringstream err;
     QCOMPARE(HeadlessRunner::runCompare(request, err), 3);

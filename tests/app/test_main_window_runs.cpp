@@ -90,7 +90,8 @@ class TestMainWindowRuns : public QObject {
     QCOMPARE(window.runController()->state(), State::Completed);
 
     // What ran is what the Setup page showed: its command line, its document.
-    QCOMPARE(window.runController()->request().configFile, runDir + QStringLiteral(".config.json"));
+    QCOMPARE(window.runController()->request().configFile(),
+             runDir + QStringLiteral(".config.json"));
     QFile config(runDir + QStringLiteral("/config.json"));
     QVERIFY(config.open(QIODevice::ReadOnly));
     QCOMPARE(QString::fromUtf8(config.readAll()), window.setupPage()->configJsonText());
@@ -122,8 +123,8 @@ class TestMainWindowRuns : public QObject {
     QCOMPARE(window.openRunDirectoryPath(), second);
     QTRY_VERIFY(window.runControlBar()->resumeButton()->isEnabled());
     QTest::mouseClick(window.runControlBar()->resumeButton(), Qt::LeftButton);
-    QCOMPARE(window.runController()->request().runDir, second);
-    QVERIFY(window.runController()->request().resume);
+    QCOMPARE(window.runController()->request().runDir(), second);
+    QVERIFY(window.runController()->request().command.resume);
     QVERIFY(progress.wait(kTimeoutMs));
     window.runControlBar()->stop();
     QVERIFY(waitForEnd(window.runController()));

@@ -277,7 +277,7 @@ class TestMonitorPage : public QObject {
     QCOMPARE(progress->state(), tb::app::RunProgressView::State::Running);
     QVERIFY2(progress->text().contains(QLatin1String("step 200 of 300")),
              qPrintable(progress->text()));
-    QCOMPARE(progress->etaText(), QStringLiteral("3 min 20 s"));
+    QCOMPARE(progress->etaText(), QStringLiteral("3m20s"));
     QCOMPARE(progress->value(), progress->maximum() * 2 / 3 + 1);  // 66.67 % rounded
 
     writeFile(run.filePath(QStringLiteral("events.jsonl")),
@@ -297,9 +297,8 @@ class TestMonitorPage : public QObject {
     QVERIFY(page.waitForReads());
     QCOMPARE(page.progressView()->state(), tb::app::RunProgressView::State::Running);
     QVERIFY(page.progressView()->text().contains(QLatin1String("step 200 of 300")));
-    QCOMPARE(page.progressView()->etaText(), QStringLiteral("3 min 20 s"));  // 100 steps at 0.5/s
-    QCOMPARE(tb::app::RunProgressView::formatDuration(3725), QStringLiteral("1 h 02 min"));
-    QCOMPARE(tb::app::RunProgressView::formatDuration(45), QStringLiteral("45 s"));
+    // 100 steps at 0.5/s, written as the run control bar and the headless runner write it.
+    QCOMPARE(page.progressView()->etaText(), QStringLiteral("3m20s"));
   }
 
   void alertsAppearCountAndMark() {

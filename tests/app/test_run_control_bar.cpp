@@ -63,7 +63,7 @@ class TestRunControlBar : public QObject {
     f->bar.setTrainer(QStringLiteral(TB_FAKE_TRAINER));
     f->bar.setPlanner([runDir] {
       LaunchPlan plan;
-      plan.request.runDir = runDir;
+      plan.request.setRunDir(runDir);
       plan.configJson = kConfig;
       return plan;
     });
@@ -110,7 +110,7 @@ class TestRunControlBar : public QObject {
     auto f = makeBar("normal");
     f->bar.setPlanner([] {
       LaunchPlan plan;
-      plan.request.runDir = QStringLiteral("/tmp/x");
+      plan.request.setRunDir(QStringLiteral("/tmp/x"));
       plan.problems = QStringList{QStringLiteral("train.lr: must be > 0"),
                                   QStringLiteral("data.path: no such folder")};
       return plan;
@@ -158,7 +158,7 @@ class TestRunControlBar : public QObject {
     QFile copied(QDir(f->runDir).filePath(QStringLiteral("config.json")));
     QVERIFY(copied.open(QIODevice::ReadOnly));
     QCOMPARE(QString::fromUtf8(copied.readAll()), kConfig);
-    QVERIFY(f->controller.request().configFile.contains(QStringLiteral("tokenbench-config-")));
+    QVERIFY(f->controller.request().configFile().contains(QStringLiteral("tokenbench-config-")));
     // A run that completed has nothing left to resume: Resume says so.
     QTRY_VERIFY(f->bar.resumeButton()->toolTip().contains(QLatin1String("completed")));
     QVERIFY(!f->bar.resumeButton()->isEnabled());
@@ -180,8 +180,8 @@ class TestRunControlBar : public QObject {
     QVERIFY(f->bar.waitForReads());  // the run directory is read off this thread
     QVERIFY(f->bar.resumeButton()->isEnabled());
     QTest::mouseClick(f->bar.resumeButton(), Qt::LeftButton);
-    QVERIFY(f->controller.request().resume);
-    QVERIFY(f->controller.request().configFile.isEmpty());
+    QVERIFY(f->controller.request().command.resume);
+    QVERIFY(f->controller.request().configFile().isEmpty());
     QVERIFY(progress.wait(kTimeoutMs));
     f->bar.stop();
     QVERIFY(waitForEnd(f->controller));

@@ -1,6 +1,7 @@
 // RunController against a fake trainer (tests/app/fake_trainer.cpp) that completes, crashes,
 // fails, hangs, floods and prints garbage: every ending must become its own state, with the
 // words a person needs, and the stop sequence must escalate exactly as far as needed.
+#include "app/control/duration_text.h"
 #include "app/control/run_controller.h"
 #include "app/control/wire_text.h"
 #include "core/metric_names.h"
@@ -47,8 +48,8 @@ class TestRunController : public QObject {
     qputenv("TB_FAKE_MODE", mode);
     LaunchRequest r;
     r.trainer = QStringLiteral(TB_FAKE_TRAINER);
-    r.runDir =
-        m_dir.filePath(QStringLiteral("run_%1_%2").arg(QString::fromLatin1(mode)).arg(++m_runs));
+    r.setRunDir(
+        m_dir.filePath(QStringLiteral("run_%1_%2").arg(QString::fromLatin1(mode)).arg(++m_runs)));
     return r;
   }
 
@@ -96,13 +97,13 @@ class TestRunController : public QObject {
     QCOMPARE(hellos.count(), 1);
     QCOMPARE(progress.count(), 20);
     QCOMPARE(progress.last().first().value<tb::core::ProgressEvent>().step, 20);
-    const std::vector<tb::core::MetricsRow> rows = metricsRows(r.runDir);
+    const std::vector<tb::core::MetricsRow> rows = metricsRows(r.runDir());
     QCOMPARE(rows.size(), std::size_t{20});
     QCOMPARE(rows.back().step, 20);
     QCOMPARE(samples.count(), 1);
     const QString sample = samples.first().at(1).toString();
     QVERIFY2(QFileInfo(sample).isAbsolute() && QFile::exists(sample), qPrintable(sample));
-    QVERIFY(sample.startsWith(QDir(r.runDir).absolutePath() + QLatin1Char('/')));
+    QVERIFY(sample.startsWith(QDir(r.runDir()).absolutePath() + QLatin1Char('/')));
     QCOMPARE(checkpoints.count(), 1);
     // hello + 20 x progress + sample + checkpoint + done: no metric events
     QCOMPARE(controller.eventCount(), quint64(1 + 20 + 2 + 1));
@@ -122,7 +123,7 @@ class TestRunController : public QObject {
     QVERIFY(controller.start(r));
     QVERIFY(controller.isActive());
     QVERIFY(!controller.start(request("normal")));
-    QCOMPARE(controller.runDirectory(), QDir::cleanPath(r.runDir));
+    QCOMPARE(controller.runDirectory(), QDir::cleanPath(r.runDir()));
     QSignalSpy finished(&controller, &RunController::finished);
     controller.stop();
     QVERIFY(finished.wait(kTimeoutMs));
@@ -275,7 +276,7 @@ class TestRunController : public QObject {
     QCOMPARE(checkpoints.count(), 0);
     QCOMPARE(samples.count(), 1);
     QCOMPARE(samples.first().at(1).toString(),
-             QDir(r.runDir).absoluteFilePath(QStringLiteral("samples/ok.gif")));
+             QDir(r.runDir()).absoluteFilePath(QStringLiteral("samples/ok.gif")));
   }
 
   void silenceIsUnresponsiveAndTheProcessIsKept() {
@@ -453,15 +454,15 @@ class TestRunController : public QObject {
     QSignalSpy checkpoints(&controller, &RunController::checkpointReceived);
     LaunchRequest r;
     r.trainer = trainer;
-    r.configFile = config;
-    r.runDir = m_dir.filePath(QStringLiteral("real_run"));
+    r.setConfigFile(config);
+    r.setRunDir(m_dir.filePath(QStringLiteral("real_run")));
     const State end = runToEnd(controller, r, 10 * 60 * 1000);  // seconds, unless the CPUs are busy
     QVERIFY2(end == State::Completed, qPrintable(controller.describe() + QLatin1Char('\n') +
                                                  controller.stderrTail().join(QLatin1Char('\n'))));
     QCOMPARE(hello.count(), 1);
     QStringList metricNames;
     std::int64_t lastTrainStep = 0;
-    for (const tb::core::MetricsRow& row : metricsRows(r.runDir)) {
+    for (const tb::core::MetricsRow& row : metricsRows(r.runDir())) {
       for (const auto& [name, value] : row.values) {
         if (!metricNames.contains(QString::fromStdString(name))) {
           metricNames.append(QString::fromStdString(name));
@@ -487,11 +488,14 @@ class TestRunController : public QObject {
   }
 
   void formats() {
-    QCOMPARE(RunController::formatDuration(258), QStringLiteral("4m18s"));
-    QCOMPARE(RunController::formatDuration(12.4), QStringLiteral("12s"));
-    QCOMPARE(RunController::formatDuration(3720), QStringLiteral("1h02m"));
-    QCOMPARE(RunController::formatDuration(std::numeric_limits<double>::quiet_NaN()),
+    QCOMPARE(tb::app::formatDuration(258), QStringLiteral("4m18s"));
+    QCOMPARE(tb::app::formatDuration(12.4), QStringLiteral("12s"));
+    QCOMPARE(tb::app::formatDuration(59.6), QStringLiteral("1m00s"));
+    QCOMPARE(tb::app::formatDuration(3720), QStringLiteral("1h02m"));
+    QCOMPARE(tb::app::formatDuration(2 * 86400 + 5 * 3600 + 59), QStringLiteral("2d05h"));
+    QCOMPARE(tb::app::formatDuration(std::numeric_limits<double>::quiet_NaN()),
              QStringLiteral("?"));
+    QCOMPARE(tb::app::formatDuration(-1), QStringLiteral("?"));
     QCOMPARE(RunController::signalName(SIGSEGV), QStringLiteral("SIGSEGV"));
     QCOMPARE(RunController::signalName(63), QStringLiteral("signal 63"));
     QCOMPARE(RunController::stateName(State::ExitedWithoutDone),

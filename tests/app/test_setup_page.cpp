@@ -465,15 +465,15 @@ class SetupPageTest : public QObject {
 
     tb::app::LaunchRequest expected;
     expected.trainer = trainer;
-    expected.configFile = runs + QStringLiteral("/exp-1.config.json");
-    expected.runDir = runs + QStringLiteral("/exp-1");
-    expected.controlStdin = true;
+    expected.setConfigFile(runs + QStringLiteral("/exp-1.config.json"));
+    expected.setRunDir(runs + QStringLiteral("/exp-1"));
+    expected.command.control_stdin = true;
     auto* commandLine = page.findChild<QPlainTextEdit*>(QStringLiteral("commandLine"));
     QVERIFY(commandLine->isReadOnly());
     QCOMPARE(commandLine->toPlainText(), tb::app::shellCommandLine(expected));
     QVERIFY(commandLine->toPlainText().contains(QStringLiteral("'") + runs));  // quoted space
-    QCOMPARE(page.runDirectory(), expected.runDir);
-    QCOMPARE(page.runDirectoryText(), expected.runDir);
+    QCOMPARE(page.runDirectory(), expected.runDir());
+    QCOMPARE(page.runDirectoryText(), expected.runDir());
 
     // Distributed settings change the note, not the command (they live in the config file).
     page.setValue(QStringLiteral("distributed.strategy"), "ddp");
@@ -490,16 +490,16 @@ class SetupPageTest : public QObject {
     auto* runName = page.findChild<QLineEdit*>(QStringLiteral("runName"));
     runName->selectAll();
     QTest::keyClicks(runName, QStringLiteral("exp-2"));
-    expected.runDir = runs + QStringLiteral("/exp-2");
-    expected.configFile = runs + QStringLiteral("/exp-2.config.json");
+    expected.setRunDir(runs + QStringLiteral("/exp-2"));
+    expected.setConfigFile(runs + QStringLiteral("/exp-2.config.json"));
     QCOMPARE(commandLine->toPlainText(), tb::app::shellCommandLine(expected));
     QString error;
     QVERIFY2(page.writeLaunchConfig(&error), qPrintable(error));
-    QCOMPARE(QString::fromUtf8(readFile(expected.configFile)), page.configJsonText());
+    QCOMPARE(QString::fromUtf8(readFile(expected.configFile())), page.configJsonText());
 
     // A run directory that already holds a run is a problem, as is an empty name.
-    QVERIFY(QDir().mkpath(expected.runDir));
-    QVERIFY(writeFile(expected.runDir + QStringLiteral("/config.json"), "{}"));
+    QVERIFY(QDir().mkpath(expected.runDir()));
+    QVERIFY(writeFile(expected.runDir() + QStringLiteral("/config.json"), "{}"));
     QVERIFY(page.validationErrors().join('\n').contains(QStringLiteral("already holds a run")));
     runName->clear();
     QTest::keyClicks(runName, QStringLiteral(" "));
@@ -512,8 +512,8 @@ class SetupPageTest : public QObject {
     QVERIFY(page.runDirectory() != runs + QStringLiteral("/exp-3"));
     QCOMPARE(QFileInfo(page.runDirectory()).path(), runs);
     // Opening an existing run to watch it does not make it the target either.
-    page.setRunDirectory(expected.runDir);
-    QVERIFY(page.runDirectory() != expected.runDir);
+    page.setRunDirectory(expected.runDir());
+    QVERIFY(page.runDirectory() != expected.runDir());
     QVERIFY(page.validationErrors().isEmpty());
   }
 

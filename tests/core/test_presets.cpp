@@ -31,7 +31,7 @@ TEST(Presets, RequiredPresetsExist) {
 
 // quick-start trains bench-small's tokenizer (the architecture issue 10's figures are for) on
 // its 17-frame 64x64 clips, with FSQ at about bench-small's bits and the training settings
-// measured to learn fast (README "How fast it learns"), the GAN available later in the same run.
+// measured to learn fast (docs/learning.md), the GAN available later in the same run.
 TEST(Presets, QuickStartTrainsTheBenchSmallTokenizer) {
   const RunConfig q = loadPreset("quick-start").config;
   const RunConfig b = loadPreset("bench-small").config;

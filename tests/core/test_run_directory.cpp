@@ -1,3 +1,4 @@
+#include "core/checkpoint_files.h"
 #include "core/run_directory.h"
 
 #include <gtest/gtest.h>
@@ -136,20 +137,19 @@ TEST_F(RunDirectoryTest, ListCheckpointStepsKeepsOnlyCompleteFolders) {
   run.create();
   EXPECT_TRUE(run.listCheckpointSteps().empty());
 
-  touch(run.checkpointDir(10) / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointDir(2) / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointDir(1000) / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointDir(0) / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointDir(5) / "model.safetensors");                          // incomplete
-  touch(run.checkpointTempDir(7) / RunDirectory::kCheckpointCompleteMarker);  // temporary
-  touch(run.checkpointsDir() / "step_007" / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointsDir() / "step_abc" / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointsDir() / "step_" / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointsDir() / "step_-3" / RunDirectory::kCheckpointCompleteMarker);
-  touch(run.checkpointsDir() / "step_99999999999999999999" /
-        RunDirectory::kCheckpointCompleteMarker);
+  touch(run.checkpointDir(10) / checkpoint_files::kComplete);
+  touch(run.checkpointDir(2) / checkpoint_files::kComplete);
+  touch(run.checkpointDir(1000) / checkpoint_files::kComplete);
+  touch(run.checkpointDir(0) / checkpoint_files::kComplete);
+  touch(run.checkpointDir(5) / "model.safetensors");              // incomplete
+  touch(run.checkpointTempDir(7) / checkpoint_files::kComplete);  // temporary
+  touch(run.checkpointsDir() / "step_007" / checkpoint_files::kComplete);
+  touch(run.checkpointsDir() / "step_abc" / checkpoint_files::kComplete);
+  touch(run.checkpointsDir() / "step_" / checkpoint_files::kComplete);
+  touch(run.checkpointsDir() / "step_-3" / checkpoint_files::kComplete);
+  touch(run.checkpointsDir() / "step_99999999999999999999" / checkpoint_files::kComplete);
   touch(run.checkpointsDir() / "step_3");  // a file, not a folder
-  fs::create_directories(run.checkpointDir(4) / RunDirectory::kCheckpointCompleteMarker);
+  fs::create_directories(run.checkpointDir(4) / checkpoint_files::kComplete);
 
   EXPECT_EQ(run.listCheckpointSteps(), (std::vector<std::int64_t>{0, 2, 10, 1000}));
 }

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tb::core {
@@ -15,12 +17,18 @@ TEST(TrainerCommand, TrainArgumentsInTheTrainersUsageOrder) {
   command.config_file = "/runs/a/config.json";
   command.run_dir = "/runs/a";
   command.time_budget = "20m";
+  command.control_stdin = true;
   EXPECT_EQ(trainArguments(command), (Words{"train", "--config", "/runs/a/config.json", "--run-dir",
                                             "/runs/a", "--time-budget", "20m", "--control-stdin"}));
+  TrainCommand preset;
+  preset.preset = "demo";
+  preset.run_dir = "runs/d";
+  preset.sets = {"train.lr=1e-4", "data.path=/v"};
+  EXPECT_EQ(trainArguments(preset), (Words{"train", "--preset", "demo", "--run-dir", "runs/d",
+                                           "--set", "train.lr=1e-4", "--set", "data.path=/v"}));
   TrainCommand resume;
   resume.run_dir = "runs/b";
   resume.resume = true;
-  resume.control_stdin = false;
   EXPECT_EQ(trainArguments(resume), (Words{"train", "--run-dir", "runs/b", "--resume"}));
 }
 
@@ -41,6 +49,37 @@ TEST(TrainerCommand, CompareArgumentsPassLpipsOnlyWithBothWeightFiles) {
                    "b=/runs/b/checkpoints/step_10", "--out", "/tmp/cmp", "--data", "/data",
                    "--data-type", "images", "--clips", "8", "--lpips-net", "alex",
                    "--lpips-backbone", "alex.pth", "--lpips-lin", "lin.pth"}));
+}
+
+TEST(TrainerCommand, CompareArgumentsPassTheDeviceAndRawWeightsOnlyWhenAsked) {
+  CompareCommand command;
+  command.entries = {{"a", "/runs/a"}};
+  command.out_dir = "/o";
+  const Words plain{"compare", "--checkpoint", "a=/runs/a", "--out", "/o", "--clips", "4"};
+  EXPECT_EQ(compareArguments(command), plain);
+  command.device = "cuda:1";
+  command.raw_weights = true;
+  Words asked = plain;
+  asked.insert(asked.end(), {"--raw-weights", "--device", "cuda:1"});
+  EXPECT_EQ(compareArguments(command), asked);
+}
+
+TEST(TrainerCommand, CompareEntriesAreNamePathWithAFileNameSafeName) {
+  EXPECT_EQ(parseCompareEntry("vq-f16.1=/runs/a=b"),
+            (std::pair<std::string, std::string>{"vq-f16.1", "/runs/a=b"}));
+  for (const char* bad :
+       {"no-equals-sign", "=/x", "a=", "original=/x", ".hidden=/x", "a b=/x", "caf\xc3\xa9=/x"}) {
+    try {
+      parseCompareEntry(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("--checkpoint \"") + bad + "\""),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(compareEntryNameProblem("magvit2"), "");
+  EXPECT_NE(compareEntryNameProblem(""), "");
 }
 
 TEST(TrainerCommand, ShellQuotingKeepsPlainWordsAndQuotesTheRest) {

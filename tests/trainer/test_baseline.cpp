@@ -12,7 +12,7 @@
 #include "trainer/baseline/reference_fit.h"
 #include "trainer/cli/compare_command.h"
 #include "trainer/cli/token_commands.h"
-#include "trainer/metrics/clip_scores.h"
+#include "trainer/evaluation/clip_scores.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_encoder.h"
 #endif
@@ -220,9 +220,9 @@ TEST(ReferenceFit, FolderIsDeterministicAndWorksWhereACheckpointDoes) {
   const torch::Tensor clip = dataset.validSample(0).unsqueeze(0);
   EXPECT_TRUE(torch::equal(loaded.tokenizer->tokenize(clip), a.codec->tokenize(clip)));
 
-  cli::CompareArgs args;
-  args.checkpoints = {"classic-vq=" + folder.string()};
-  args.out = (dir.path() / "review").string();
+  core::CompareCommand args;
+  args.entries = {{"classic-vq", folder.string()}};
+  args.out_dir = (dir.path() / "review").string();
   args.clips = 2;
   ASSERT_EQ(cli::compare(args), 0);
   std::ifstream in(dir.path() / "review" / "metrics.json");
@@ -274,11 +274,11 @@ TEST(OnePsnr, LastValidationPsnrEqualsCompareOnTheSameClips) {
     }
   }
   ASSERT_GT(valid_psnr, 0);
-  cli::CompareArgs args;
-  args.checkpoints = {"trained=" + run.string(), "classic-vq=" + (run / "reference").string()};
-  args.data = dir.file("held");
+  core::CompareCommand args;
+  args.entries = {{"trained", run.string()}, {"classic-vq", (run / "reference").string()}};
+  args.data_dir = dir.file("held");
   args.clips = 3;
-  args.out = dir.file("review");
+  args.out_dir = dir.file("review");
   ASSERT_EQ(cli::compare(args), 0);
   std::ifstream in(dir.path() / "review" / "metrics.json");
   const auto report = nlohmann::json::parse(in);

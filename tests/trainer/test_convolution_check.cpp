@@ -48,7 +48,7 @@ TEST(ConvolutionCheck, RecordsEachDistinctConvolutionOnce) {
 
 TEST(ConvolutionCheck, CorrectBf16ConvolutionsAreNearFp32) {
   // Shapes both LibTorch versions compute correctly on the CPU in bf16 (Debian's 1.13 gives NaN
-  // weight gradients for some strided Conv3d and fails transposed ones: see the README, GPU).
+  // weight gradients for some strided Conv3d and fails transposed ones: see docs/gpu.md).
   for (const ConvolutionShape& s : {shapeOf({2, 8, 5, 12, 12}, {16, 8, 3, 3, 3}, 1),
                                     shapeOf({2, 8, 16, 16}, {8, 4, 3, 3}, 1, false, 2),
                                     shapeOf({1, 8, 16, 16}, {16, 8, 3, 3}, 2)}) {

@@ -1,8 +1,8 @@
 // PSNR, SSIM and LPIPS against the reference fixture (shared/fixtures/lpips), and LPIPS weight
 // loading, gradients and the VGG layout.
 #include "test_support.h"
-#include "trainer/metrics/image_metrics.h"
-#include "trainer/metrics/lpips.h"
+#include "trainer/evaluation/image_metrics.h"
+#include "trainer/evaluation/lpips.h"
 #if TB_WITH_OPENCV
 #include "trainer/media/image_reader.h"
 #endif

@@ -103,15 +103,14 @@ struct RunResult {
   std::vector<std::string> events;
 };
 
-/// Trains `config` into `dir` in this process, collecting the events from a file beside `dir`.
+/// Trains `config` into `dir` in this process with `options`, collecting the events from a file
+/// beside `dir`.
 inline RunResult train(const core::RunConfig& config, const std::filesystem::path& dir,
-                       bool resume = false) {
+                       const TrainOptions& options) {
   const std::filesystem::path events_file = dir.string() + ".events";
   const int fd = ::open(events_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   EventSink sink(fd);
   RunControl control;
-  TrainOptions options;
-  options.resume = resume;
   const int code = runTraining(config, core::RunDirectory(dir), options, sink, control);
   ::close(fd);
   std::ifstream in(events_file);
@@ -119,6 +118,14 @@ inline RunResult train(const core::RunConfig& config, const std::filesystem::pat
   for (std::string line; std::getline(in, line);) result.events.push_back(line);
   std::filesystem::remove(events_file);
   return result;
+}
+
+/// Trains `config` into `dir` in this process, afresh or resuming.
+inline RunResult train(const core::RunConfig& config, const std::filesystem::path& dir,
+                       bool resume = false) {
+  TrainOptions options;
+  options.resume = resume;
+  return train(config, dir, options);
 }
 
 }  // namespace tb::trainer::testing

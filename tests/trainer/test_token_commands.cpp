@@ -9,8 +9,8 @@
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
+#include "trainer/evaluation/image_metrics.h"
 #include "trainer/media/frame_tensors.h"
-#include "trainer/metrics/image_metrics.h"
 #include "trainer/weights/state_dict_io.h"
 #if TB_WITH_FFMPEG && TB_WITH_OPENCV
 #include "trainer/media/image_reader.h"
@@ -188,12 +188,12 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   const fs::path vq_ckpt = fx.dir.path() / "vq_ckpt";
   ASSERT_EQ(initCheckpoint(vq_config.string(), "", vq_ckpt), 0);
 
-  CompareArgs args;
-  args.checkpoints = {"magvit=" + fx.ckpt.string(), "vqgan=" + vq_ckpt.string()};
-  args.data = fx.input.string();
-  args.out = (fx.dir.path() / "review").string();
+  core::CompareCommand args;
+  args.entries = {{"magvit", fx.ckpt.string()}, {"vqgan", vq_ckpt.string()}};
+  args.data_dir = fx.input.string();
+  args.out_dir = (fx.dir.path() / "review").string();
   ASSERT_EQ(compare(args), 0);
-  std::ifstream in(fs::path(args.out) / "metrics.json");
+  std::ifstream in(fs::path(args.out_dir) / "metrics.json");
   const auto report = nlohmann::json::parse(in);
   ASSERT_EQ(report["clips"].size(), 1u);  // walk.mkv's first clip; broken.mp4 skipped
   EXPECT_EQ(report["clips"][0]["source"], "sub/walk.mkv");
@@ -229,11 +229,11 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
     EXPECT_TRUE(std::isfinite(report["mean"][name]["ssim"].get<double>())) << name;
   }
   for (const char* file : {"metrics.csv", "clip_000.gif", "grid.png"}) {
-    EXPECT_GT(fs::file_size(fs::path(args.out) / file), 0u) << file;
+    EXPECT_GT(fs::file_size(fs::path(args.out_dir) / file), 0u) << file;
   }
   // The trainer's side of tests/golden/compare_report_v1.json: metrics.json is core's compare
   // report (it reads back and writes the same bytes), laid out as the golden document is.
-  std::ifstream written_in(fs::path(args.out) / "metrics.json", std::ios::binary);
+  std::ifstream written_in(fs::path(args.out_dir) / "metrics.json", std::ios::binary);
   const std::string written((std::istreambuf_iterator<char>(written_in)),
                             std::istreambuf_iterator<char>());
   std::string error;
@@ -255,12 +255,12 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   EXPECT_EQ(keys(mine["mean"]["magvit"]), (std::vector<std::string>{"psnr", "ssim"}));  // no LPIPS
   EXPECT_EQ(keys(mine["per_frame"]["magvit"]), keys(golden["per_frame"]["trained"]));
 
-  CompareArgs bad = args;
-  bad.checkpoints = {"no-equals-sign"};
+  core::CompareCommand bad = args;
+  bad.entries = {{"original", fx.ckpt.string()}};  // the name of the originals' column
   EXPECT_EQ(compare(bad), 2);
-  bad.checkpoints = {"a=" + (fx.dir.path() / "missing").string()};
+  bad.entries = {{"a", (fx.dir.path() / "missing").string()}};
   EXPECT_EQ(compare(bad), 2);
-  bad.checkpoints = {"a=" + fx.ckpt.string(), "a=" + vq_ckpt.string()};
+  bad.entries = {{"a", fx.ckpt.string()}, {"a", vq_ckpt.string()}};
   EXPECT_EQ(compare(bad), 2);
 }
 
@@ -308,17 +308,17 @@ TEST(TokenCommands, CompareMatchesTheMetricsCommandOnTheWrittenFrames) {
 
   const std::string fixture = TB_SHARED_DIR "/fixtures/lpips";
   const bool with_lpips = fs::exists(fixture + "/alex_backbone.pth");
-  CompareArgs args;
-  args.checkpoints = {"magvit=" + (dir.path() / "magvit").string(),
-                      "vqgan=" + (dir.path() / "vqgan").string()};
-  args.out = (dir.path() / "review").string();
+  core::CompareCommand args;
+  args.entries = {{"magvit", (dir.path() / "magvit").string()},
+                  {"vqgan", (dir.path() / "vqgan").string()}};
+  args.out_dir = (dir.path() / "review").string();
   args.clips = 2;
   if (with_lpips) {
     args.lpips_backbone = fixture + "/alex_backbone.pth";
     args.lpips_lin = fixture + "/alex_lin.pth";
   }
   ASSERT_EQ(compare(args), 0);
-  std::ifstream in(fs::path(args.out) / "metrics.json");
+  std::ifstream in(fs::path(args.out_dir) / "metrics.json");
   const auto report = nlohmann::json::parse(in);
   ASSERT_EQ(report["clips"].size(), 2u);
   for (const auto& clip : report["clips"]) {
@@ -327,7 +327,7 @@ TEST(TokenCommands, CompareMatchesTheMetricsCommandOnTheWrittenFrames) {
     ASSERT_EQ(width, 32);
     char name[32];
     std::snprintf(name, sizeof name, "clip_%03d", clip["clip"].get<int>());
-    const fs::path strips = fs::path(args.out) / name;
+    const fs::path strips = fs::path(args.out_dir) / name;
     for (const char* tokenizer : {"magvit", "vqgan"}) {
       double psnr = 0, ssim = 0, lpips = 0;
       for (int t = 0; t < frames; ++t) {

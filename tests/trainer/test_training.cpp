@@ -510,15 +510,15 @@ TEST(Training, PerceptualLossWithTheFixtureWeightsIsLoggedAndValidated) {
   fs::remove_all(dir);
 }
 
-// The non-finite guard, driven by the trainer's fault injection (TB_FAULT_NONFINITE: the loss of
-// the next N step attempts from step S reads as NaN).
-class FaultInjection {
- public:
-  explicit FaultInjection(const std::string& spec) {
-    ::setenv("TB_FAULT_NONFINITE", spec.c_str(), 1);
-  }
-  ~FaultInjection() { ::unsetenv("TB_FAULT_NONFINITE"); }
-};
+// The non-finite guard, driven by TrainOptions::nonfinite_loss: the loss of the first `count`
+// step attempts from step `from` on reads as NaN.
+std::function<bool(std::int64_t)> nonfiniteLosses(std::int64_t from, std::int64_t count) {
+  return [from, left = count](std::int64_t step) mutable {
+    if (step < from || left == 0) return false;
+    --left;
+    return true;
+  };
+}
 
 std::vector<std::string> eventsWith(const RunResult& r, const std::string& needle) {
   std::vector<std::string> out;
@@ -549,11 +549,9 @@ TEST(Training, NonFiniteStepsAreSkippedThenRolledBackWithALowerRate) {
   config.train.checkpoint_every = 4;
   config.train.nan_max_consecutive = 3;
   config.train.nan_lr_scale = 0.5;
-  RunResult r{};
-  {
-    FaultInjection fault("6:3");  // steps 6, 6, 6: three attempts in a row
-    r = train(config, dir);
-  }
+  TrainOptions options;
+  options.nonfinite_loss = nonfiniteLosses(6, 3);  // steps 6, 6, 6: three attempts in a row
+  const RunResult r = train(config, dir, options);
   ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
   const auto skipped = eventsWith(r, "\"code\":\"nonfinite_step\"");
   ASSERT_EQ(skipped.size(), 3u);
@@ -586,11 +584,9 @@ TEST(Training, NonFiniteStepsThatRollbacksCannotFixEndTheRunAsDiverged) {
   config.train.checkpoint_every = 2;
   config.train.nan_max_consecutive = 2;
   config.train.nan_max_rollbacks = 2;
-  RunResult r{};
-  {
-    FaultInjection fault("3:1000");  // every attempt from step 3 on
-    r = train(config, dir);
-  }
+  TrainOptions options;
+  options.nonfinite_loss = nonfiniteLosses(3, 1000);  // every attempt from step 3 on
+  const RunResult r = train(config, dir, options);
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(eventsWith(r, "\"code\":\"rollback\"").size(), 2u);
   const auto errors = eventsWith(r, "\"type\":\"error\"");

@@ -3,7 +3,7 @@
 #include "core/atomic_file.h"
 #include "core/config_io.h"
 #include "trainer/baseline/block_kmeans.h"
-#include "trainer/training/validator.h"
+#include "trainer/evaluation/validator.h"
 
 #include <algorithm>
 #include <chrono>

@@ -426,14 +426,8 @@ int bench(const BenchArgs& args) {
       int timed = 0;
       const int first_timed = std::max(args.warmup, 1);
       m = measure(device, args.warmup, args.steps, args.profile, [&] {
-        step.zeroGrad(gan);
         const bool r1 = gan && step.r1Due(discr_step);
-        for (int micro = 0; micro < train.grad_accum; ++micro) {
-          (void)step.microStep(video, gan, discr_step, micro + 1 == train.grad_accum);
-        }
-        (void)step.finishReduction(gan);
-        (void)step.unscaleGradients(gan);
-        (void)step.clipGradients(gan);
+        (void)step.run([&] { return video; }, gan, discr_step);
         step.optimizerStep(train.lr, train.discr_lr, gan);
         updateEma(ema, tokenizer, train, train.ema_start_step + n * train.ema_update_every);
         ++n;

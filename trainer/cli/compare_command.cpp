@@ -4,10 +4,10 @@
 #include "core/compare_report.h"
 #include "trainer/cli/token_commands.h"
 #include "trainer/data/clip_loader.h"
+#include "trainer/evaluation/clip_scores.h"
+#include "trainer/evaluation/lpips.h"
+#include "trainer/evaluation/validator.h"
 #include "trainer/media/frame_tensors.h"
-#include "trainer/metrics/clip_scores.h"
-#include "trainer/metrics/lpips.h"
-#include "trainer/training/validator.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_encoder.h"
 #endif
@@ -44,29 +44,19 @@ struct Entry {
   LoadedCheckpoint checkpoint;
 };
 
-std::vector<Entry> loadEntries(const CompareArgs& args) {
+std::vector<Entry> loadEntries(const core::CompareCommand& command) {
   std::vector<Entry> entries;
-  for (const auto& spec : args.checkpoints) {
-    const auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      throw UsageError("--checkpoint \"" + spec + "\": expected NAME=PATH");
-    }
-    Entry e{spec.substr(0, eq), {}};
+  for (const auto& [name, path] : command.entries) {
     // The name becomes a file name (clip_<k>/<name>.png) and a column of the review.
-    const bool plain = std::all_of(e.name.begin(), e.name.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-    });
-    if (!plain || e.name == "original" || e.name.front() == '.') {
-      throw UsageError("--checkpoint \"" + spec +
-                       "\": NAME must be letters, digits, '-', '_' or '.' (and not "
-                       "\"original\")");
-    }
+    if (const std::string problem = core::compareEntryNameProblem(name); !problem.empty())
+      throw UsageError("--checkpoint \"" + name + "=" + path + "\": " + problem);
     for (const auto& other : entries) {
-      if (other.name == e.name)
-        throw UsageError("--checkpoint: the name \"" + e.name + "\" is given twice");
+      if (other.name == name)
+        throw UsageError("--checkpoint: the name \"" + name + "\" is given twice");
     }
+    Entry e{name, {}};
     try {
-      e.checkpoint = loadCheckpoint(spec.substr(eq + 1), !args.raw_weights, args.device);
+      e.checkpoint = loadCheckpoint(path, !command.raw_weights, command.device);
     } catch (const std::exception& ex) {
       throw UsageError(ex.what());
     }
@@ -88,11 +78,11 @@ std::vector<Entry> loadEntries(const CompareArgs& args) {
 
 // Every file's first clip (or procedural clips), centre crop, no flip: whole clips, as
 // validation scores them, never the training windows (data.train_crop, data.train_frames).
-std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& args,
+std::vector<std::pair<std::string, torch::Tensor>> loadClips(const core::CompareCommand& command,
                                                              core::DataConfig d) {
-  if (!args.data.empty()) {
-    d.type = args.data_type;
-    d.path = args.data;
+  if (!command.data_dir.empty()) {
+    d.type = command.data_type;
+    d.path = command.data_dir;
   } else {
     d.type = "synthetic";
   }
@@ -108,7 +98,7 @@ std::vector<std::pair<std::string, torch::Tensor>> loadClips(const CompareArgs& 
     data::ClipDataset dataset(d, 0);
     for (const auto& s : dataset.indexSkips())
       std::cerr << "compare: skipping " << s.path << ": " << s.reason << "\n";
-    const std::int64_t n = std::min<std::int64_t>(args.clips, dataset.trainSize());
+    const std::int64_t n = std::min<std::int64_t>(command.clips, dataset.trainSize());
     for (std::int64_t i = 0; i < n; ++i)
       clips.emplace_back(dataset.trainSource(i), dataset.trainSample(i));
   } catch (const data::DataError& e) {
@@ -163,25 +153,25 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
-int compare(const CompareArgs& args) {
+int compare(const core::CompareCommand& command) {
   try {
-    const std::vector<Entry> entries = loadEntries(args);
-    const auto clips = loadClips(args, entries.front().checkpoint.config.data);
+    const std::vector<Entry> entries = loadEntries(command);
+    const auto clips = loadClips(command, entries.front().checkpoint.config.data);
     if (clips.empty()) throw UsageError("compare: no clips to compare");
     metrics::Lpips lpips{nullptr};
-    if (args.lpips_backbone.empty() != args.lpips_lin.empty()) {
+    if (command.lpips_backbone.empty() != command.lpips_lin.empty()) {
       throw UsageError("--lpips-backbone and --lpips-lin go together");
     }
-    if (!args.lpips_backbone.empty()) {
+    if (!command.lpips_backbone.empty()) {
       try {
-        lpips = metrics::loadLpips(metrics::parseLpipsNet(args.lpips_net), args.lpips_backbone,
-                                   args.lpips_lin);
+        lpips = metrics::loadLpips(metrics::parseLpipsNet(command.lpips_net),
+                                   command.lpips_backbone, command.lpips_lin);
         lpips->to(entries.front().checkpoint.device);
       } catch (const std::exception& e) {
         throw UsageError(e.what());
       }
     }
-    const fs::path out = args.out;
+    const fs::path out = command.out_dir;
     fs::create_directories(out);
 
     // Each tokenizer scored by the Validator that training's validation uses, so the figures agree.

@@ -2,24 +2,9 @@
 // The `compare` subcommand: the same clips reconstructed by several tokenizers (VQGAN frame by
 // frame, MAGVIT-v2 clip by clip), scored with PSNR, SSIM and LPIPS, written as a review.
 
-#include <string>
-#include <utility>
-#include <vector>
+#include "core/trainer_command.h"
 
 namespace tb::trainer::cli {
-
-struct CompareArgs {
-  std::vector<std::string> checkpoints;  ///< "NAME=PATH" (checkpoint folder or run directory)
-  std::string data;                      ///< folder of videos or images; empty: procedural clips
-  std::string data_type = "videos";      ///< "videos" or "images"
-  std::string out;                       ///< folder for the review (created)
-  int clips = 4;
-  std::string lpips_net = "alex";
-  std::string lpips_backbone;
-  std::string lpips_lin;
-  std::string device = "auto";  ///< where the tokenizers and LPIPS run: auto, cpu, cuda, cuda:N
-  bool raw_weights = false;
-};
 
 /// `compare`: takes the first `clips` clips of the data (every file's first clip, centre crop, at
 /// the first checkpoint's data.image_size and data.num_frames; procedural clips of that
@@ -30,6 +15,6 @@ struct CompareArgs {
 /// under each image). Prints the means as one JSON line on stdout. Exit 0; 2 for bad arguments,
 /// checkpoints, data or weight files (the message names the file), 1 when the output cannot be
 /// written.
-int compare(const CompareArgs& args);
+int compare(const core::CompareCommand& command);
 
 }  // namespace tb::trainer::cli

@@ -1,6 +1,7 @@
 #include "trainer/cli/magvit2_commands.h"
 
 #include "core/atomic_file.h"
+#include "core/checkpoint_files.h"
 #include "core/version.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/cli/token_commands.h"
@@ -273,7 +274,7 @@ int exportMagvit2(const ExportMagvit2Args& args) {
   } catch (const std::exception& e) {
     return fail(kExport, e.what());
   }
-  const fs::path config_file = ckpt.folder / "config.json";
+  const fs::path config_file = ckpt.folder / core::checkpoint_files::kConfig;
   const weights::KwargsExport exported = weights::exportVideoTokenizerKwargs(ckpt.config);
   if (!exported.errors.empty()) {
     for (const auto& e : exported.errors) std::cerr << config_file.string() << ": " << e << "\n";
@@ -289,7 +290,7 @@ int exportMagvit2(const ExportMagvit2Args& args) {
   for (auto& constant : weights::referenceConstants(magvit)) out.push_back(constant);
 
   std::string discr_note;
-  const fs::path discr_file = ckpt.folder / "discriminator.safetensors";
+  const fs::path discr_file = ckpt.folder / core::checkpoint_files::kDiscriminator;
   std::error_code ec;
   if (fs::exists(discr_file, ec)) {
     try {

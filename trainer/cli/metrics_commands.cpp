@@ -1,10 +1,10 @@
 #include "trainer/cli/metrics_commands.h"
 
+#include "trainer/evaluation/image_metrics.h"
+#include "trainer/evaluation/lpips.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
 #include "trainer/media/video_frames.h"
-#include "trainer/metrics/image_metrics.h"
-#include "trainer/metrics/lpips.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_decoder.h"
 #endif

@@ -14,9 +14,9 @@ struct MetricsArgs {
 };
 
 /// `metrics A B`: prints one JSON object line {"psnr":..,"ssim":..,"lpips":..} on stdout
-/// (means over frames for videos; see trainer/metrics/image_metrics.h for PSNR's cap on identical
-/// frames), "lpips" only when both weight files are given. Images and videos are told apart
-/// by extension. Exit 0; 2 (message on stderr naming the file) for unreadable inputs, inputs
+/// (means over frames for videos; see trainer/evaluation/image_metrics.h for PSNR's cap on
+/// identical frames), "lpips" only when both weight files are given. Images and videos are told
+/// apart by extension. Exit 0; 2 (message on stderr naming the file) for unreadable inputs, inputs
 /// that differ in size or frame count, only one weight file, or weight files that do not fit.
 int computeMetrics(const MetricsArgs& args);
 

@@ -1,6 +1,7 @@
 #include "trainer/cli/model_commands.h"
 
 #include "core/atomic_file.h"
+#include "core/checkpoint_files.h"
 #include "core/config_io.h"
 #include "core/model_info.h"
 #include "core/presets.h"
@@ -104,12 +105,12 @@ void writeCheckpointFolder(const std::filesystem::path& out, const core::RunConf
   try {
     fs::create_directories(tmp);
     metadata["module"] = "tokenizer";
-    weights::saveTensors(tokenizer, tmp / "model.safetensors", metadata);
+    weights::saveTensors(tokenizer, tmp / core::checkpoint_files::kModel, metadata);
     if (!discriminator.empty()) {
       metadata["module"] = "discriminator";
-      weights::saveTensors(discriminator, tmp / "discriminator.safetensors", metadata);
+      weights::saveTensors(discriminator, tmp / core::checkpoint_files::kDiscriminator, metadata);
     }
-    core::writeFileSynced(tmp / "config.json", core::toJsonText(config));
+    core::writeFileSynced(tmp / core::checkpoint_files::kConfig, core::toJsonText(config));
     fs::rename(tmp, out);
   } catch (...) {
     fs::remove_all(tmp, ec);

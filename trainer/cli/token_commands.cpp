@@ -20,6 +20,7 @@
 #include "trainer/media/video_encoder.h"
 #endif
 #if TB_WITH_OPENCV
+#include "core/checkpoint_files.h"
 #include "trainer/media/image_reader.h"
 #endif
 
@@ -141,7 +142,7 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
   // A classic VQ codec folder (baseline) stands where a checkpoint folder does.
   const bool codec = baseline::isCodecFolder(path);
   out.folder = codec ? path : resolveCheckpointFolder(path);
-  const fs::path config_file = out.folder / "config.json";
+  const fs::path config_file = out.folder / core::checkpoint_files::kConfig;
   const core::ConfigLoad load = core::loadRunConfig(config_file);
   if (!load.ok()) {
     std::string message = config_file.string() + ": invalid configuration";
@@ -164,19 +165,20 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     out.tokenizer->eval();
     return out;
   }
-  out.weights = prefer_ema && fs::exists(out.folder / "ema.safetensors", ec) ? "ema.safetensors"
-                                                                             : "model.safetensors";
+  out.weights = prefer_ema && fs::exists(out.folder / core::checkpoint_files::kEma, ec)
+                    ? core::checkpoint_files::kEma
+                    : core::checkpoint_files::kModel;
   try {
     out.tokenizer = makeTokenizer(out.config.model, out.config.data);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(config_file.string() + ": " + e.what());
   }
   // EMA files hold parameters only; buffers keep the values model.safetensors has.
-  if (out.weights == "ema.safetensors") {
-    weights::loadStateDict(*out.tokenizer, out.folder / "model.safetensors", true);
+  if (out.weights == core::checkpoint_files::kEma) {
+    weights::loadStateDict(*out.tokenizer, out.folder / core::checkpoint_files::kModel, true);
   }
   const auto report = weights::loadStateDict(*out.tokenizer, out.folder / out.weights,
-                                             out.weights == "model.safetensors");
+                                             out.weights == core::checkpoint_files::kModel);
   if (!report.unexpected.empty()) {
     throw std::runtime_error((out.folder / out.weights).string() + ": unexpected tensor \"" +
                              report.unexpected.front() + "\"");

@@ -84,11 +84,11 @@ std::optional<double> parseDuration(const std::string& text) {
   }
 }
 
-int train(const TrainArgs& args) {
+int train(const core::TrainCommand& args) {
   if (args.run_dir.empty()) return usageError("--run-dir is required");
-  if (!args.config.empty() && !args.preset.empty())
+  if (!args.config_file.empty() && !args.preset.empty())
     return usageError("give --config or --preset, not both");
-  if (args.config == "-" && args.control_stdin) {
+  if (args.config_file == "-" && args.control_stdin) {
     // Both read stdin: the configuration to its end, which the control reader takes for the
     // front end going away (the run stopped at once).
     return usageError(
@@ -110,8 +110,8 @@ int train(const TrainArgs& args) {
   // The document to train: the given file or preset, else (when resuming) the run's own.
   Json doc;
   std::string error;
-  if (!args.config.empty()) {
-    if (!readDocument(args.config, doc, error)) return usageError(error);
+  if (!args.config_file.empty()) {
+    if (!readDocument(args.config_file, doc, error)) return usageError(error);
   } else if (!args.preset.empty()) {
     doc = core::presetOverrides(args.preset);
     if (doc.is_null()) return usageError(core::loadPreset(args.preset).errors.front().toString());

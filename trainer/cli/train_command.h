@@ -1,23 +1,17 @@
 #pragma once
 // `tokenbench-trainer train`: one training run, events on stdout, human log on stderr.
 
+#include "core/trainer_command.h"
+
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace tb::trainer::cli {
 
-struct TrainArgs {
-  std::string config;  ///< config file, "-" for stdin, or empty
-  std::string preset;  ///< preset name instead of a file, or empty
-  std::string run_dir;
-  bool resume = false;
-  std::vector<std::string> sets;  ///< key.path=value overrides
-  bool control_stdin = false;
-  std::string time_budget;  ///< "20m", "90s", "1h" or seconds
-};
-
-int train(const TrainArgs& args);
+/// `train`: the run `command` describes (config_file "-" reads standard input). Exit 0 when it
+/// completed or stopped, 1 when it failed, 2 for bad arguments or configuration.
+int train(const core::TrainCommand& command);
 
 /// `summary --run-dir DIR`: one JSON object with the run's step, first and last training
 /// reconstruction loss, latest validation metrics and complete checkpoints.

@@ -70,10 +70,11 @@ int runTrainerCli(int argc, char** argv) {
                                        "Print the configuration reference (Markdown: "
                                        "every key, type, default, range, unit)");
 
-  cli::TrainArgs train_args;
+  core::TrainCommand train_args;
   auto* train = app.add_subcommand(
       "train", "Train a tokenizer into a run directory (events on stdout, log on stderr)");
-  train->add_option("--config", train_args.config, "Configuration file, or - for standard input");
+  train->add_option("--config", train_args.config_file,
+                    "Configuration file, or - for standard input");
   train->add_option("--preset", train_args.preset, "Start from this preset instead of a file");
   train->add_option("--run-dir", train_args.run_dir, "Run directory (created when missing)")
       ->required();
@@ -136,19 +137,21 @@ int runTrainerCli(int argc, char** argv) {
   detokenize->add_option("--device", detok.device,
                          "auto (default: CUDA when available), cpu, cuda or cuda:N");
   cli::MetricsArgs met;
-  cli::CompareArgs cmp;
+  core::CompareCommand cmp;
+  std::vector<std::string> cmp_checkpoints;  // NAME=PATH words, parsed into cmp.entries
   auto* compare =
       app.add_subcommand("compare",
                          "Reconstruct the same clips with several tokenizers; write metrics "
                          "(JSON, CSV), side-by-side GIFs and a PNG grid");
   compare
-      ->add_option("--checkpoint", cmp.checkpoints,
+      ->add_option("--checkpoint", cmp_checkpoints,
                    "NAME=PATH: a checkpoint folder or run directory (repeat)")
       ->required();
-  compare->add_option("--data", cmp.data, "Folder of videos or images (default: procedural clips)");
+  compare->add_option("--data", cmp.data_dir,
+                      "Folder of videos or images (default: procedural clips)");
   compare->add_option("--data-type", cmp.data_type, "videos (default) or images")
       ->check(CLI::IsMember({"videos", "images"}));
-  compare->add_option("--out", cmp.out, "Folder for the review (created)")->required();
+  compare->add_option("--out", cmp.out_dir, "Folder for the review (created)")->required();
   compare->add_option("--clips", cmp.clips, "Number of clips (default 4)")
       ->check(CLI::Range(1, 1000));
   compare->add_option("--lpips-net", cmp.lpips_net, "LPIPS backbone: alex (default) or vgg")
@@ -341,7 +344,17 @@ int runTrainerCli(int argc, char** argv) {
   if (*tokenize) return cli::tokenize(tok);
   if (*detokenize) return cli::detokenize(detok);
   if (*metrics) return cli::computeMetrics(met);
-  if (*compare) return cli::compare(cmp);
+  if (*compare) {
+    for (const std::string& word : cmp_checkpoints) {
+      try {
+        cmp.entries.push_back(core::parseCompareEntry(word));
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "tokenbench-trainer compare: " << e.what() << "\n";
+        return 2;
+      }
+    }
+    return cli::compare(cmp);
+  }
   if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
   if (*baseline) {
     if (*base_seed_option) base.seed = base_seed;

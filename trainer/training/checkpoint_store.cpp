@@ -1,6 +1,7 @@
 #include "trainer/training/checkpoint_store.h"
 
 #include "core/atomic_file.h"
+#include "core/checkpoint_files.h"
 #include "core/config_io.h"
 #include "core/safetensors.h"
 #include "trainer/torch_compat.h"
@@ -22,12 +23,13 @@ namespace tb::trainer {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
+namespace files = core::checkpoint_files;
 
 fs::path resolveCheckpointFolder(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec))
     throw std::runtime_error(path.string() + ": not a checkpoint folder or run directory");
-  if (fs::exists(path / "model.safetensors", ec)) return path;
+  if (fs::exists(path / files::kModel, ec)) return path;
   const core::RunDirectory run(path);
   const auto steps = run.listCheckpointSteps();
   if (steps.empty())
@@ -47,8 +49,7 @@ fs::path CheckpointStore::write(std::int64_t step,
     fs::create_directories(tmp);
     writeFiles(tmp);
     for (const auto& entry : fs::directory_iterator(tmp)) core::syncPath(entry.path());
-    core::writeFileSynced(tmp / core::RunDirectory::kCheckpointCompleteMarker,
-                          std::to_string(step) + "\n");
+    core::writeFileSynced(tmp / files::kComplete, std::to_string(step) + "\n");
     core::syncPath(tmp);
     // A checkpoint of the same step (a resumed run saving again) is replaced whole.
     if (fs::exists(final_dir)) fs::remove_all(final_dir);
@@ -114,33 +115,34 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
   distributed::ParameterShards* shards = steps.shards();
   std::vector<torch::Tensor>& ema_shares = steps.emaShares();
 
-  writeModelWeights(*steps.tokenizer(), shards, path("model.safetensors"),
+  writeModelWeights(*steps.tokenizer(), shards, path(files::kModel),
                     {{"step", step}, {"format", "tokenbench-tokenizer"}});
   if (!ema_shares.empty()) {
-    writeGatheredFile(*shards, path("ema.safetensors"), {},
-                      {GatheredSeries{&ema_shares, "", nullptr}}, {{"step", step}});
+    writeGatheredFile(*shards, path(files::kEma), {}, {GatheredSeries{&ema_shares, "", nullptr}},
+                      {{"step", step}});
   } else if (dir && !state.ema.empty()) {
-    weights::saveTensors(state.ema, *dir / "ema.safetensors", {{"step", step}});
+    weights::saveTensors(state.ema, *dir / files::kEma, {{"step", step}});
   }
   if (FlatShardAdamW* flat = steps.flatOptimizer()) {
-    flat->writeState(path("optimizer.safetensors"), adamw_meta);
+    flat->writeState(path(files::kOptimizer), adamw_meta);
   } else if (dir) {
-    weights::saveTensors(optimizer_state, *dir / "optimizer.safetensors", adamw_meta);
+    weights::saveTensors(optimizer_state, *dir / files::kOptimizer, adamw_meta);
   }
   if (const auto discr = steps.discriminator()) {
-    writeModelWeights(*discr, steps.discriminatorShards(), path("discriminator.safetensors"),
+    writeModelWeights(*discr, steps.discriminatorShards(), path(files::kDiscriminator),
                       {{"step", step}, {"format", "tokenbench-discriminator"}});
     if (FlatShardAdamW* flat = steps.discriminatorFlatOptimizer()) {
-      flat->writeState(path("discr_optimizer.safetensors"), adamw_meta);
+      flat->writeState(path(files::kDiscriminatorOptimizer), adamw_meta);
     } else if (dir) {
-      weights::saveTensors(discr_optimizer_state, *dir / "discr_optimizer.safetensors", adamw_meta);
+      weights::saveTensors(discr_optimizer_state, *dir / files::kDiscriminatorOptimizer,
+                           adamw_meta);
     }
   }
   if (dir == nullptr) return;
   NamedTensors rng = {{"cpu_generator", at::detail::getDefaultCPUGenerator().get_state()}};
   if (state.device.is_cuda())
     rng.emplace_back("cuda_generator", compat::cudaRngState(state.device.index()));
-  weights::saveTensors(rng, *dir / "rng.safetensors");
+  weights::saveTensors(rng, *dir / files::kRng);
   Json json = {{"step", progress.step},
                {"lr_scale", progress.lr_scale},
                {"schedule_end", progress.schedule_end},
@@ -159,8 +161,8 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
   if (const LossScaler* scaler = steps.lossScaler()) json["loss_scale"] = scalerState(*scaler);
   if (const LossScaler* scaler = steps.discriminatorLossScaler())
     json["discr_loss_scale"] = scalerState(*scaler);
-  core::writeFileSynced(*dir / "state.json", json.dump(2) + "\n");
-  core::writeFileSynced(*dir / "config.json", core::toJsonText(state.config));
+  core::writeFileSynced(*dir / files::kState, json.dump(2) + "\n");
+  core::writeFileSynced(*dir / files::kConfig, core::toJsonText(state.config));
 }
 
 namespace {
@@ -245,22 +247,22 @@ void CheckpointStore::load(std::int64_t step, TrainingState& state,
   const fs::path dir = folder(step);
   TrainingStep& steps = state.steps;
   try {
-    loadModelWeights(*steps.tokenizer(), steps.shards(), dir / "model.safetensors");
-    loadOptimizerFile(dir / "optimizer.safetensors", step > 0,
+    loadModelWeights(*steps.tokenizer(), steps.shards(), dir / files::kModel);
+    loadOptimizerFile(dir / files::kOptimizer, step > 0,
                       into(steps.optimizer(), steps.flatOptimizer()));
     if (const auto discr = steps.discriminator()) {
       // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
-      if (fs::exists(dir / "discriminator.safetensors")) {
-        loadModelWeights(*discr, steps.discriminatorShards(), dir / "discriminator.safetensors");
-        loadOptimizerFile(dir / "discr_optimizer.safetensors", false,
+      if (fs::exists(dir / files::kDiscriminator)) {
+        loadModelWeights(*discr, steps.discriminatorShards(), dir / files::kDiscriminator);
+        loadOptimizerFile(dir / files::kDiscriminatorOptimizer, false,
                           into(steps.discriminatorOptimizer(), steps.discriminatorFlatOptimizer()));
       } else {
         log("checkpoint " + dir.string() +
             " has no discriminator: it starts from its initialisation");
       }
     }
-    loadGenerators(dir / "rng.safetensors", state.device);
-    std::ifstream in(dir / "state.json");
+    loadGenerators(dir / files::kRng, state.device);
+    std::ifstream in(dir / files::kState);
     const Json json = Json::parse(in);
     RunProgress& progress = state.progress;
     progress.step = json.at("step").get<std::int64_t>();
@@ -287,7 +289,7 @@ void CheckpointStore::load(std::int64_t step, TrainingState& state,
     restoreScaler(steps.discriminatorLossScaler(), "discr_loss_scale");
     state.ema.clear();
     steps.emaShares().clear();
-    if (json.value("ema_active", false)) loadEma(dir / "ema.safetensors", state);
+    if (json.value("ema_active", false)) loadEma(dir / files::kEma, state);
   } catch (const std::exception& e) {
     throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
                         "delete that folder to resume from the previous checkpoint");

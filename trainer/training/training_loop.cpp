@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 #include <unistd.h>
 
@@ -22,6 +25,24 @@ std::string seconds(double s) {
   text.precision(3);
   text << s << " s";
   return text.str();
+}
+
+// The value named `name` in `values`; a step's values always hold train/loss.
+double& valueOf(Values& values, std::string_view name) {
+  const auto it =
+      std::find_if(values.begin(), values.end(), [&](const auto& e) { return e.first == name; });
+  if (it == values.end()) throw std::logic_error("no value " + std::string(name) + " in the step");
+  return it->second;
+}
+
+// Removes the value named `name` from `values` and returns it; nothing when absent.
+std::optional<double> takeValue(Values& values, std::string_view name) {
+  const auto it =
+      std::find_if(values.begin(), values.end(), [&](const auto& e) { return e.first == name; });
+  if (it == values.end()) return std::nullopt;
+  const double value = it->second;
+  values.erase(it);
+  return value;
 }
 
 }  // namespace
@@ -83,56 +104,32 @@ std::optional<Values> TrainingLoop::attemptStep() {
   const bool gan = ganActive();
   const double lr = rate(m_train.lr, next);
   const double discr_lr = rate(m_train.discr_lr, next - m_config.loss.discr_start_step);
-  m_steps->zeroGrad(gan);
-  // The step's values stay on the device until one copy to the host at the end of the step.
-  StepValues step_values;
-  auto accumulate = [&](const std::string& name, const torch::Tensor& v) {
-    const torch::Tensor share = v / m_train.grad_accum;
-    auto it = std::find_if(step_values.begin(), step_values.end(),
-                           [&](const auto& e) { return e.first == name; });
-    if (it == step_values.end()) {
-      step_values.emplace_back(name, share);
-    } else {
-      it->second = it->second + share;
-    }
-  };
-  for (int micro = 0; micro < m_train.grad_accum; ++micro) {
-    data::LoadedBatch batch;
-    try {
-      batch = m_loader->next();
-    } catch (const TrainingError&) {  // a DataError: the files that failed are named first
-      reportDataSkips(m_dataset->takeNewSkips());
-      throw;
-    }
-    ++m_progress.batches;
-    m_interval.data_wait += batch.wait_s;
-    // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
-    const torch::Tensor clips = batch.clips.to(m_device, /*non_blocking=*/true);
-    GeneratorPass pass;
-    const StepValues micro_values =
-        m_steps->microStep(clips, gan, m_progress.step - m_config.loss.discr_start_step,
-                           micro + 1 == m_train.grad_accum, &pass);
-    accumulate(std::string(core::metric::kTrainReconLoss), pass.recon_loss);
-    accumulate(std::string(core::metric::kTrainLoss), pass.loss);
-    for (const auto& [name, v] : micro_values) accumulate(name, v);
-  }
-  m_interval.comm += m_steps->finishReduction(gan);
-  // Loss scaling: gradients back to their true size before clipping; an overflow skips the step.
-  const bool overflow = m_steps->unscaleGradients(gan);
-  const GradientNorms norms = m_steps->clipGradients(gan);
-  step_values.emplace_back(std::string(core::metric::kTrainGradNorm), norms.tokenizer);
-  if (norms.discriminator.defined())
-    step_values.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), norms.discriminator);
-  Values values = hostValues(step_values);
-  const double grad_norm = values[values.size() - (norms.discriminator.defined() ? 2 : 1)].second;
-  const double discr_grad_norm = norms.discriminator.defined() ? values.back().second : 0.0;
-  values.resize(values.size() - (norms.discriminator.defined() ? 2 : 1));
+  const StepResult result = m_steps->run(
+      [&] {
+        data::LoadedBatch batch;
+        try {
+          batch = m_loader->next();
+        } catch (const TrainingError&) {  // a DataError: the files that failed are named first
+          reportDataSkips(m_dataset->takeNewSkips());
+          throw;
+        }
+        ++m_progress.batches;
+        m_interval.data_wait += batch.wait_s;
+        // Pinned host memory (the loader's, on CUDA) makes this copy asynchronous.
+        return batch.clips.to(m_device, /*non_blocking=*/true);
+      },
+      gan, m_progress.step - m_config.loss.discr_start_step);
+  m_interval.comm += result.comm_s;
+  const bool overflow = result.overflow;
+  // The step's values stayed on the device until this one copy to the host. The gradient norms
+  // are the same on every rank; the other values are agreed on (averaged) across the ranks.
+  Values values = hostValues(result.values());
+  const double grad_norm = takeValue(values, core::metric::kTrainGradNorm).value_or(0.0);
+  const double discr_grad_norm = takeValue(values, core::metric::kTrainDiscrGradNorm).value_or(0.0);
   agreeAcrossRanks(values);
-  if (m_fault.nonfinite_left > 0 && next >= m_fault.nonfinite_from) {
-    --m_fault.nonfinite_left;
-    values[1].second = std::numeric_limits<double>::quiet_NaN();
-  }
-  const double loss_value = values[1].second;
+  if (m_options.nonfinite_loss && m_options.nonfinite_loss(next))
+    valueOf(values, core::metric::kTrainLoss) = std::numeric_limits<double>::quiet_NaN();
+  const double loss_value = valueOf(values, core::metric::kTrainLoss);
   const LossScaler* scaler = m_steps->lossScaler();
   if (overflow && scaler != nullptr && scaler->scale() >= 1.0) {
     // Overflowing fp16 gradients are expected now and then: the scaler has lowered its scale,

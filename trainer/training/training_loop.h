@@ -10,8 +10,8 @@
 #include "core/run_lock.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/distributed/rank_group.h"
+#include "trainer/evaluation/lpips.h"
 #include "trainer/event_sink.h"
-#include "trainer/metrics/lpips.h"
 #include "trainer/models/discriminator.h"
 #include "trainer/models/tokenizer.h"
 #include "trainer/outputs/tensorboard_writer.h"
@@ -26,8 +26,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -177,19 +175,6 @@ class TrainingLoop {
   std::unique_ptr<data::ClipLoader> m_loader;
   std::unique_ptr<core::MetricsWriter> m_metrics;
 
-  // Fault injection for the tests of the non-finite guard (TB_FAULT_NONFINITE="S:N": the loss of
-  // the first N step attempts from step S on reads as NaN, on every rank).
-  struct Fault {
-    std::int64_t nonfinite_from = 0;
-    std::int64_t nonfinite_left = 0;
-  } m_fault = faultFromEnvironment();
-  static Fault faultFromEnvironment() {
-    Fault f;
-    const char* text = std::getenv("TB_FAULT_NONFINITE");
-    if (text != nullptr && std::sscanf(text, "%ld:%ld", &f.nonfinite_from, &f.nonfinite_left) != 2)
-      f = Fault{};
-    return f;
-  }
   RunProgress m_progress;
   std::int64_t m_last_checkpoint = -1;
 

@@ -16,8 +16,10 @@
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_encoder.h"
 #endif
-#include "trainer/metrics/clip_scores.h"
-#include "trainer/metrics/lpips.h"
+#include "core/checkpoint_files.h"
+#include "trainer/evaluation/clip_scores.h"
+#include "trainer/evaluation/lpips.h"
+#include "trainer/evaluation/validator.h"
 #include "trainer/models/discriminator.h"
 #include "trainer/models/tokenizer.h"
 #include "trainer/outputs/tensorboard_writer.h"
@@ -33,7 +35,6 @@
 #include "trainer/training/sharded_adamw.h"
 #include "trainer/training/sharded_checkpoint.h"
 #include "trainer/training/training_step.h"
-#include "trainer/training/validator.h"
 #include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 
@@ -182,8 +183,7 @@ void TrainingLoop::validate() {
   }
   writeMetrics(validator.summary().metricValues());
   // codebook/step_<N>.safetensors: how often validation used each code (the window's histogram).
-  const fs::path counts =
-      m_run.codebookDir() / ("step_" + std::to_string(m_progress.step) + ".safetensors");
+  const fs::path counts = m_run.codebookFile(m_progress.step);
   try {
     outputs::writeCodebookCounts(counts, m_progress.step, validator.summary().code_counts);
   } catch (const std::exception& e) {
@@ -280,13 +280,14 @@ void TrainingLoop::loadInitialWeights() {
   try {
     const fs::path dir = resolveCheckpointFolder(source);
     // Weights trained on [0, 1] frames fed [-1, 1] ones would train on, silently wrong.
-    const core::ConfigLoad theirs = core::loadRunConfig(dir / "config.json");
+    const core::ConfigLoad theirs = core::loadRunConfig(dir / core::checkpoint_files::kConfig);
     if (theirs.ok() && theirs.config.model.pixel_range != m_config.model.pixel_range)
       throw std::runtime_error("its model.pixel_range is " + theirs.config.model.pixel_range +
                                ", this run's " + m_config.model.pixel_range);
-    loadModelWeights(*m_tokenizer, m_steps->shards(), dir / "model.safetensors");
-    if (m_discr && fs::exists(dir / "discriminator.safetensors"))
-      loadModelWeights(*m_discr, m_steps->discriminatorShards(), dir / "discriminator.safetensors");
+    loadModelWeights(*m_tokenizer, m_steps->shards(), dir / core::checkpoint_files::kModel);
+    if (m_discr && fs::exists(dir / core::checkpoint_files::kDiscriminator))
+      loadModelWeights(*m_discr, m_steps->discriminatorShards(),
+                       dir / core::checkpoint_files::kDiscriminator);
     m_log("weights from " + dir.string());
   } catch (const std::exception& e) {
     throw TrainingError("init_checkpoint_invalid",

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace tb::trainer {
@@ -25,6 +26,9 @@ struct TrainOptions {
   bool resume = false;
   double time_budget_s = 0;        ///< overrides train.time_budget_s when > 0
   distributed::LaunchInfo launch;  ///< this process's rank; "single" when alone
+  /// Fault injection for tests of the non-finite guard: called once per step attempt with the
+  /// step it tries; true makes that attempt's loss read as NaN (on every rank that has it).
+  std::function<bool(std::int64_t step)> nonfinite_loss;
 };
 
 /// A failure the user can act on, reported as an `error` event with its code.

@@ -9,6 +9,7 @@
 
 #include "trainer/torch_compat.h"
 
+#include <algorithm>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -444,6 +445,48 @@ StepValues TrainingStep::microStep(const torch::Tensor& x, bool gan, std::int64_
   if (gan) discriminatorStep(x, pass, r1Due(discr_step), scale, last_micro, values);
   if (pass_out) *pass_out = pass;
   return values;
+}
+
+StepValues StepResult::values() const {
+  StepValues out;
+  out.emplace_back(std::string(core::metric::kTrainReconLoss), recon_loss);
+  out.emplace_back(std::string(core::metric::kTrainLoss), loss);
+  out.insert(out.end(), terms.begin(), terms.end());
+  out.emplace_back(std::string(core::metric::kTrainGradNorm), norms.tokenizer);
+  if (norms.discriminator.defined())
+    out.emplace_back(std::string(core::metric::kTrainDiscrGradNorm), norms.discriminator);
+  return out;
+}
+
+StepResult TrainingStep::run(const std::function<torch::Tensor()>& next_batch, bool gan,
+                             std::int64_t discr_step) {
+  const int micro_batches = m_config.train.grad_accum;
+  zeroGrad(gan);
+  StepResult result;
+  // Each value's share of the step's mean, summed over the micro-batches.
+  auto accumulate = [&](torch::Tensor& sum, const torch::Tensor& v) {
+    const torch::Tensor share = v / micro_batches;
+    sum = sum.defined() ? sum + share : share;
+  };
+  for (int micro = 0; micro < micro_batches; ++micro) {
+    const torch::Tensor clips = next_batch();
+    GeneratorPass pass;
+    const StepValues micro_values =
+        microStep(clips, gan, discr_step, micro + 1 == micro_batches, &pass);
+    accumulate(result.recon_loss, pass.recon_loss);
+    accumulate(result.loss, pass.loss);
+    for (const auto& [name, v] : micro_values) {
+      auto it = std::find_if(result.terms.begin(), result.terms.end(),
+                             [&](const auto& e) { return e.first == name; });
+      if (it == result.terms.end())
+        it = result.terms.emplace(result.terms.end(), name, torch::Tensor());
+      accumulate(it->second, v);
+    }
+  }
+  result.comm_s = finishReduction(gan);
+  result.overflow = unscaleGradients(gan);
+  result.norms = clipGradients(gan);
+  return result;
 }
 
 double TrainingStep::finishReduction(bool gan) {

@@ -5,7 +5,7 @@
 // The training loop and `tokenbench-trainer bench` call the same functions.
 
 #include "core/run_config.h"
-#include "trainer/metrics/lpips.h"
+#include "trainer/evaluation/lpips.h"
 #include "trainer/models/discriminator.h"
 #include "trainer/models/tokenizer.h"
 #include "trainer/training/gan_losses.h"
@@ -67,6 +67,21 @@ struct GeneratorPass {
 struct GradientNorms {
   torch::Tensor tokenizer;
   torch::Tensor discriminator;  ///< undefined when the discriminator did not step
+};
+
+/// One optimisation step up to its update (TrainingStep::run): the step's values as device
+/// tensors, each the mean over the step's micro-batches, and what decides whether to update.
+struct StepResult {
+  torch::Tensor recon_loss;  ///< the unweighted reconstruction loss (train/recon_loss)
+  torch::Tensor loss;        ///< the generator's whole loss (train/loss)
+  StepValues terms;          ///< every other term the micro-steps logged, in their order
+  GradientNorms norms;       ///< before clipping
+  bool overflow = false;     ///< loss scaling: a gradient overflowed, the step must be skipped
+  double comm_s = 0;         ///< seconds spent waiting for the gradient averages
+
+  /// train/recon_loss, train/loss, the terms, train/grad_norm and, when the discriminator
+  /// stepped, train/discr_grad_norm: the order of a metrics row.
+  StepValues values() const;
 };
 
 /// Which terms a generator step includes. The training loop takes every configured term; the
@@ -156,6 +171,14 @@ class TrainingStep {
   /// Returns the micro-batch's values; pass.recon_loss and pass.loss in `pass` when given.
   StepValues microStep(const torch::Tensor& x, bool gan, std::int64_t discr_step, bool last_micro,
                        GeneratorPass* pass = nullptr);
+
+  /// Everything of an optimisation step but the update, in the order every caller needs:
+  /// gradients zeroed, one micro-step per micro-batch (train.grad_accum of them, each from
+  /// `next_batch`, on the training device), the gradient averages, unscaling (loss scaling) and
+  /// clipping. The caller then calls optimizerStep(), or skips the step (an overflow, values
+  /// that are not finite) after zeroGrad().
+  StepResult run(const std::function<torch::Tensor()>& next_batch, bool gan,
+                 std::int64_t discr_step);
 
   /// Waits for the data-parallel gradient averages (under zero2/zero3 reduce-scattered into each
   /// rank's gradient shares); returns the seconds spent communicating.

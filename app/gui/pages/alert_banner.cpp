@@ -2,6 +2,7 @@
 
 #include "app/control/wire_text.h"
 #include "core/metric_names.h"
+#include "widgets/colours.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -156,7 +157,8 @@ void AlertBanner::refresh() {
       tr("<b>%1</b> \u2014 latest, at %2: %3")
           .arg(parts.join(QStringLiteral(", ")), stepText(latest), latest.message.toHtmlEscaped()));
   const bool critical = m_critical;
-  const QString border = critical ? QStringLiteral("#d62728") : QStringLiteral("#d18b00");
+  const QString border =
+      (critical ? widgets::colours::critical() : widgets::colours::warning()).name();
   const QString background = critical ? QStringLiteral("#fdecea") : QStringLiteral("#fff6e0");
   setStyleSheet(QStringLiteral("QFrame#alertBanner { background: %1; border: 1px solid %2;"
                                " border-left: 4px solid %2; border-radius: 3px; }"

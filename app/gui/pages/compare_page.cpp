@@ -174,15 +174,16 @@ bool ComparePage::startCompare() {
     m_form->setStatus(problem, true);
     return false;
   }
-  if (!QDir().mkpath(request->outDir)) {
-    m_form->setStatus(tr("Cannot create %1").arg(QDir::toNativeSeparators(request->outDir)), true);
+  const QString outDir = compareOutDir(*request);
+  if (!QDir().mkpath(outDir)) {
+    m_form->setStatus(tr("Cannot create %1").arg(QDir::toNativeSeparators(outDir)), true);
     return false;
   }
   m_form->clearLog();
   m_form->setRunning(true);
   m_form->setStatus(tr("Comparing %1 tokenizer(s) on %2 clip(s)\u2026")
-                        .arg(request->entries.size())
-                        .arg(request->clips));
+                        .arg(request->command.entries.size())
+                        .arg(request->command.clips));
   m_process->start(*request);
   m_failed = false;
   updateEmptyState();

@@ -4,8 +4,10 @@
 #include "app/control/file_read_thread.h"
 #include "app/control/run_summary_reader.h"
 #include "app/control/wire_text.h"
+#include "core/checkpoint_files.h"
 #include "core/config_io.h"
 #include "core/run_directory.h"
+#include "widgets/colours.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -307,8 +309,7 @@ QString CompareSetupForm::folderOutsideRuns(const QString& path) {
   for (QString up = folder; !up.isEmpty() && QFileInfo(up).path() != up;
        up = QFileInfo(up).path()) {
     if (RunSummaryReader::isRunDirectory(up) ||
-        QFileInfo::exists(
-            pathText(runDirectoryAt(up).root() / core::RunDirectory::kCheckpointWeightsFile))) {
+        QFileInfo::exists(pathText(runDirectoryAt(up).root() / core::checkpoint_files::kModel))) {
       outside = QFileInfo(up).path();
     }
   }
@@ -320,20 +321,10 @@ std::optional<CompareRequest> CompareSetupForm::request(QString* problem) const 
     if (problem != nullptr) *problem = why;
     return std::nullopt;
   };
-  CompareRequest request;
-  request.trainer = m_trainer;
-  request.entries = entries();
-  request.outDir = effectiveOutputDirectory();
-  request.dataDir = m_data->text().trimmed();
-  request.dataType = m_dataType->currentData().toString();
-  request.clips = m_clips->value();
-  request.lpipsNet = m_lpipsNet->currentData().toString();
-  request.lpipsBackbone = m_lpipsBackbone->text().trimmed();
-  request.lpipsLin = m_lpipsLin->text().trimmed();
-
-  if (request.entries.isEmpty()) return fail(tr("Add at least one run or checkpoint folder."));
+  const QVector<CompareEntry> rows = entries();
+  if (rows.isEmpty()) return fail(tr("Add at least one run or checkpoint folder."));
   QStringList names;
-  for (const CompareEntry& e : request.entries) {
+  for (const CompareEntry& e : rows) {
     if (e.name.isEmpty()) return fail(tr("Every tokenizer needs a name."));
     if (compareEntryName(e.name, {}) != e.name) {
       return fail(tr("\"%1\": a name is letters, digits, '-', '_' or '.', and not \"original\".")
@@ -342,7 +333,7 @@ std::optional<CompareRequest> CompareSetupForm::request(QString* problem) const 
     if (names.contains(e.name)) return fail(tr("The name \"%1\" is given twice.").arg(e.name));
     names << e.name;
   }
-  if (request.lpipsBackbone.isEmpty() != request.lpipsLin.isEmpty()) {
+  if (m_lpipsBackbone->text().trimmed().isEmpty() != m_lpipsLin->text().trimmed().isEmpty()) {
     return fail(tr("LPIPS needs both weight files (backbone and linear), or neither."));
   }
   if (m_trainer.isEmpty()) {
@@ -350,21 +341,25 @@ std::optional<CompareRequest> CompareSetupForm::request(QString* problem) const 
         tr("tokenbench-trainer was not found: start Tokenbench with --trainer PATH or "
            "set TOKENBENCH_TRAINER."));
   }
-  return request;
+  return CompareRequest{m_trainer, command()};
+}
+
+core::CompareCommand CompareSetupForm::command() const {
+  core::CompareCommand command;
+  command.entries = compareEntries(entries());
+  command.out_dir = fileSystemPath(effectiveOutputDirectory()).string();
+  command.data_dir = fileSystemPath(m_data->text().trimmed()).string();
+  command.data_type = m_dataType->currentData().toString().toStdString();
+  command.clips = m_clips->value();
+  command.lpips_net = m_lpipsNet->currentData().toString().toStdString();
+  command.lpips_backbone = fileSystemPath(m_lpipsBackbone->text().trimmed()).string();
+  command.lpips_lin = fileSystemPath(m_lpipsLin->text().trimmed()).string();
+  return command;
 }
 
 QString CompareSetupForm::commandLine() const {
-  CompareRequest request;
-  request.trainer = m_trainer.isEmpty() ? QStringLiteral("tokenbench-trainer") : m_trainer;
-  request.entries = entries();
-  request.outDir = effectiveOutputDirectory();
-  request.dataDir = m_data->text().trimmed();
-  request.dataType = m_dataType->currentData().toString();
-  request.clips = m_clips->value();
-  request.lpipsNet = m_lpipsNet->currentData().toString();
-  request.lpipsBackbone = m_lpipsBackbone->text().trimmed();
-  request.lpipsLin = m_lpipsLin->text().trimmed();
-  return compareCommandLine(request);
+  return compareCommandLine(CompareRequest{
+      m_trainer.isEmpty() ? QStringLiteral("tokenbench-trainer") : m_trainer, command()});
 }
 
 void CompareSetupForm::setRunning(bool running) {
@@ -390,7 +385,8 @@ void CompareSetupForm::clearLog() { m_log->clear(); }
 void CompareSetupForm::setStatus(const QString& text, bool error) {
   m_status->setText(text);
   m_status->setVisible(!text.isEmpty());
-  m_status->setStyleSheet(error ? QStringLiteral("color: #b3261e;") : QString());
+  m_status->setStyleSheet(error ? QStringLiteral("color: %1;").arg(widgets::colours::error().name())
+                                : QString());
 }
 
 QString CompareSetupForm::statusText() const { return m_status->text(); }

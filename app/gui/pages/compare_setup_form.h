@@ -80,6 +80,8 @@ class CompareSetupForm : public QWidget {
   void cancelRequested();
 
  private:
+  /// The trainer's `compare` options as the form stands.
+  core::CompareCommand command() const;
   void chooseEntryFolder();
   void removeSelectedEntries();
   void chooseDirectoryFor(QLineEdit* edit, const QString& title);

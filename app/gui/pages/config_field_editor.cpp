@@ -1,4 +1,5 @@
 #include "app/gui/pages/config_field_editor.h"
+#include "widgets/colours.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -23,7 +24,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const QColor kErrorColor(0xc6, 0x28, 0x28);
 constexpr int kOutline = 2;  // pixels around the input where the error outline is drawn
 // Typed values may go this far past a key's range (validation marks them).
 constexpr int kTypedLimit = 999999999;
@@ -436,7 +436,7 @@ void ConfigFieldEditor::paintEvent(QPaintEvent* event) {
   if (m_error.isEmpty()) return;
   QPainter painter(this);
   painter.setRenderHint(QPainter::Antialiasing, true);
-  painter.setPen(QPen(kErrorColor, 2));
+  painter.setPen(QPen(widgets::colours::error(), 2));
   painter.setBrush(Qt::NoBrush);
   QRect around = input()->geometry().adjusted(-1, -1, 1, 1);
   if (!m_spins.isEmpty()) around = around.united(m_spins.back()->geometry().adjusted(-1, -1, 1, 1));
@@ -453,7 +453,7 @@ void ConfigFieldEditor::refreshToolTip() {
   QString tip = describe(m_field);
   if (!m_error.isEmpty()) {
     tip = QStringLiteral("<span style=\"color:%1\"><b>%2</b></span><br>%3")
-              .arg(kErrorColor.name(), m_error.toHtmlEscaped(), tip);
+              .arg(widgets::colours::error().name(), m_error.toHtmlEscaped(), tip);
   }
   setToolTip(tip);
   for (QWidget* child : findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly)) {

@@ -1,6 +1,7 @@
 #include "app/gui/pages/data_info_view.h"
 
 #include "core/data_info.h"
+#include "widgets/colours.h"
 
 #include <QFileInfo>
 #include <QFormLayout>
@@ -23,7 +24,6 @@
 namespace tb::app {
 namespace {
 
-const QColor kErrorColor(0xc6, 0x28, 0x28);
 constexpr int kPreviewMinHeight = 48;
 constexpr int kPreviewMaxHeight = 96;
 constexpr int kPreviewMaxWidth = 620;
@@ -261,7 +261,7 @@ void DataInfoView::setError(const QString& message) {
   m_problem = message;
   m_status->setText(message);
   QPalette palette = m_status->palette();
-  palette.setColor(QPalette::WindowText, kErrorColor);
+  palette.setColor(QPalette::WindowText, widgets::colours::error());
   m_status->setPalette(palette);
   m_status->setForegroundRole(QPalette::WindowText);
   setResultsVisible(false, false);

@@ -1,6 +1,7 @@
 #include "app/gui/pages/model_info_view.h"
 
 #include "core/model_info.h"
+#include "widgets/colours.h"
 
 #include <QFormLayout>
 #include <QGraphicsOpacityEffect>
@@ -19,8 +20,6 @@
 
 namespace tb::app {
 namespace {
-
-const QColor kErrorColor(0xc6, 0x28, 0x28);
 
 QString joinShape(const std::vector<std::int64_t>& shape) {
   QStringList parts;
@@ -166,7 +165,7 @@ void ModelInfoView::setError(const QString& message) {
   m_state = State::Failed;
   m_status->setText(message);
   QPalette palette = m_status->palette();
-  palette.setColor(QPalette::WindowText, kErrorColor);
+  palette.setColor(QPalette::WindowText, widgets::colours::error());
   m_status->setPalette(palette);
   m_status->setForegroundRole(QPalette::WindowText);
   setFiguresVisible(false, false);

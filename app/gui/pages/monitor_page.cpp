@@ -12,6 +12,7 @@
 #include "core/metric_panels.h"
 #include "core/reference_codec_info.h"
 #include "widgets/codebook_view.h"
+#include "widgets/colours.h"
 #include "widgets/curve_plot.h"
 
 #include <QCheckBox>
@@ -50,15 +51,11 @@ namespace {
 // Tableau 10, as CurvePlot uses. One run: metric i of a panel gets colour i. Runs overlaid:
 // run i gets colour i in every panel (TensorBoard and W&B give each run one colour), and the
 // metrics of a panel are told apart by the line (kMetricStyles).
-constexpr std::array<QRgb, 10> kColors = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
-                                          0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
 constexpr std::array<Qt::PenStyle, 5> kMetricStyles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
                                                        Qt::DashDotLine, Qt::DashDotDotLine};
 // Two series of one panel whose values differ by less than this (relative) are the same curve.
 constexpr double kSameValueTolerance = 1e-9;
 const QColor kDiscriminatorColor(0x55, 0x55, 0x55);
-const QColor kCriticalColor(0xd6, 0x27, 0x28);
-const QColor kWarningColor(0xe0, 0x9b, 0x00);
 
 constexpr int kPanelMinimumHeight = 300;
 constexpr int kPanelMinimumWidth = 360;
@@ -747,7 +744,7 @@ void MonitorPage::updateReferenceLine() {
   psnr->setReferenceLine(
       id, *info->valid_psnr,
       tr("%1: %2 dB").arg(QString::fromStdString(info->name)).arg(*info->valid_psnr, 0, 'f', 2),
-      QColor(0x6a, 0x3d, 0x9a));
+      widgets::colours::reference());
 }
 
 void MonitorPage::updateMarkers() {
@@ -779,7 +776,8 @@ void MonitorPage::updateMarkers() {
     if (const std::optional<double> x = xOf(run, *loss, step)) {
       const bool critical = AlertBanner::severityOfWarning(code) == RunAlert::Severity::Critical ||
                             code == QLatin1String("error");
-      loss->plot->setMarker(id, *x, QString(), critical ? kCriticalColor : kWarningColor,
+      loss->plot->setMarker(id, *x, QString(),
+                            critical ? widgets::colours::critical() : widgets::colours::warning(),
                             Qt::SolidLine);
     } else {
       loss->plot->removeMarker(id);
@@ -948,9 +946,7 @@ void MonitorPage::updateRunLabels() {
   m_clearOverlaysButton->setVisible(!key.isEmpty());
 }
 
-QColor MonitorPage::runColor(int runIndex) {
-  return QColor(kColors[static_cast<size_t>(runIndex) % kColors.size()]);
-}
+QColor MonitorPage::runColor(int runIndex) { return widgets::colours::series(runIndex); }
 
 void MonitorPage::styleSeries(Panel& panel, int runIndex, const QString& metric) {
   const int metricIndex = std::max(0, static_cast<int>(panel.metrics.indexOf(metric)));
@@ -960,8 +956,7 @@ void MonitorPage::styleSeries(Panel& panel, int runIndex, const QString& metric)
         name, runColor(runIndex),
         kMetricStyles[static_cast<size_t>(metricIndex) % kMetricStyles.size()]);
   } else {
-    panel.plot->setSeriesStyle(
-        name, QColor(kColors[static_cast<size_t>(metricIndex) % kColors.size()]), Qt::SolidLine);
+    panel.plot->setSeriesStyle(name, widgets::colours::series(metricIndex), Qt::SolidLine);
   }
   // The legend names the metrics once (the open run's lines); the run key above says the rest.
   panel.plot->setSeriesInLegend(name, runIndex == 0);

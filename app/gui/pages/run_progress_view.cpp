@@ -1,4 +1,6 @@
 #include "app/gui/pages/run_progress_view.h"
+#include "app/control/duration_text.h"
+#include "widgets/colours.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -10,6 +12,8 @@
 
 namespace tb::app {
 namespace {
+
+namespace colours = widgets::colours;
 
 // The bar counts in these units so that runs past 2^31 steps still fit an int.
 constexpr int kBarMaximum = 10000;
@@ -89,23 +93,6 @@ int RunProgressView::value() const { return m_bar->value(); }
 
 int RunProgressView::maximum() const { return m_bar->maximum(); }
 
-QString RunProgressView::formatDuration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0.0) {
-    return {};
-  }
-  const auto s = static_cast<qint64>(std::llround(seconds));
-  if (s < 60) {
-    return tr("%1 s").arg(s);
-  }
-  if (s < 3600) {
-    return tr("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-  }
-  if (s < 86400) {
-    return tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
-  }
-  return tr("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600);
-}
-
 void RunProgressView::refresh() {
   const QLocale locale;
   const bool knownTotal = m_total > 0;
@@ -133,29 +120,30 @@ void RunProgressView::refresh() {
         parts << tr("ETA %1").arg(m_eta);
       }
       if (m_secondsSinceWrite > kStaleAfterSeconds) {
-        parts << tr("<span style='color:#b35c00'>last write %1 ago</span>")
-                     .arg(formatDuration(static_cast<double>(m_secondsSinceWrite)));
+        parts << tr("<span style='color:%1'>last write %2 ago</span>")
+                     .arg(colours::attention().name(),
+                          formatDuration(static_cast<double>(m_secondsSinceWrite)));
       }
       break;
     case State::Completed:
-      parts << tr("<b style='color:#2a7d2a'>Completed</b>") << position;
-      color = QStringLiteral("#2ca02c");
+      parts << tr("<b style='color:%1'>Completed</b>").arg(colours::done().name()) << position;
+      color = colours::done().name();
       break;
     case State::Stopped:
       parts << tr("<b>Stopped</b>") << position;
-      color = QStringLiteral("#7f7f7f");
+      color = colours::idle().name();
       break;
     case State::Interrupted:
-      parts << tr("<b style='color:#bc4c00'>Interrupted</b>") << position
-            << tr("the trainer is not running");
-      color = QStringLiteral("#bc4c00");
+      parts << tr("<b style='color:%1'>Interrupted</b>").arg(colours::attention().name())
+            << position << tr("the trainer is not running");
+      color = colours::attention().name();
       break;
     case State::Failed:
-      parts << tr("<b style='color:#c62828'>Failed</b>") << position;
+      parts << tr("<b style='color:%1'>Failed</b>").arg(colours::failed().name()) << position;
       if (!m_message.isEmpty()) {
         parts << m_message.toHtmlEscaped();
       }
-      color = QStringLiteral("#d62728");
+      color = colours::failed().name();
       break;
   }
   m_bar->setStyleSheet(color.isEmpty()

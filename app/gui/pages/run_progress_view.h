@@ -38,9 +38,6 @@ class RunProgressView : public QWidget {
   /// The ETA as shown ("" when unknown or not running).
   QString etaText() const { return m_eta; }
 
-  /// A duration for people: "45 s", "3 min 12 s", "1 h 02 min", "2 d 5 h".
-  static QString formatDuration(double seconds);
-
  private:
   void refresh();
 

@@ -4,6 +4,7 @@
 #include "app/gui/pages/empty_state.h"
 #include "app/gui/pages/page_header.h"
 #include "app/gui/window_settings.h"
+#include "widgets/colours.h"
 
 #include <QDir>
 #include <QFileDialog>
@@ -34,18 +35,19 @@ constexpr int kSortRole = Qt::UserRole + 2;
 const QString kMissing = QStringLiteral("\u2014");
 
 QColor statusColor(RunSummary::Status status) {
+  namespace colours = widgets::colours;
   switch (status) {
     case RunSummary::Status::Running:
-      return QColor(0x09, 0x69, 0xda);
+      return colours::running();
     case RunSummary::Status::Completed:
-      return QColor(0x1a, 0x7f, 0x37);
+      return colours::done();
     case RunSummary::Status::Failed:
-      return QColor(0xcf, 0x22, 0x2e);
+      return colours::failed();
     case RunSummary::Status::Interrupted:
-      return QColor(0xbc, 0x4c, 0x00);
+      return colours::attention();
     case RunSummary::Status::Stopped:
     case RunSummary::Status::New:
-      return QColor(0x57, 0x60, 0x6a);
+      return colours::idle();
   }
   return {};
 }

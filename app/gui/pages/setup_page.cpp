@@ -13,6 +13,7 @@
 #include "app/gui/pages/page_header.h"
 #include "core/config_io.h"
 #include "core/presets.h"
+#include "widgets/colours.h"
 #include "widgets/layer_stack_editor.h"
 
 #include <QApplication>
@@ -53,8 +54,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const QColor kErrorColor(0xc6, 0x28, 0x28);
-const QColor kOkColor(0x2e, 0x7d, 0x32);
 constexpr int kPreviewClips = 4;
 constexpr int kDataInfoTimeLimitMs = 10 * 60 * 1000;
 constexpr int kModelInfoTimeLimitMs = 2 * 60 * 1000;
@@ -317,15 +316,15 @@ void SetupPage::refreshProblemList() {
   const int count = m_problems->count();
   if (count == 0 && m_dataQuery->isBusy()) {
     m_summary->setText(tr("\u2713  No problems in the settings; the data is being checked\u2026"));
-    setColor(m_summary, kOkColor);
+    setColor(m_summary, widgets::colours::ok());
   } else if (count == 0) {
     m_summary->setText(tr("\u2713  No problems: this configuration can be launched."));
-    setColor(m_summary, kOkColor);
+    setColor(m_summary, widgets::colours::ok());
   } else {
     m_summary->setText(count == 1
                            ? tr("\u2717  1 problem must be fixed before a launch:")
                            : tr("\u2717  %1 problems must be fixed before a launch:").arg(count));
-    setColor(m_summary, kErrorColor);
+    setColor(m_summary, widgets::colours::error());
   }
   m_problems->setVisible(count > 0);
   const int rowHeight = m_problems->sizeHintForRow(0) > 0 ? m_problems->sizeHintForRow(0)
@@ -609,7 +608,7 @@ void SetupPage::showMessage(const QString& text, bool error) {
   m_message->setText(m_message->fontMetrics().elidedText(text, Qt::ElideMiddle,
                                                          std::max(200, m_message->width())));
   m_messageText = text;
-  setColor(m_message, error ? kErrorColor : kOkColor);
+  setColor(m_message, error ? widgets::colours::error() : widgets::colours::ok());
 }
 
 void SetupPage::refreshSourceLabel() {
@@ -673,9 +672,9 @@ bool SetupPage::writeLaunchConfig(QString* error) const {
 LaunchRequest SetupPage::launchRequest() const {
   LaunchRequest request;
   request.trainer = m_trainerPath;  // empty when none was found
-  request.configFile = launchConfigPath();
-  request.runDir = runDirectory();
-  request.controlStdin = true;
+  request.setConfigFile(launchConfigPath());
+  request.setRunDir(runDirectory());
+  request.command.control_stdin = true;
   return request;
 }
 

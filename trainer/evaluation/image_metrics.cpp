@@ -1,4 +1,4 @@
-#include "trainer/metrics/image_metrics.h"
+#include "trainer/evaluation/image_metrics.h"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
-#include "trainer/metrics/clip_scores.h"
+#include "trainer/evaluation/clip_scores.h"
 
+#include "trainer/evaluation/image_metrics.h"
 #include "trainer/media/frame_tensors.h"
-#include "trainer/metrics/image_metrics.h"
 
 namespace tb::trainer::metrics {
 

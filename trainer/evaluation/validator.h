@@ -4,8 +4,8 @@
 // the 8-bit frames a viewer sees, so a run's last valid/psnr and compare's figure for the same
 // weights and clips are the same number.
 
-#include "trainer/metrics/clip_scores.h"
-#include "trainer/metrics/lpips.h"
+#include "trainer/evaluation/clip_scores.h"
+#include "trainer/evaluation/lpips.h"
 #include "trainer/models/tokenizer.h"
 
 #include <torch/torch.h>

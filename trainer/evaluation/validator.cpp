@@ -1,4 +1,4 @@
-#include "trainer/training/validator.h"
+#include "trainer/evaluation/validator.h"
 
 #include "core/metric_names.h"
 #include "trainer/training/training_step.h"

@@ -1,7 +1,7 @@
-#include "trainer/metrics/lpips.h"
+#include "trainer/evaluation/lpips.h"
 
 #include "core/config_io.h"
-#include "trainer/metrics/image_metrics.h"
+#include "trainer/evaluation/image_metrics.h"
 #include "trainer/torch_compat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
