@@ -292,6 +292,12 @@ class Machine {
       }
       return d;
     }
+    // LibTorch's pickle_save wraps typed containers as restore_type_tag(value, "Dict[str, Tensor]"):
+    // the value itself.
+    if (name == "torch.jit._pickle.restore_type_tag") {
+      if (args.empty()) fail(name + " without a value");
+      return args[0];
+    }
     if (name == "builtins.set" || name == "builtins.frozenset") {
       if (args.empty()) return make(Kind::Set);
       if (args[0]->kind != Kind::List) fail(name + " of a " + args[0]->describe());
