@@ -3,6 +3,7 @@
 // against inception_keys.tsv; the network's input, three block checkpoints, the 2048-d features
 // of 16 images and rFID between the two sets, each within the fixture's tolerances; and the
 // weight file loader's errors.
+#include "tests/trainer/fid_fvd_recipe.h"
 #include "trainer/evaluation/fid_inception.h"
 #include "trainer/evaluation/frechet_distance.h"
 #include "trainer/weights/state_dict_io.h"
@@ -32,72 +33,9 @@ namespace fs = std::filesystem;
 using metrics::FidInception;
 
 const std::string kFixture = TB_SHARED_DIR "/fixtures/fid_fvd";
-constexpr std::uint64_t kSeed = 0x243f6a8885a308d3ULL;
 constexpr double kInceptionGain = 8.0;
 
 bool fixturePresent() { return fs::exists(kFixture + "/inception_keys.tsv"); }
-
-std::uint64_t fnv1a64(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
-// The recipe's value stream for one tensor: splitmix64 from seed ^ fnv1a64(name), each value in
-// [-1, 1).
-class Stream {
- public:
-  explicit Stream(const std::string& name) : m_x(kSeed ^ fnv1a64(name)) {}
-  double next() {
-    m_x += 0x9e3779b97f4a7c15ULL;
-    std::uint64_t z = m_x;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return static_cast<double>(z >> 11) * std::ldexp(1.0, -52) - 1.0;
-  }
-
- private:
-  std::uint64_t m_x;
-};
-
-// The generated value of every element of the tensor `name` (float32 after one rounding).
-torch::Tensor generated(const std::string& name, torch::IntArrayRef shape, double gain) {
-  const auto last_dot = name.rfind('.');
-  const std::string leaf = name.substr(last_dot + 1);
-  const std::string owner = name.substr(0, last_dot);
-  const bool batch_norm = owner.size() >= 3 && owner.compare(owner.size() - 3, 3, ".bn") == 0;
-  if (leaf == "num_batches_tracked") return torch::zeros({}, torch::kInt64);
-  std::int64_t fan_in = shape.size() >= 2 ? shape[1] : 1;
-  for (std::size_t i = 2; i < shape.size(); ++i) fan_in *= shape[i];
-  torch::Tensor out = torch::empty(shape, torch::kFloat32);
-  float* data = out.data_ptr<float>();
-  Stream stream(name);
-  for (std::int64_t k = 0; k < out.numel(); ++k) {
-    const double v = stream.next();
-    double value = 0;
-    if (batch_norm) {
-      value = leaf == "weight"        ? 1 + 0.1 * v
-              : leaf == "running_var" ? 1 + 0.5 * std::abs(v)
-                                      : 0.1 * v;  // bias, running_mean
-    } else if (leaf == "weight" && shape.size() >= 2) {
-      value = std::sqrt(gain / static_cast<double>(fan_in)) * v;
-    } else {
-      value = 0.01 * v;  // a conv or linear bias
-    }
-    data[k] = static_cast<float>(value);
-  }
-  return out;
-}
-
-// Fills every parameter and buffer of `model` from the recipe.
-void generateWeights(torch::nn::Module& model, double gain) {
-  torch::NoGradGuard no_grad;
-  for (auto& item : model.named_parameters())
-    item.value().copy_(generated(item.key(), item.value().sizes(), gain));
-  for (auto& item : model.named_buffers())
-    item.value().copy_(generated(item.key(), item.value().sizes(), gain));
-}
 
 torch::Tensor tensorNamed(const weights::NamedTensors& tensors, const std::string& name) {
   for (const auto& [key, value] : tensors) {
@@ -116,35 +54,8 @@ double relativeMax(const torch::Tensor& a, const torch::Tensor& b) {
 TEST(FidInceptionFixture, GeneratedWeightsMatchTheKeyTable) {
   if (!fixturePresent()) GTEST_SKIP() << "fixture folder " << kFixture << " is absent";
   FidInception model;
-  generateWeights(*model, kInceptionGain);
-  std::map<std::string, torch::Tensor> mine;
-  for (const auto& item : model->named_parameters()) mine[item.key()] = item.value();
-  for (const auto& item : model->named_buffers()) mine[item.key()] = item.value();
-  std::ifstream tsv(kFixture + "/inception_keys.tsv");
-  std::string line;
-  std::getline(tsv, line);  // header
-  int rows = 0;
-  while (std::getline(tsv, line)) {
-    std::istringstream fields(line);
-    std::string index, key, shape, dtype, sum, first;
-    std::getline(fields, index, '\t');
-    std::getline(fields, key, '\t');
-    std::getline(fields, shape, '\t');
-    std::getline(fields, dtype, '\t');
-    std::getline(fields, sum, '\t');
-    std::getline(fields, first, '\t');
-    ++rows;
-    ASSERT_TRUE(mine.count(key)) << "the network has no " << key;
-    const torch::Tensor t = mine[key];
-    const double reference = std::stod(sum);
-    const double total = t.to(torch::kFloat64).sum().item<double>();
-    EXPECT_LE(std::abs(total - reference), 1e-12 * std::max(1.0, std::abs(reference))) << key;
-    if (t.scalar_type() == torch::kFloat32) {
-      EXPECT_EQ(t.flatten()[0].item<float>(), std::stof(first)) << key;
-    }
-  }
-  EXPECT_EQ(rows, 566);
-  EXPECT_EQ(static_cast<int>(mine.size()), 566);  // nothing more, nothing less
+  testing::generateWeights(*model, kInceptionGain);
+  testing::expectKeyTable(*model, kFixture + "/inception_keys.tsv", 566);
 }
 
 #if TB_WITH_OPENCV
@@ -182,7 +93,7 @@ TEST(FidInceptionFixture, FeaturesCheckpointsAndRfidMatchTheReference) {
   GTEST_SKIP() << "reading the fixture PNGs needs a build with OpenCV";
 #else
   FidInception model;
-  generateWeights(*model, kInceptionGain);
+  testing::generateWeights(*model, kInceptionGain);
   const weights::NamedTensors expected = weights::loadTensors(kFixture + "/expected.safetensors");
   const weights::NamedTensors checkpoints =
       weights::loadTensors(kFixture + "/checkpoints.safetensors");
@@ -248,7 +159,7 @@ TEST(FidInception, AWeightFileOfAnotherNetworkIsRefusedNamingTheKeyAndShapes) {
     const std::string what = e.what();
     EXPECT_NE(what.find(wrong_file), std::string::npos) << what;
     EXPECT_NE(what.find("Mixed_7c.branch_pool.conv.weight has shape [192, 2048, 3, 3], the "
-                        "network needs [192, 2048, 1, 1]"),
+                        "FID InceptionV3 needs [192, 2048, 1, 1]"),
               std::string::npos)
         << what;
   }

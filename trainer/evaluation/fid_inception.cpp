@@ -1,6 +1,6 @@
 #include "trainer/evaluation/fid_inception.h"
 
-#include "trainer/weights/pickle_reader.h"
+#include "trainer/evaluation/reference_weights.h"
 
 #include <array>
 #include <stdexcept>
@@ -241,34 +241,7 @@ torch::Tensor FidInceptionImpl::forward(const torch::Tensor& images) {
 }
 
 void FidInceptionImpl::loadWeights(const std::string& path) {
-  weights::PickleRef root;
-  try {
-    root = weights::readTorchSave(path);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string(e.what()));
-  }
-  if (!root || root->kind != weights::PickleValue::Kind::Dict) {
-    throw std::runtime_error(path + ": holds " + (root ? root->describe() : "nothing") +
-                             ", not a state dict of the FID InceptionV3");
-  }
-  // Check every tensor first, so that a bad file leaves the current weights alone.
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> copies;  // (destination, source)
-  const auto take = [&](const std::string& key, const torch::Tensor& destination) {
-    const weights::PickleValue* value = root->find(key);
-    if (value == nullptr) throw std::runtime_error(path + ": missing " + key);
-    if (value->kind != weights::PickleValue::Kind::Tensor)
-      throw std::runtime_error(path + ": " + key + " is a " + value->describe() + ", not a tensor");
-    if (value->tensor.sizes() != destination.sizes()) {
-      throw std::runtime_error(path + ": " + key + " has shape " +
-                               shapeText(value->tensor.sizes()) + ", the network needs " +
-                               shapeText(destination.sizes()));
-    }
-    copies.emplace_back(destination, value->tensor);
-  };
-  for (const auto& item : named_parameters()) take(item.key(), item.value());
-  for (const auto& item : named_buffers()) take(item.key(), item.value());
-  torch::NoGradGuard no_grad;
-  for (auto& [destination, source] : copies) destination.copy_(source.to(destination.dtype()));
+  loadReferenceWeights(*this, path, "the FID InceptionV3");
 }
 
 }  // namespace tb::trainer::metrics

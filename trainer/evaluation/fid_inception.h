@@ -27,9 +27,8 @@ class FidInceptionImpl : public torch::nn::Module {
   FidInceptionImpl();
 
   /// Loads pt_inception-2015-12-05-6726825d.pth (a torch.save of the reference's state_dict)
-  /// by key. Throws std::runtime_error "<file>: <problem>": unreadable, not a dict of tensors,
-  /// "missing <key>", "<key> has shape [..], the network needs [..]" (e.g. another network's
-  /// file). Nothing is changed on failure.
+  /// by key: loadReferenceWeights(), whose errors name the file and the first key that does not
+  /// fit. Nothing is changed on failure.
   void loadWeights(const std::string& path);
 
   /// [B, 3, H, W] float RGB in [0, 1] -> [B, 2048] pool3 features (float32, inference).
