@@ -292,8 +292,8 @@ class Machine {
       }
       return d;
     }
-    // LibTorch's pickle_save wraps typed containers as restore_type_tag(value, "Dict[str, Tensor]"):
-    // the value itself.
+    // LibTorch's pickle_save wraps typed containers as restore_type_tag(value, "Dict[str,
+    // Tensor]"): the value itself.
     if (name == "torch.jit._pickle.restore_type_tag") {
       if (args.empty()) fail(name + " without a value");
       return args[0];
