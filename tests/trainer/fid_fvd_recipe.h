@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace tb::trainer::testing {
 
@@ -80,6 +81,18 @@ inline void generateWeights(torch::nn::Module& model, double gain) {
     item.value().copy_(generated(item.key(), item.value().sizes(), gain));
   for (auto& item : model.named_buffers())
     item.value().copy_(generated(item.key(), item.value().sizes(), gain));
+}
+
+// The recipe's weights of `model` as a torch.save file at `path` (a dict of tensors under the
+// reference's keys), as the weight file users have would be.
+inline void saveGeneratedWeights(torch::nn::Module& model, double gain, const std::string& path) {
+  generateWeights(model, gain);
+  c10::Dict<std::string, torch::Tensor> dict;
+  for (const auto& item : model.named_parameters()) dict.insert(item.key(), item.value());
+  for (const auto& item : model.named_buffers()) dict.insert(item.key(), item.value());
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // Every state_dict entry of `model` against the fixture's key table (`tsv`: index, key, shape,

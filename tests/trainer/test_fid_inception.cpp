@@ -4,6 +4,7 @@
 // of 16 images and rFID between the two sets, each within the fixture's tolerances; and the
 // weight file loader's errors.
 #include "tests/trainer/fid_fvd_recipe.h"
+#include "trainer/cli/metrics_commands.h"
 #include "trainer/evaluation/fid_inception.h"
 #include "trainer/evaluation/frechet_distance.h"
 #include "trainer/weights/state_dict_io.h"
@@ -12,6 +13,7 @@
 #endif
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -129,6 +131,60 @@ TEST(FidInceptionFixture, FeaturesCheckpointsAndRfidMatchTheReference) {
   EXPECT_LE(std::abs(fid - reference) / reference, 1e-4) << fid << " against " << reference;
   std::cout << "FID InceptionV3: worst feature error " << worst << " (tolerance 1e-5), rFID " << fid
             << " against the reference's " << reference << "\n";
+#endif
+}
+
+// `metrics A B --fid-weights FILE` on two folders holding the fixture's sets under the same
+// names gives the reference's rFID, beside the paired scores.
+TEST(FidInceptionFixture, MetricsOnTwoImageFoldersPrintsTheReferenceRfid) {
+  if (!fixturePresent()) GTEST_SKIP() << "fixture folder " << kFixture << " is absent";
+#if !TB_WITH_OPENCV
+  GTEST_SKIP() << "reading the fixture PNGs needs a build with OpenCV";
+#else
+  const fs::path dir = fs::temp_directory_path() / ("tb_fid_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  int index[2] = {0, 0};
+  for (const auto& [set, file] : imageFiles()) {
+    const int k = index[set == "a" ? 0 : 1]++;
+    fs::copy_file(kFixture + "/" + file, dir / set / ("image_" + std::to_string(k) + ".png"));
+  }
+  FidInception model;
+  const std::string weights = (dir / "pt_inception.pth").string();
+  testing::saveGeneratedWeights(*model, kInceptionGain, weights);
+  cli::MetricsArgs args;
+  args.a = (dir / "a").string();
+  args.b = (dir / "b").string();
+  args.fid_weights = weights;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int code = cli::computeMetrics(args);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(code, 0) << err;
+  const auto json = nlohmann::json::parse(out);
+  EXPECT_EQ(json["pairs"], 8);
+  EXPECT_EQ(json["rfid_samples"], 8);
+  const double reference = 305.6650404;  // expected.tsv: fid
+  EXPECT_LE(std::abs(json["rfid"].get<double>() - reference) / reference, 1e-4) << out;
+  EXPECT_GT(json["psnr"].get<double>(), 10.0) << out;  // blurred, noisy, JPEG copies of set a
+  EXPECT_NE(err.find("not more than the 2048 feature dimensions"), std::string::npos) << err;
+
+  // A file on one side only is named; video weights on image folders are refused.
+  fs::copy_file(dir / "a" / "image_0.png", dir / "a" / "extra.png");
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(cli::computeMetrics(args), 2);
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("b: no extra.png to pair"),
+            std::string::npos);
+  fs::remove(dir / "a" / "extra.png");
+  args.fid_weights.clear();
+  args.fvd_weights = weights;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(cli::computeMetrics(args), 2);
+  EXPECT_NE(
+      ::testing::internal::GetCapturedStderr().find("--fvd-weights: " + args.a + " holds images"),
+      std::string::npos);
+  fs::remove_all(dir);
 #endif
 }
 

@@ -3,17 +3,24 @@
 // endpoints and per-step logits; the 400 logits of all 12 clips and rFVD between the two sets,
 // each within the fixture's tolerances; and clips the network cannot take.
 #include "tests/trainer/fid_fvd_recipe.h"
+#include "trainer/cli/metrics_commands.h"
 #include "trainer/evaluation/frechet_distance.h"
 #include "trainer/evaluation/fvd_i3d.h"
 #include "trainer/weights/state_dict_io.h"
+#if TB_WITH_FFMPEG
+#include "trainer/media/video_encoder.h"
+#endif
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
 #include <string>
+
+#include <unistd.h>
 
 namespace tb::trainer {
 namespace {
@@ -95,6 +102,63 @@ TEST(FvdI3dFixture, EndpointsLogitsAndRfvdMatchTheReference) {
       << fvd << " against " << fvd_reference;
   std::cout << "FVD I3D: worst logit error " << worst << " (tolerance 1e-5), rFVD " << fvd
             << " against the reference's " << fvd_reference << "\n";
+}
+
+// `metrics A B --fvd-weights FILE` on two folders of lossless videos (FFV1) holding the
+// fixture's clips gives the reference's rFVD; a clip too short for the I3D is named and left out.
+TEST(FvdI3dFixture, MetricsOnTwoVideoFoldersPrintsTheReferenceRfvd) {
+  if (!fixturePresent()) GTEST_SKIP() << "fixture folder " << kFixture << " is absent";
+#if !TB_WITH_FFMPEG
+  GTEST_SKIP() << "writing the clips as videos needs a build with FFmpeg";
+#else
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tb_fvd_cli_" + std::to_string(::getpid()));
+  const weights::NamedTensors clips = weights::loadTensors(kFixture + "/clips.safetensors");
+  const auto write = [&](const torch::Tensor& clip, const fs::path& path) {
+    media::VideoFrames frames;
+    frames.count = static_cast<int>(clip.size(0));
+    frames.height = static_cast<int>(clip.size(1));
+    frames.width = static_cast<int>(clip.size(2));
+    frames.fps = 8;
+    const torch::Tensor bytes = clip.contiguous();
+    frames.rgb.assign(bytes.data_ptr<std::uint8_t>(),
+                      bytes.data_ptr<std::uint8_t>() + bytes.numel());
+    media::VideoEncoderOptions lossless;
+    lossless.codec = media::VideoCodec::Ffv1;
+    media::writeVideo(path.string(), frames, lossless);
+  };
+  for (const std::string set : {"a", "b"}) {
+    fs::create_directories(dir / set);
+    for (int k = 0; k < 6; ++k) {
+      const torch::Tensor clip = tensorNamed(clips, set + "/" + std::to_string(k));
+      write(clip, dir / set / ("clip_" + std::to_string(k) + ".mkv"));
+      if (k == 0) write(clip.slice(0, 0, 8), dir / set / "short.mkv");  // 8 frames: too short
+    }
+  }
+  FvdI3d model;
+  const std::string weights = (dir / "i3d_pretrained_400.pt").string();
+  testing::saveGeneratedWeights(*model, kI3dGain, weights);
+  cli::MetricsArgs args;
+  args.a = (dir / "a").string();
+  args.b = (dir / "b").string();
+  args.fvd_weights = weights;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int code = cli::computeMetrics(args);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(code, 0) << err;
+  const auto json = nlohmann::json::parse(out);
+  EXPECT_EQ(json["pairs"], 7);
+  EXPECT_EQ(json["rfvd_samples"], 6);
+  EXPECT_EQ(json["rfvd_short_clips"], 1);
+  EXPECT_NE(err.find("short.mkv: 8 frames, the I3D needs 9"), std::string::npos) << err;
+  const double reference =
+      tensorNamed(weights::loadTensors(kFixture + "/expected.safetensors"), "fvd/fd_f64")
+          .item<double>();
+  EXPECT_LE(std::abs(json["rfvd"].get<double>() - reference) / reference, 1e-4) << out;
+  fs::remove_all(dir);
+#endif
 }
 
 TEST(FvdI3d, ClipsItCannotTakeAreRefusedNamingTheShape) {

@@ -14,14 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 
 namespace tb::trainer::cli {
-namespace {
 
-media::VideoFrames readFrames(const std::string& path) {
+media::VideoFrames readMediaFrames(const std::string& path) {
   if (media::hasMediaExtension(path, media::MediaKind::Image)) {
 #if TB_WITH_OPENCV
     return media::ImageReader::read(path);
@@ -42,12 +42,10 @@ media::VideoFrames readFrames(const std::string& path) {
   throw media::MediaError(path, "not an image or video file extension");
 }
 
-std::string describe(const media::VideoFrames& f) {
+std::string describeFrames(const media::VideoFrames& f) {
   return std::to_string(f.width) + "x" + std::to_string(f.height) + ", " + std::to_string(f.count) +
          (f.count == 1 ? " frame" : " frames");
 }
-
-}  // namespace
 
 int computeMetrics(const MetricsArgs& args) {
   constexpr const char* kPrefix = "tokenbench-trainer metrics: ";
@@ -56,14 +54,28 @@ int computeMetrics(const MetricsArgs& args) {
               << (args.lpips_lin.empty() ? "--lpips-backbone" : "--lpips-lin") << ")\n";
     return 2;
   }
+  std::error_code ec;
+  const bool folder_a = std::filesystem::is_directory(args.a, ec);
+  const bool folder_b = std::filesystem::is_directory(args.b, ec);
+  if (folder_a && folder_b) return computeFolderMetrics(args);
+  if (folder_a != folder_b) {
+    std::cerr << kPrefix << (folder_a ? args.a : args.b)
+              << " is a folder: give two folders (paired by file name) or two files\n";
+    return 2;
+  }
+  if (!args.fid_weights.empty() || !args.fvd_weights.empty()) {
+    std::cerr << kPrefix << (args.fid_weights.empty() ? "--fvd-weights" : "--fid-weights")
+              << ": rFID and rFVD compare sets: give two folders\n";
+    return 2;
+  }
   media::VideoFrames a, b;
   std::optional<metrics::Lpips> model;
   try {
-    a = readFrames(args.a);
-    b = readFrames(args.b);
+    a = readMediaFrames(args.a);
+    b = readMediaFrames(args.b);
     if (a.width != b.width || a.height != b.height || a.count != b.count) {
-      std::cerr << kPrefix << args.b << ": " << describe(b) << ", but " << args.a << " is "
-                << describe(a) << "\n";
+      std::cerr << kPrefix << args.b << ": " << describeFrames(b) << ", but " << args.a << " is "
+                << describeFrames(a) << "\n";
       return 2;
     }
     if (!args.lpips_backbone.empty()) {

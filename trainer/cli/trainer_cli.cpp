@@ -168,8 +168,11 @@ int runTrainerCli(int argc, char** argv) {
       app.add_subcommand("metrics",
                          "Print {\"psnr\",\"ssim\",\"lpips\"} of image/video B against A as "
                          "one JSON line (means over frames)");
-  metrics->add_option("a", met.a, "Reference image or video")->required();
-  metrics->add_option("b", met.b, "Image or video to compare, same size and frame count")
+  metrics->add_option("a", met.a, "Reference image or video, or a folder of them")->required();
+  metrics
+      ->add_option("b", met.b,
+                   "Image or video to compare, same size and frame count; or a folder of "
+                   "files of the same names")
       ->required();
   metrics->add_option("--lpips-net", met.lpips_net, "LPIPS backbone: alex (default) or vgg")
       ->check(CLI::IsMember({"alex", "vgg"}));
@@ -178,6 +181,12 @@ int runTrainerCli(int argc, char** argv) {
       "torch.save dict of the backbone's features.* tensors (with --lpips-lin: adds \"lpips\")");
   metrics->add_option("--lpips-lin", met.lpips_lin,
                       "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
+  metrics->add_option("--fid-weights", met.fid_weights,
+                      "pt_inception-2015-12-05-6726825d.pth (pytorch-fid's InceptionV3): with two "
+                      "image folders, adds \"rfid\"");
+  metrics->add_option("--fvd-weights", met.fvd_weights,
+                      "i3d_pretrained_400.pt (the I3D of VideoGPT / SEED-Voken): with two video "
+                      "folders, adds \"rfvd\"");
 
   cli::DataInfoArgs data_info_args;
   auto* data_info =
