@@ -104,7 +104,8 @@ TEST(FidInceptionFixture, FeaturesCheckpointsAndRfidMatchTheReference) {
   const auto files = imageFiles();
   ASSERT_EQ(files.size(), 16u);
   torch::Tensor x = metrics::FidInceptionImpl::preprocess(image(files[3].second));
-  EXPECT_LE((x[0] - tensorNamed(checkpoints, "inception/in299")).abs().max().item<double>(), 1e-6);
+  EXPECT_LE((x[0] - tensorNamed(checkpoints, "inception/in299")).abs().max().item<double>(),
+            testing::kInputTolerance);
   for (int b = 0; b < 3; ++b) {
     x = model->block(b, x);
     const torch::Tensor chmean = x.mean({0, 2, 3});

@@ -68,7 +68,7 @@ TEST(FvdI3dFixture, EndpointsLogitsAndRfvdMatchTheReference) {
                 .abs()
                 .max()
                 .item<double>(),
-            1e-6);
+            testing::kInputTolerance);
   const auto endpoints = model->endpoints(input);
   ASSERT_EQ(endpoints.size(), 17u);
   for (const auto& [name, value] : endpoints) {
