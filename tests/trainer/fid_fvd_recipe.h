@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tb::trainer::testing {
@@ -101,6 +102,22 @@ inline void saveGeneratedWeights(torch::nn::Module& model, double gain, const st
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
   std::ofstream(path, std::ios::binary)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The tensor `name` of a fixture file (a test failure, and zeros, when it is absent).
+inline torch::Tensor tensorNamed(const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                                 const std::string& name) {
+  for (const auto& [key, value] : tensors) {
+    if (key == name) return value;
+  }
+  ADD_FAILURE() << "no tensor " << name;
+  return torch::zeros({1});
+}
+
+// max|a - b| / max|b|: the fixture's measure for feature vectors, logits and checkpoints.
+inline double relativeMax(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() /
+         b.to(torch::kFloat64).abs().max().item<double>();
 }
 
 // Every state_dict entry of `model` against the fixture's key table (`tsv`: index, key, shape,

@@ -37,21 +37,10 @@ using metrics::FidInception;
 const std::string kFixture = TB_SHARED_DIR "/fixtures/fid_fvd";
 constexpr double kInceptionGain = 8.0;
 
+using testing::relativeMax;
+using testing::tensorNamed;
+
 bool fixturePresent() { return fs::exists(kFixture + "/inception_keys.tsv"); }
-
-torch::Tensor tensorNamed(const weights::NamedTensors& tensors, const std::string& name) {
-  for (const auto& [key, value] : tensors) {
-    if (key == name) return value;
-  }
-  ADD_FAILURE() << "no tensor " << name;
-  return torch::zeros({1});
-}
-
-// max|a - b| / max|b|, per the fixture's tolerance for feature vectors.
-double relativeMax(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() /
-         b.to(torch::kFloat64).abs().max().item<double>();
-}
 
 TEST(FidInceptionFixture, GeneratedWeightsMatchTheKeyTable) {
   if (!fixturePresent()) GTEST_SKIP() << "fixture folder " << kFixture << " is absent";

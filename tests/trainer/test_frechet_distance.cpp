@@ -1,6 +1,7 @@
 // The Fréchet distance of rFID and rFVD: a closed form every build checks, and the reference
 // fixture's rows (shared/fixtures/fid_fvd: pytorch-fid's calculate_frechet_distance and the rFVD
 // code's frechet_distance, computed in float64), which must agree to 1e-4 relative.
+#include "tests/trainer/fid_fvd_recipe.h"
 #include "trainer/evaluation/frechet_distance.h"
 #include "trainer/weights/state_dict_io.h"
 
@@ -19,18 +20,11 @@ namespace {
 
 using metrics::FeatureStatistics;
 using metrics::frechetDistance;
+using testing::tensorNamed;
 
 const std::string kFixture = TB_SHARED_DIR "/fixtures/fid_fvd";
 
 bool fixturePresent() { return std::filesystem::exists(kFixture + "/math.safetensors"); }
-
-torch::Tensor tensorNamed(const weights::NamedTensors& tensors, const std::string& name) {
-  for (const auto& [key, value] : tensors) {
-    if (key == name) return value;
-  }
-  ADD_FAILURE() << "no tensor " << name;
-  return torch::zeros({1}, torch::kFloat64);
-}
 
 double relative(double value, double reference) {
   return std::abs(value - reference) / std::abs(reference);

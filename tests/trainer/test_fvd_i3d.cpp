@@ -30,20 +30,10 @@ using metrics::FvdI3d;
 const std::string kFixture = TB_SHARED_DIR "/fixtures/fid_fvd";
 constexpr double kI3dGain = 6.0;
 
+using testing::relativeMax;
+using testing::tensorNamed;
+
 bool fixturePresent() { return std::filesystem::exists(kFixture + "/i3d_keys.tsv"); }
-
-torch::Tensor tensorNamed(const weights::NamedTensors& tensors, const std::string& name) {
-  for (const auto& [key, value] : tensors) {
-    if (key == name) return value;
-  }
-  ADD_FAILURE() << "no tensor " << name;
-  return torch::zeros({1});
-}
-
-double relativeMax(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() /
-         b.to(torch::kFloat64).abs().max().item<double>();
-}
 
 TEST(FvdI3dFixture, GeneratedWeightsMatchTheKeyTable) {
   if (!fixturePresent()) GTEST_SKIP() << "fixture folder " << kFixture << " is absent";
