@@ -1,6 +1,7 @@
 #include "trainer/cli/token_commands.h"
 
 #include "core/atomic_file.h"
+#include "core/checkpoint_files.h"
 #include "core/config_io.h"
 #include "core/reference_codec_info.h"
 #include "core/run_directory.h"
@@ -20,7 +21,6 @@
 #include "trainer/media/video_encoder.h"
 #endif
 #if TB_WITH_OPENCV
-#include "core/checkpoint_files.h"
 #include "trainer/media/image_reader.h"
 #endif
 
