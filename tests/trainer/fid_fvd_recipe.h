@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -118,6 +119,23 @@ inline torch::Tensor tensorNamed(const std::vector<std::pair<std::string, torch:
 inline double relativeMax(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() /
          b.to(torch::kFloat64).abs().max().item<double>();
+}
+
+// What a command wrote: its exit code, stdout and stderr.
+struct Captured {
+  int code = 0;
+  std::string out, err;
+};
+
+// Runs `command` (a CLI entry point such as cli::computeMetrics) with stdout and stderr captured.
+inline Captured captured(const std::function<int()>& command) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  Captured result;
+  result.code = command();
+  result.out = ::testing::internal::GetCapturedStdout();
+  result.err = ::testing::internal::GetCapturedStderr();
+  return result;
 }
 
 // Every state_dict entry of `model` against the fixture's key table (`tsv`: index, key, shape,

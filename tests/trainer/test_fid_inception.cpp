@@ -146,11 +146,7 @@ TEST(FidInceptionFixture, MetricsOnTwoImageFoldersPrintsTheReferenceRfid) {
   args.a = (dir / "a").string();
   args.b = (dir / "b").string();
   args.fid_weights = weights;
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  const int code = cli::computeMetrics(args);
-  const std::string out = ::testing::internal::GetCapturedStdout();
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  const auto [code, out, err] = testing::captured([&] { return cli::computeMetrics(args); });
   ASSERT_EQ(code, 0) << err;
   const auto json = nlohmann::json::parse(out);
   EXPECT_EQ(json["pairs"], 8);

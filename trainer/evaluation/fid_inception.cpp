@@ -1,6 +1,7 @@
 #include "trainer/evaluation/fid_inception.h"
 
 #include "trainer/evaluation/reference_weights.h"
+#include "trainer/weights/state_dict_io.h"
 
 #include <array>
 #include <stdexcept>
@@ -11,12 +12,6 @@ namespace tb::trainer::metrics {
 namespace {
 
 namespace F = torch::nn::functional;
-
-std::string shapeText(torch::IntArrayRef sizes) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
-  return text + "]";
-}
 
 // Conv (no bias), BatchNorm (eps 0.001), ReLU; registered as "conv" and "bn".
 class BasicConv2dImpl : public torch::nn::Module {
@@ -203,8 +198,8 @@ FidInceptionImpl::FidInceptionImpl() : m_layers(std::make_shared<Layers>()) {
 
 torch::Tensor FidInceptionImpl::preprocess(const torch::Tensor& images) {
   if (images.dim() != 4 || images.size(1) != 3) {
-    throw std::invalid_argument("FID Inception: images of shape " + shapeText(images.sizes()) +
-                                ", expected [B, 3, H, W]");
+    throw std::invalid_argument("FID Inception: images of shape " +
+                                weights::shapeText(images.sizes()) + ", expected [B, 3, H, W]");
   }
   const torch::Tensor resized =
       F::interpolate(images.to(torch::kFloat32), F::InterpolateFuncOptions()

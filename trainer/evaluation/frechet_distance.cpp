@@ -1,16 +1,11 @@
 #include "trainer/evaluation/frechet_distance.h"
+#include "trainer/weights/state_dict_io.h"
 
 #include <stdexcept>
 #include <string>
 
 namespace tb::trainer::metrics {
 namespace {
-
-std::string shapeText(const torch::Tensor& t) {
-  std::string text = "[";
-  for (std::int64_t i = 0; i < t.dim(); ++i) text += (i ? ", " : "") + std::to_string(t.size(i));
-  return text + "]";
-}
 
 // The symmetric square root of a covariance: Q diag(sqrt(max(lambda, 0))) Q^T, its negative
 // rounding-noise eigenvalues taken as 0.
@@ -31,8 +26,9 @@ FeatureStatistics::FeatureStatistics(std::int64_t dim)
 
 void FeatureStatistics::add(const torch::Tensor& features) {
   if (features.dim() != 2 || features.size(1) != m_dim) {
-    throw std::invalid_argument("feature statistics: features of shape " + shapeText(features) +
-                                ", expected [N, " + std::to_string(m_dim) + "]");
+    throw std::invalid_argument("feature statistics: features of shape " +
+                                weights::shapeText(features.sizes()) + ", expected [N, " +
+                                std::to_string(m_dim) + "]");
   }
   const std::int64_t n = features.size(0);
   if (n == 0) return;
@@ -63,13 +59,15 @@ double frechetDistance(const torch::Tensor& mean1, const torch::Tensor& covarian
   const std::int64_t d = mean1.numel();
   for (const torch::Tensor* t : {&mean1, &mean2}) {
     if (t->dim() != 1 || t->size(0) != d)
-      throw std::invalid_argument("Frechet distance: means of shapes " + shapeText(mean1) +
-                                  " and " + shapeText(mean2));
+      throw std::invalid_argument("Frechet distance: means of shapes " +
+                                  weights::shapeText(mean1.sizes()) + " and " +
+                                  weights::shapeText(mean2.sizes()));
   }
   for (const torch::Tensor* t : {&covariance1, &covariance2}) {
     if (t->dim() != 2 || t->size(0) != d || t->size(1) != d)
-      throw std::invalid_argument("Frechet distance: covariance of shape " + shapeText(*t) +
-                                  " for means of " + std::to_string(d));
+      throw std::invalid_argument("Frechet distance: covariance of shape " +
+                                  weights::shapeText(t->sizes()) + " for means of " +
+                                  std::to_string(d));
   }
   const auto f64 = [](const torch::Tensor& t) { return t.to(torch::kCPU, torch::kFloat64); };
   const torch::Tensor m1 = f64(mean1), m2 = f64(mean2);

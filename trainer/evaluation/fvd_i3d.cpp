@@ -1,6 +1,7 @@
 #include "trainer/evaluation/fvd_i3d.h"
 
 #include "trainer/evaluation/reference_weights.h"
+#include "trainer/weights/state_dict_io.h"
 
 #include <array>
 #include <stdexcept>
@@ -10,12 +11,6 @@ namespace {
 
 namespace F = torch::nn::functional;
 using Triple = std::array<int64_t, 3>;
-
-std::string shapeText(torch::IntArrayRef sizes) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
-  return text + "]";
-}
 
 // TensorFlow's "SAME" padding of `x` [B, C, T, H, W] for a window `kernel` moved by `stride`:
 // per axis max(k - s, 0) when the size divides by s, else max(k - size % s, 0), the smaller half
@@ -128,8 +123,8 @@ void FvdI3dImpl::loadWeights(const std::string& path) {
 
 torch::Tensor FvdI3dImpl::preprocess(const torch::Tensor& clips) {
   if (clips.dim() != 5 || clips.size(4) != 3 || clips.scalar_type() != torch::kUInt8) {
-    throw std::invalid_argument("FVD I3D: clips of shape " + shapeText(clips.sizes()) + " (" +
-                                std::string(c10::toString(clips.scalar_type())) +
+    throw std::invalid_argument("FVD I3D: clips of shape " + weights::shapeText(clips.sizes()) +
+                                " (" + std::string(c10::toString(clips.scalar_type())) +
                                 "), expected uint8 [B, T, H, W, 3]");
   }
   if (clips.size(1) < kFvdMinFrames) {

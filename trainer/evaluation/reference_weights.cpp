@@ -1,21 +1,13 @@
 #include "trainer/evaluation/reference_weights.h"
 
 #include "trainer/weights/pickle_reader.h"
+#include "trainer/weights/state_dict_io.h"
 
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 namespace tb::trainer::metrics {
-namespace {
-
-std::string shapeText(torch::IntArrayRef sizes) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
-  return text + "]";
-}
-
-}  // namespace
 
 void loadReferenceWeights(torch::nn::Module& module, const std::string& path,
                           const std::string& network) {
@@ -33,8 +25,8 @@ void loadReferenceWeights(torch::nn::Module& module, const std::string& path,
       throw std::runtime_error(path + ": " + key + " is a " + value->describe() + ", not a tensor");
     if (value->tensor.sizes() != destination.sizes()) {
       throw std::runtime_error(path + ": " + key + " has shape " +
-                               shapeText(value->tensor.sizes()) + ", " + network + " needs " +
-                               shapeText(destination.sizes()));
+                               weights::shapeText(value->tensor.sizes()) + ", " + network +
+                               " needs " + weights::shapeText(destination.sizes()));
     }
     copies.emplace_back(destination, value->tensor);
   };

@@ -6,8 +6,6 @@
 #include <sstream>
 
 namespace tb::trainer::weights {
-namespace {
-
 std::string shapeText(c10::IntArrayRef shape) {
   std::ostringstream s;
   s << "[";
@@ -15,8 +13,6 @@ std::string shapeText(c10::IntArrayRef shape) {
   s << "]";
   return s.str();
 }
-
-}  // namespace
 
 core::DType toSafetensorsDType(torch::ScalarType type) {
   switch (type) {

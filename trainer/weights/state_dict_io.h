@@ -38,6 +38,9 @@ torch::ScalarType toTorchDType(core::DType type);
 /// Parameters then buffers of `module`, recursively, with their dotted names.
 NamedTensors stateDict(const torch::nn::Module& module);
 
+/// "[2, 3, 4]": a shape as error messages write it.
+std::string shapeText(c10::IntArrayRef shape);
+
 /// Adds one tensor (copied to a contiguous CPU tensor first).
 void addTensor(core::SafetensorsWriter& writer, const std::string& name,
                const torch::Tensor& tensor);
