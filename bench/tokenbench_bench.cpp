@@ -98,8 +98,10 @@ int main(int argc, char** argv) {
   try {
     if (what == "lfq") {
       using namespace tb::trainer;
-      LookupFreeQuantizer lfq(LookupFreeQuantizerOptions(bits, std::int64_t{1} << bits)
-                                  .entropy_estimate(parseEntropyEstimate(estimate)));
+      LookupFreeQuantizer lfq(
+          LookupFreeQuantizerOptions(bits, std::int64_t{1} << bits)
+              .entropy_estimate(
+                  tb::core::parseChoiceOrThrow<tb::core::EntropyEstimate>("--estimate", estimate)));
       lfq->train();
       // Latents as the encoder gives them: [B, K, t, h, w], here one row of `tokens` positions.
       const torch::Tensor latent = torch::randn({1, bits, tokens, 1, 1}).requires_grad_(true);
@@ -122,7 +124,8 @@ int main(int argc, char** argv) {
       if (batch <= 0) batch = config.train.batch_size;
       {
         if (data_dir.empty()) throw std::runtime_error("--what loader needs --data DIR");
-        config.data.type = data_type;
+        config.data.type =
+            tb::core::parseChoiceOrThrow<tb::core::DataType>("--data-type", data_type);
         config.data.path = data_dir;
         config.data.valid_fraction = 0;
         tb::trainer::data::ClipDataset dataset(config.data, 0, {}, threads);

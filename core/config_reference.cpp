@@ -94,8 +94,11 @@ void appendTable(const std::string& section, const std::vector<FieldInfo>& field
   for (const auto& f : fields) {
     if (parentOf(f.path) != section) continue;
     const std::string range = describeRange(f);
+    std::string doc = f.spec.doc();
+    if (const auto& when = f.spec.condition())
+      doc += " (used only when " + std::string(when->text) + ")";
     out << "| `" << f.path << "` | " << fieldTypeName(f.type) << " | `" << cell(describeDefault(f))
-        << "` | " << cell(range) << " | " << cell(f.spec.unitName()) << " | " << cell(f.spec.doc())
+        << "` | " << cell(range) << " | " << cell(f.spec.unitName()) << " | " << cell(doc)
         << " |\n";
   }
   out << "\n";

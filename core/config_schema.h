@@ -12,6 +12,15 @@
 
 namespace tb::core {
 
+struct RunConfig;
+
+/// When a key matters, for keys that only matter for some values of others (`loss.r1_every` only
+/// with the GAN and R1 on): the Setup page greys a key out while its condition does not hold.
+struct AppliesWhen {
+  bool (*holds)(const RunConfig&);
+  const char* text;  ///< the condition in words: "loss.adversarial_weight > 0"
+};
+
 /// Documentation and constraints of one configuration key (a builder: chain the setters).
 class FieldSpec {
  public:
@@ -46,6 +55,20 @@ class FieldSpec {
     m_length = n;
     return *this;
   }
+  /// The group of related keys it is shown and documented with ("Optimisation").
+  FieldSpec& group(std::string g) {
+    m_group = std::move(g);
+    return *this;
+  }
+  /// Its name in forms when the words of the key do not say it (fieldLabel() otherwise).
+  FieldSpec& label(std::string l) {
+    m_label = std::move(l);
+    return *this;
+  }
+  FieldSpec& appliesWhen(AppliesWhen condition) {
+    m_applies = condition;
+    return *this;
+  }
 
   const std::string& doc() const { return m_doc; }
   const std::string& unitName() const { return m_unit; }
@@ -54,6 +77,9 @@ class FieldSpec {
   const std::optional<double>& aboveValue() const { return m_above; }
   const std::vector<std::string>& allowed() const { return m_choices; }
   const std::optional<int>& requiredLength() const { return m_length; }
+  const std::string& groupName() const { return m_group; }
+  const std::string& labelText() const { return m_label; }
+  const std::optional<AppliesWhen>& condition() const { return m_applies; }
 
  private:
   std::string m_doc;
@@ -63,6 +89,9 @@ class FieldSpec {
   std::optional<double> m_above;
   std::vector<std::string> m_choices;
   std::optional<int> m_length;
+  std::string m_group;
+  std::string m_label;
+  std::optional<AppliesWhen> m_applies;
 };
 
 enum class FieldType { Bool, Int, Number, String, IntList, NumberList, StringList, LayerList };
@@ -83,5 +112,16 @@ std::vector<FieldInfo> configSchema();
 
 /// The section paths ("data", "model", "model.quantizer", ...) in document order.
 std::vector<std::string> configSections();
+
+/// A key's name in forms: its FieldSpec::label, else the words of its last path part with the
+/// abbreviations spelled out: "train.discr_lr" -> "Discriminator learning rate",
+/// "data.num_frames" -> "Number of frames", "train.time_budget_s" -> "Time budget".
+std::string fieldLabel(const FieldInfo& field);
+
+/// The group a key belongs to: its FieldSpec::group, else "Other: <first path part>".
+std::string fieldGroup(const FieldInfo& field);
+
+/// Whether the key matters in `config` (true for keys without an AppliesWhen).
+bool fieldApplies(const FieldInfo& field, const RunConfig& config);
 
 }  // namespace tb::core

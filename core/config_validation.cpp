@@ -24,6 +24,9 @@ class RangeChecker {
   explicit RangeChecker(std::vector<ConfigError>& errors) : m_errors(errors) {}
 
   void field(const char* key, bool&, const FieldSpec&) { (void)key; }
+  /// Choice keys were checked against their table when read.
+  template <class E, std::enable_if_t<IsChoice<E>::value, int> = 0>
+  void field(const char*, E&, const FieldSpec&) {}
 
   void field(const char* key, int& value, const FieldSpec& spec) {
     checkNumber(joinPath(m_prefix, key), value, spec);
@@ -108,12 +111,7 @@ class RangeChecker {
     const auto& allowed = spec.allowed();
     if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end())
       return;
-    std::string message = "must be one of";
-    for (std::size_t i = 0; i < allowed.size(); ++i)
-      message += (i ? ", \"" : " \"") + allowed[i] + "\"";
-    message += ", got \"" + value + "\"";
-    if (auto guess = closestMatch(value, allowed)) message += " (did you mean \"" + *guess + "\"?)";
-    m_errors.push_back({path, message});
+    m_errors.push_back({path, notOneOfMessage(allowed, value)});
   }
   void checkLength(const std::string& path, std::size_t n, const FieldSpec& spec) {
     if (spec.requiredLength() && n != static_cast<std::size_t>(*spec.requiredLength())) {
@@ -194,17 +192,17 @@ void checkVqgan(const RunConfig& c, std::vector<ConfigError>& errors) {
                                              " VQGAN levels), got " +
                                              std::to_string(c.data.image_size)});
   }
-  if (c.model.quantizer.type == "lfq" && v.z_channels < 1) {
+  if (c.model.quantizer.type == QuantizerType::Lfq && v.z_channels < 1) {
     errors.push_back({"model.vqgan.z_channels", "must be >= 1"});
   }
 }
 
 void checkQuantizer(const QuantizerConfig& q, std::vector<ConfigError>& errors) {
-  if (q.type == "lfq" && !isPowerOfTwo(q.codebook_size)) {
+  if (q.type == QuantizerType::Lfq && !isPowerOfTwo(q.codebook_size)) {
     errors.push_back({"model.quantizer.codebook_size",
                       "must be a power of two for lfq, got " + std::to_string(q.codebook_size)});
   }
-  if (q.type == "fsq") {
+  if (q.type == QuantizerType::Fsq) {
     long long product = 1;
     for (int l : q.fsq_levels) product *= std::max(l, 1);
     if (q.fsq_levels.empty()) {
@@ -218,6 +216,15 @@ void checkQuantizer(const QuantizerConfig& q, std::vector<ConfigError>& errors) 
 }
 
 }  // namespace
+
+std::string notOneOfMessage(const std::vector<std::string>& allowed, const std::string& value) {
+  std::string message = "must be one of";
+  for (std::size_t i = 0; i < allowed.size(); ++i)
+    message += (i ? ", \"" : " \"") + allowed[i] + "\"";
+  message += ", got \"" + value + "\"";
+  if (auto guess = closestMatch(value, allowed)) message += " (did you mean \"" + *guess + "\"?)";
+  return message;
+}
 
 std::string irregularFileKind(const std::filesystem::path& path) {
   std::error_code ec;
@@ -246,15 +253,16 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   copy.describe(checker);
 
   const auto& d = config.data;
-  if (d.type != "synthetic" && d.path.empty()) {
-    errors.push_back({"data.path", "required when data.type is \"" + d.type + "\""});
+  if (d.type != DataType::Synthetic && d.path.empty()) {
+    errors.push_back(
+        {"data.path", std::string("required when data.type is \"") + choiceName(d.type) + "\""});
   }
-  if (d.type == "synthetic" && !d.valid_path.empty()) {
+  if (d.type == DataType::Synthetic && !d.valid_path.empty()) {
     errors.push_back(
         {"data.valid_path",
          "procedural data has no folder: leave it empty when data.type is \"synthetic\""});
   }
-  if (d.type == "images" && d.num_frames != 1) {
+  if (d.type == DataType::Images && d.num_frames != 1) {
     errors.push_back({"data.num_frames", "must be 1 when data.type is \"images\", got " +
                                              std::to_string(d.num_frames)});
   }
@@ -268,9 +276,9 @@ std::vector<ConfigError> validate(const RunConfig& config) {
                                                std::to_string(d.num_frames) + "), got " +
                                                std::to_string(d.train_frames)});
   }
-  if (config.model.kind == "magvit2") {
+  if (config.model.kind == ModelKind::Magvit2) {
     checkMagvit(config, errors);
-  } else if (config.model.kind == "vqgan") {
+  } else if (config.model.kind == ModelKind::Vqgan) {
     checkVqgan(config, errors);
   }
   checkQuantizer(config.model.quantizer, errors);
@@ -302,7 +310,7 @@ std::vector<ConfigError> validate(const RunConfig& config) {
     errors.push_back({"train.device", "must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got \"" +
                                           t.device + "\""});
   }
-  if (t.precision == "fp16" && t.device == "cpu") {
+  if (t.precision == Precision::Fp16 && t.device == "cpu") {
     errors.push_back(
         {"train.precision",
          "\"fp16\" needs a CUDA device (train.device is \"cpu\"): use \"bf16\" or \"fp32\""});
@@ -317,12 +325,12 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   checkWeightFile("loss.lpips_lin", config.loss.lpips_lin);
 
   const auto& dist = config.distributed;
-  if (dist.backend == "nccl" && t.device == "cpu") {
+  if (dist.backend == Backend::Nccl && t.device == "cpu") {
     errors.push_back({"distributed.backend",
                       "\"nccl\" needs CUDA tensors but train.device is \"cpu\": use \"gloo\""});
   }
   const long long world = static_cast<long long>(dist.nproc_per_node) * dist.nnodes;
-  if (world > 1 && dist.strategy == "none") {
+  if (world > 1 && dist.strategy == Strategy::None) {
     errors.push_back({"distributed.strategy",
                       "must be \"ddp\", \"zero1\", \"zero2\" or \"zero3\" with " +
                           std::to_string(world) + " processes (nproc_per_node x nnodes)"});

@@ -231,4 +231,65 @@ void readValue(const Json& value, const std::string& path, std::vector<LayerSpec
 }
 
 }  // namespace detail
+namespace when {
+
+AppliesWhen folderData() {
+  return {[](const RunConfig& c) { return c.data.type != DataType::Synthetic; },
+          "data.type is not synthetic"};
+}
+AppliesWhen syntheticData() {
+  return {[](const RunConfig& c) { return c.data.type == DataType::Synthetic; },
+          "data.type is synthetic"};
+}
+AppliesWhen heldOutShare() {
+  return {[](const RunConfig& c) {
+            return c.data.type == DataType::Synthetic || c.data.valid_path.empty();
+          },
+          "data.type is synthetic or data.valid_path is empty"};
+}
+AppliesWhen patchGan() {
+  return {
+      [](const RunConfig& c) { return c.model.discriminator.type == DiscriminatorType::PatchGan; },
+      "model.discriminator.type is patchgan"};
+}
+AppliesWhen fsq() {
+  return {[](const RunConfig& c) { return c.model.quantizer.type == QuantizerType::Fsq; },
+          "model.quantizer.type is fsq"};
+}
+AppliesWhen vq() {
+  return {[](const RunConfig& c) { return c.model.quantizer.type == QuantizerType::Vq; },
+          "model.quantizer.type is vq"};
+}
+AppliesWhen perceptual() {
+  return {[](const RunConfig& c) { return c.loss.perceptual_weight > 0; },
+          "loss.perceptual_weight > 0"};
+}
+AppliesWhen gan() {
+  return {[](const RunConfig& c) { return c.loss.adversarial_weight > 0; },
+          "loss.adversarial_weight > 0"};
+}
+AppliesWhen adaptiveWeight() {
+  return {
+      [](const RunConfig& c) { return c.loss.adversarial_weight > 0 && c.loss.adaptive_weight; },
+      "loss.adversarial_weight > 0 and loss.adaptive_weight"};
+}
+AppliesWhen r1() {
+  return {[](const RunConfig& c) { return c.loss.adversarial_weight > 0 && c.loss.r1_weight > 0; },
+          "loss.adversarial_weight > 0 and loss.r1_weight > 0"};
+}
+AppliesWhen lecam() {
+  return {
+      [](const RunConfig& c) { return c.loss.adversarial_weight > 0 && c.loss.lecam_weight > 0; },
+      "loss.adversarial_weight > 0 and loss.lecam_weight > 0"};
+}
+AppliesWhen cosine() {
+  return {[](const RunConfig& c) { return c.train.schedule != Schedule::Constant; },
+          "train.schedule is cosine or cosine_budget"};
+}
+AppliesWhen ema() {
+  return {[](const RunConfig& c) { return c.train.ema; }, "train.ema"};
+}
+
+}  // namespace when
+
 }  // namespace tb::core

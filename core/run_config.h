@@ -2,6 +2,7 @@
 // The run configuration: every key, its default and its documentation, in one place.
 // config.json in a run directory is this structure written by toJson (config_io.h).
 
+#include "core/config_choices.h"
 #include "core/config_schema.h"
 
 #include <cstdint>
@@ -30,15 +31,32 @@ bool layerRequiresArgument(const std::string& name);
 /// True for layer names that accept an optional argument ("compress_space", "compress_time").
 bool layerAcceptsArgument(const std::string& name);
 
+/// The conditions of keys that only matter for some values of others (FieldSpec::appliesWhen).
+namespace when {
+AppliesWhen folderData();      ///< data.type is not synthetic
+AppliesWhen syntheticData();   ///< data.type is synthetic
+AppliesWhen heldOutShare();    ///< data.type is synthetic or data.valid_path is empty
+AppliesWhen patchGan();        ///< model.discriminator.type is patchgan
+AppliesWhen fsq();             ///< model.quantizer.type is fsq
+AppliesWhen vq();              ///< model.quantizer.type is vq
+AppliesWhen perceptual();      ///< loss.perceptual_weight > 0
+AppliesWhen gan();             ///< loss.adversarial_weight > 0
+AppliesWhen adaptiveWeight();  ///< the GAN and loss.adaptive_weight on
+AppliesWhen r1();              ///< the GAN on and loss.r1_weight > 0
+AppliesWhen lecam();           ///< the GAN on and loss.lecam_weight > 0
+AppliesWhen cosine();          ///< train.schedule cosine or cosine_budget
+AppliesWhen ema();             ///< train.ema on
+}  // namespace when
+
 struct DataConfig {
-  std::string type = "synthetic";
+  DataType type = DataType::Synthetic;
   std::string path;
   std::string valid_path;
   int image_size = 64;
   int num_frames = 17;
   int frame_stride = 1;
-  std::string clip_start = "random";
-  std::string crop = "random";
+  ClipStart clip_start = ClipStart::Random;
+  CropMode crop = CropMode::Random;
   bool hflip = true;
   double valid_fraction = 0.1;
   int synthetic_clips = 2048;
@@ -53,32 +71,41 @@ struct DataConfig {
             FieldSpec("Dataset kind: folders of video files, folders of images, "
                       "built-in procedural clips of moving shapes and textures, or clip "
                       "shards written by tokenbench-trainer pack (read without decoding)")
-                .choices({"synthetic", "videos", "images", "shards"}));
+                .group("Source"));
     v.field("path", path,
             FieldSpec("Folder scanned recursively for videos or images, or the shard "
-                      "folder (required unless type is synthetic)"));
+                      "folder (required unless type is synthetic)")
+                .group("Source")
+                .appliesWhen(when::folderData()));
     v.field("valid_path", valid_path,
             FieldSpec("Folder of validation videos, images or shards, e.g. other sources than "
                       "data.path's, so validation measures held-out footage; empty: a "
-                      "data.valid_fraction share of data.path's files"));
-    v.field(
-        "image_size", image_size,
-        FieldSpec("Side of the square frames fed to the model").unit("pixels").min(8).max(4096));
+                      "data.valid_fraction share of data.path's files")
+                .group("Source")
+                .appliesWhen(when::folderData()));
+    v.field("image_size", image_size,
+            FieldSpec("Side of the square frames fed to the model")
+                .group("Clips")
+                .unit("pixels")
+                .min(8)
+                .max(4096));
     v.field("num_frames", num_frames,
             FieldSpec("Frames per clip; 1 + k * 2^(compress_time layers). Images use 1")
+                .group("Clips")
                 .unit("frames")
                 .min(1)
                 .max(1024));
-    v.field("frame_stride", frame_stride,
-            FieldSpec("Take every n-th decoded frame").unit("frames").min(1).max(64));
+    v.field(
+        "frame_stride", frame_stride,
+        FieldSpec("Take every n-th decoded frame").group("Clips").unit("frames").min(1).max(64));
     v.field("clip_start", clip_start,
             FieldSpec("Where clips start in a video: a random "
                       "position each time, or the first frame")
-                .choices({"random", "first"}));
+                .group("Clips"));
     v.field("crop", crop,
-            FieldSpec("Square crop after resizing the short side to image_size")
-                .choices({"random", "center"}));
-    v.field("hflip", hflip, FieldSpec("Flip clips horizontally at random (training split only)"));
+            FieldSpec("Square crop after resizing the short side to image_size").group("Clips"));
+    v.field("hflip", hflip,
+            FieldSpec("Flip clips horizontally at random (training split only)").group("Clips"));
     v.field(
         "train_crop", train_crop,
         FieldSpec("Side of the square training crops, taken at random from the frames resized to "
@@ -97,23 +124,31 @@ struct DataConfig {
     v.field("valid_fraction", valid_fraction,
             FieldSpec("Share of data.path's files (seeded split) held out for validation when "
                       "data.valid_path is empty")
+                .group("Source")
+                .appliesWhen(when::heldOutShare())
                 .min(0)
                 .max(0.9));
     v.field("synthetic_clips", synthetic_clips,
             FieldSpec("Number of distinct procedural clips (type synthetic)")
+                .group("Source")
+                .appliesWhen(when::syntheticData())
                 .unit("clips")
                 .min(2)
                 .max(10000000));
-    v.field("workers", workers,
-            FieldSpec("Data loader threads per rank").unit("threads").min(0).max(64));
     v.field(
-        "prefetch", prefetch,
-        FieldSpec("Batches decoded ahead of the training step").unit("batches").min(1).max(256));
+        "workers", workers,
+        FieldSpec("Data loader threads per rank").group("Loading").unit("threads").min(0).max(64));
+    v.field("prefetch", prefetch,
+            FieldSpec("Batches decoded ahead of the training step")
+                .group("Loading")
+                .unit("batches")
+                .min(1)
+                .max(256));
   }
 };
 
 struct QuantizerConfig {
-  std::string type = "lfq";
+  QuantizerType type = QuantizerType::Lfq;
   int codebook_size = 1024;
   int num_codebooks = 1;
   double entropy_loss_weight = 0.1;
@@ -121,7 +156,7 @@ struct QuantizerConfig {
   double diversity_gamma = 1.0;
   double soft_clamp = 0.0;
   bool spherical = false;
-  std::string entropy_estimate = "auto";
+  EntropyEstimate entropy_estimate = EntropyEstimate::Auto;
   std::vector<int> fsq_levels = {8, 5, 5, 5};
   int codebook_dim = 8;
   double vq_beta = 0.25;
@@ -136,48 +171,77 @@ struct QuantizerConfig {
     v.field("type", type,
             FieldSpec("lfq: lookup-free (MAGVIT-v2); fsq: finite scalar; vq: codebook "
                       "lookup (VQGAN)")
-                .choices({"lfq", "fsq", "vq"}));
+                .group("Quantizer"));
     v.field(
         "codebook_size", codebook_size,
         FieldSpec("Codes per codebook; a power of two for lfq (2^K, K bits per token), the product "
                   "of fsq_levels for fsq")
+            .group("Quantizer")
             .unit("codes")
             .min(2)
             .max(1 << 24));
-    v.field("num_codebooks", num_codebooks, FieldSpec("Codebooks per token (lfq)").min(1).max(16));
+    v.field("num_codebooks", num_codebooks,
+            FieldSpec("Codebooks per token (lfq)").group("Quantizer").min(1).max(16));
     v.field("entropy_loss_weight", entropy_loss_weight,
             FieldSpec("Weight of the entropy loss: lfq, per-sample entropy minus diversity_gamma x "
                       "codebook entropy; fsq, 1 minus how evenly each dimension uses its levels "
                       "over the batch (train/quantizer/level_entropy, 1 at best)")
+                .group("Quantizer")
                 .min(0));
     v.field("commitment_loss_weight", commitment_loss_weight,
             FieldSpec("Weight of the commitment loss (lfq, fsq). On fsq it pulls values into "
                       "tanh's flat ends, where the extreme levels stop learning: fsq presets use 0")
+                .group("Quantizer")
                 .min(0));
     v.field("diversity_gamma", diversity_gamma,
-            FieldSpec("Weight of the codebook-entropy term inside the LFQ entropy loss").min(0));
+            FieldSpec("Weight of the codebook-entropy term inside the LFQ entropy loss")
+                .group("Quantizer")
+                .min(0));
     v.field("soft_clamp", soft_clamp,
-            FieldSpec("Soft clamp of LFQ inputs to +-value via tanh; 0 turns it off").min(0));
+            FieldSpec("Soft clamp of LFQ inputs to +-value via tanh; 0 turns it off")
+                .group("Quantizer")
+                .min(0));
     v.field("spherical", spherical,
-            FieldSpec("Binary spherical quantization (BSQ): l2-normalise LFQ inputs and codes"));
+            FieldSpec("Binary spherical quantization (BSQ): l2-normalise LFQ inputs and codes")
+                .group("Quantizer"));
     v.field("entropy_estimate", entropy_estimate,
             FieldSpec("Codebook entropy: exact [tokens x 2^K] softmax, factorised per-bit-group "
                       "estimate, or auto (exact up to K = 12)")
-                .choices({"auto", "exact", "factorized"}));
-    v.field("fsq_levels", fsq_levels, FieldSpec("Levels per FSQ dimension").min(2).max(256));
+                .group("Quantizer"));
+    v.field("fsq_levels", fsq_levels,
+            FieldSpec("Levels per FSQ dimension")
+                .group("Quantizer")
+                .appliesWhen(when::fsq())
+                .min(2)
+                .max(256));
+    v.field("codebook_dim", codebook_dim,
+            FieldSpec("Dimension of each VQ code (the latent channels for VQGAN)")
+                .group("Quantizer")
+                .min(1)
+                .max(4096));
     v.field(
-        "codebook_dim", codebook_dim,
-        FieldSpec("Dimension of each VQ code (the latent channels for VQGAN)").min(1).max(4096));
-    v.field("vq_beta", vq_beta, FieldSpec("VQ commitment weight beta").min(0));
+        "vq_beta", vq_beta,
+        FieldSpec("VQ commitment weight beta").group("Quantizer").appliesWhen(when::vq()).min(0));
     v.field("vq_l2_normalize", vq_l2_normalize,
-            FieldSpec("Look up l2-normalised codes with l2-normalised latents (cosine distance)"));
+            FieldSpec("Look up l2-normalised codes with l2-normalised latents (cosine distance)")
+                .group("Quantizer")
+                .appliesWhen(when::vq()));
     v.field("vq_ema", vq_ema,
             FieldSpec("Update VQ codes by exponential moving averages instead of "
-                      "the codebook loss"));
-    v.field("vq_ema_decay", vq_ema_decay, FieldSpec("Decay of the VQ EMA updates").min(0).max(1));
+                      "the codebook loss")
+                .group("Quantizer")
+                .appliesWhen(when::vq()));
+    v.field("vq_ema_decay", vq_ema_decay,
+            FieldSpec("Decay of the VQ EMA updates")
+                .group("Quantizer")
+                .appliesWhen(when::vq())
+                .min(0)
+                .max(1));
     v.field("vq_dead_code_threshold", vq_dead_code_threshold,
             FieldSpec("Codes used fewer times than this over a window are restarted from recent "
                       "encoder outputs; 0 turns restarts off")
+                .group("Quantizer")
+                .appliesWhen(when::vq())
                 .unit("uses")
                 .min(0));
     v.field(
@@ -185,7 +249,8 @@ struct QuantizerConfig {
         FieldSpec("Data-dependent initialisation: before the first step of a new run, scale and "
                   "shift the quantizer's input projection so that each code dimension has zero "
                   "mean and unit variance on the first training batch (lfq, fsq and vq with a "
-                  "projection)"));
+                  "projection)")
+            .group("Quantizer"));
   }
 };
 
@@ -199,24 +264,33 @@ struct VqganConfig {
   template <class V>
   void describe(V& v) {
     v.field("base_channels", base_channels,
-            FieldSpec("Channels of the first VQGAN level").unit("channels").min(8).max(1024));
+            FieldSpec("Channels of the first VQGAN level")
+                .group("VQGAN architecture")
+                .unit("channels")
+                .min(8)
+                .max(1024));
     v.field("channel_mult", channel_mult,
             FieldSpec("Channel multiplier per level; len - 1 halvings of the resolution")
+                .group("VQGAN architecture")
                 .min(1)
                 .max(16));
-    v.field("num_res_blocks", num_res_blocks, FieldSpec("Residual blocks per level").min(1).max(8));
+    v.field("num_res_blocks", num_res_blocks,
+            FieldSpec("Residual blocks per level").group("VQGAN architecture").min(1).max(8));
     v.field("attn_resolutions", attn_resolutions,
             FieldSpec("Feature-map sides at which attention blocks are inserted")
+                .group("VQGAN architecture")
                 .unit("pixels")
                 .min(1));
-    v.field(
-        "z_channels", z_channels,
-        FieldSpec("Channels at the bottleneck before the quantizer projection").min(1).max(4096));
+    v.field("z_channels", z_channels,
+            FieldSpec("Channels at the bottleneck before the quantizer projection")
+                .group("VQGAN architecture")
+                .min(1)
+                .max(4096));
   }
 };
 
 struct DiscriminatorConfig {
-  std::string type = "frame";
+  DiscriminatorType type = DiscriminatorType::Frame;
   int dim = 0;
   int max_dim = 512;
   std::vector<int> attn_resolutions = {16};
@@ -227,20 +301,31 @@ struct DiscriminatorConfig {
     v.field("type", type,
             FieldSpec("frame: MAGVIT-v2's per-frame discriminator; patchgan: "
                       "taming's PatchGAN; video: 3-D discriminator over clips")
-                .choices({"frame", "patchgan", "video"}));
+                .group("Discriminator"));
     v.field("dim", dim,
-            FieldSpec("Base channels; 0 means model.init_dim").unit("channels").min(0).max(1024));
-    v.field("max_dim", max_dim, FieldSpec("Channel cap").unit("channels").min(8).max(4096));
-    v.field(
-        "attn_resolutions", attn_resolutions,
-        FieldSpec("Feature-map sides with attention (frame discriminator)").unit("pixels").min(1));
+            FieldSpec("Base channels; 0 means model.init_dim")
+                .group("Discriminator")
+                .unit("channels")
+                .min(0)
+                .max(1024));
+    v.field("max_dim", max_dim,
+            FieldSpec("Channel cap").group("Discriminator").unit("channels").min(8).max(4096));
+    v.field("attn_resolutions", attn_resolutions,
+            FieldSpec("Feature-map sides with attention (frame discriminator)")
+                .group("Discriminator")
+                .unit("pixels")
+                .min(1));
     v.field("patchgan_layers", patchgan_layers,
-            FieldSpec("Strided layers of the PatchGAN").min(1).max(8));
+            FieldSpec("Strided layers of the PatchGAN")
+                .group("Discriminator")
+                .appliesWhen(when::patchGan())
+                .min(1)
+                .max(8));
   }
 };
 
 struct ModelConfig {
-  std::string kind = "magvit2";
+  ModelKind kind = ModelKind::Magvit2;
   int channels = 3;
   int init_dim = 32;
   int max_dim = 128;
@@ -254,9 +339,9 @@ struct ModelConfig {
   int residual_conv_kernel = 3;
   double residual_gate_bias = -10.0;
   bool separate_first_frame_encoding = false;
-  std::string time_padding = "zeros";
-  std::string time_alignment = "lagged";
-  std::string pixel_range = "minus_one_one";
+  TimePadding time_padding = TimePadding::Zeros;
+  TimeAlignment time_alignment = TimeAlignment::Lagged;
+  PixelRange pixel_range = PixelRange::MinusOneOne;
   bool encoder_norm = true;
   int attn_dim_head = 32;
   int attn_heads = 8;
@@ -274,77 +359,105 @@ struct ModelConfig {
     v.field("kind", kind,
             FieldSpec("magvit2: causal 3-D video tokenizer; vqgan: taming-style 2-D "
                       "image tokenizer applied frame by frame")
-                .choices({"magvit2", "vqgan"}));
-    v.field("channels", channels, FieldSpec("Colour channels of the input").min(1).max(4));
+                .group("Tokenizer"));
+    v.field("channels", channels,
+            FieldSpec("Colour channels of the input").group("Tokenizer").min(1).max(4));
     v.field("init_dim", init_dim,
             FieldSpec("Channels after the input convolution (MAGVIT-v2)")
+                .group("MAGVIT-v2 architecture")
                 .unit("channels")
                 .min(1)
                 .max(4096));
     v.field("max_dim", max_dim,
             FieldSpec("Cap on channels as compress_space doubles them")
+                .group("MAGVIT-v2 architecture")
                 .unit("channels")
                 .min(1)
                 .max(8192));
     v.field("layers", layers,
-            FieldSpec("Encoder layer list, as in magvit2-pytorch; the decoder mirrors it"));
+            FieldSpec("Encoder layer list, as in magvit2-pytorch; the decoder mirrors it")
+                .group("MAGVIT-v2 architecture"));
     v.field("input_conv_kernel", input_conv_kernel,
-            FieldSpec("Input convolution kernel [t, h, w]").length(3).min(1).max(15));
+            FieldSpec("Input convolution kernel [t, h, w]")
+                .group("MAGVIT-v2 architecture")
+                .length(3)
+                .min(1)
+                .max(15));
     v.field("output_conv_kernel", output_conv_kernel,
-            FieldSpec("Output convolution kernel [t, h, w]").length(3).min(1).max(15));
+            FieldSpec("Output convolution kernel [t, h, w]")
+                .group("MAGVIT-v2 architecture")
+                .length(3)
+                .min(1)
+                .max(15));
     v.field("residual_conv_kernel", residual_conv_kernel,
-            FieldSpec("Kernel of the causal convolutions in residual blocks").min(1).max(15));
+            FieldSpec("Kernel of the causal convolutions in residual blocks")
+                .group("MAGVIT-v2 architecture")
+                .min(1)
+                .max(15));
     v.field(
         "residual_gate_bias", residual_gate_bias,
         FieldSpec("Initial bias of the residual units' squeeze-excite gates (a sigmoid). "
                   "magvit2-pytorch's -10 shuts them: every residual unit starts as the identity "
                   "and opens by about train.lr per step, so for thousands of steps the tokenizer "
                   "is nearly linear; 0 starts them half open")
+            .group("MAGVIT-v2 architecture")
             .min(-20)
             .max(20));
-    v.field(
-        "separate_first_frame_encoding", separate_first_frame_encoding,
-        FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)"));
+    v.field("separate_first_frame_encoding", separate_first_frame_encoding,
+            FieldSpec("Encode the first frame with its own convolutions (image + video tokenizer)")
+                .group("MAGVIT-v2 architecture"));
     v.field(
         "time_padding", time_padding,
         FieldSpec("What the causal convolutions see before the first frame: zero frames "
                   "(magvit2-pytorch) or copies of the first frame (it is then coded like a still "
                   "scene, not a cut from black, and learns as fast as the other frames)")
-            .choices({"zeros", "replicate"}));
+            .group("MAGVIT-v2 architecture"));
     v.field("time_alignment", time_alignment,
             FieldSpec("Which frames a time-compressed token holds: lagged (magvit2-pytorch: up to "
                       "the frame before the last one it decodes, so every second frame is "
                       "predicted, never coded) or blocks (every frame it decodes, as the "
                       "MAGVIT-v2 paper groups them; still causal from token to token)")
-                .choices({"lagged", "blocks"}));
+                .group("MAGVIT-v2 architecture"));
     v.field(
         "pixel_range", pixel_range,
         FieldSpec("Pixel range the tokenizer's weights take and give: minus_one_one ([-1, 1], "
                   "Tokenbench's own models) or zero_one ([0, 1], what magvit2-pytorch's trainer "
                   "feeds; set by import-magvit2). Frames stay in [-1, 1] everywhere else: the "
                   "tokenizer and the discriminator map them at their input and output")
-            .choices({"minus_one_one", "zero_one"}));
+            .group("MAGVIT-v2 architecture"));
     v.field("encoder_norm", encoder_norm,
             FieldSpec("Apply the encoder's last LayerNorm before the quantizer (MAGVIT-v2). "
                       "magvit2-pytorch registers this norm but its encode() never applies it (its "
                       "layer loop stops one layer short), so its checkpoints import with false; "
-                      "only a model trained with false exports to it"));
-    v.field("attn_dim_head", attn_dim_head, FieldSpec("Attention head width").min(1).max(1024));
-    v.field("attn_heads", attn_heads, FieldSpec("Attention heads").min(1).max(128));
+                      "only a model trained with false exports to it")
+                .group("MAGVIT-v2 architecture"));
+    v.field("attn_dim_head", attn_dim_head,
+            FieldSpec("Attention head width").group("MAGVIT-v2 architecture").min(1).max(1024));
+    v.field("attn_heads", attn_heads,
+            FieldSpec("Attention heads").group("MAGVIT-v2 architecture").min(1).max(128));
     v.field("attn_num_mem_kv", attn_num_mem_kv,
-            FieldSpec("Learned memory key/values per attention layer").min(0).max(256));
+            FieldSpec("Learned memory key/values per attention layer")
+                .group("MAGVIT-v2 architecture")
+                .min(0)
+                .max(256));
     v.field("linear_attn_dim_head", linear_attn_dim_head,
-            FieldSpec("Linear (Taylor) attention head width").min(1).max(256));
+            FieldSpec("Linear (Taylor) attention head width")
+                .group("MAGVIT-v2 architecture")
+                .min(1)
+                .max(256));
     v.field("linear_attn_heads", linear_attn_heads,
-            FieldSpec("Linear attention heads").min(1).max(128));
+            FieldSpec("Linear attention heads").group("MAGVIT-v2 architecture").min(1).max(128));
     v.field("ff_mult", ff_mult,
             FieldSpec("Feed-forward width multiplier (GEGLU inner width is "
                       "int(dim x ff_mult x 2/3))")
+                .group("MAGVIT-v2 architecture")
                 .min(1)
                 .max(16));
-    v.field(
-        "dim_cond", dim_cond,
-        FieldSpec("Width of the conditioning vector of cond_* layers; 0 without").min(0).max(4096));
+    v.field("dim_cond", dim_cond,
+            FieldSpec("Width of the conditioning vector of cond_* layers; 0 without")
+                .group("MAGVIT-v2 architecture")
+                .min(0)
+                .max(4096));
     v.section("quantizer", quantizer);
     v.section("vqgan", vqgan);
     v.section("discriminator", discriminator);
@@ -352,11 +465,11 @@ struct ModelConfig {
 };
 
 struct LossConfig {
-  std::string recon = "l1";
+  ReconLoss recon = ReconLoss::L1;
   double recon_weight = 1.0;
   double quantizer_weight = 1.0;
   double perceptual_weight = 0.1;
-  std::string perceptual_net = "vgg";
+  LpipsNet perceptual_net = LpipsNet::Vgg;
   std::string lpips_backbone;
   std::string lpips_lin;
   int perceptual_frames = 1;
@@ -371,42 +484,74 @@ struct LossConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("recon", recon, FieldSpec("Pixel reconstruction loss").choices({"l1", "mse"}));
-    v.field("recon_weight", recon_weight, FieldSpec("Weight of the reconstruction loss").min(0));
+    v.field("recon", recon, FieldSpec("Pixel reconstruction loss").group("Loss"));
+    v.field("recon_weight", recon_weight,
+            FieldSpec("Weight of the reconstruction loss").group("Loss").min(0));
     v.field("quantizer_weight", quantizer_weight,
-            FieldSpec("Multiplier on the quantizer's own losses").min(0));
+            FieldSpec("Multiplier on the quantizer's own losses").group("Loss").min(0));
     v.field("perceptual_weight", perceptual_weight,
-            FieldSpec("Weight of the LPIPS perceptual loss; 0 turns it off").min(0));
-    v.field("perceptual_net", perceptual_net, FieldSpec("LPIPS backbone").choices({"alex", "vgg"}));
+            FieldSpec("Weight of the LPIPS perceptual loss; 0 turns it off").group("Loss").min(0));
+    v.field("perceptual_net", perceptual_net,
+            FieldSpec("LPIPS backbone").group("Loss").appliesWhen(when::perceptual()));
     v.field(
         "lpips_backbone", lpips_backbone,
         FieldSpec("torch.save'd plain dict of the torchvision backbone (features.N.weight/bias); "
-                  "required when perceptual_weight > 0"));
+                  "required when perceptual_weight > 0")
+            .group("Loss")
+            .appliesWhen(when::perceptual()));
     v.field("lpips_lin", lpips_lin,
-            FieldSpec("torch.save'd plain dict of the LPIPS linear layers (linN.model.1.weight)"));
+            FieldSpec("torch.save'd plain dict of the LPIPS linear layers (linN.model.1.weight)")
+                .group("Loss")
+                .appliesWhen(when::perceptual()));
     v.field("perceptual_frames", perceptual_frames,
             FieldSpec("Frames per clip, chosen at random, that the perceptual loss sees")
+                .group("Loss")
+                .appliesWhen(when::perceptual())
                 .unit("frames")
                 .min(1));
     v.field("adversarial_weight", adversarial_weight,
-            FieldSpec("Weight of the generator's hinge GAN loss; 0 turns the GAN off").min(0));
+            FieldSpec("Weight of the generator's hinge GAN loss; 0 turns the GAN off")
+                .group("Loss")
+                .min(0));
     v.field(
         "adaptive_weight", adaptive_weight,
         FieldSpec("Scale the GAN loss by VQGAN's adaptive weight (ratio of gradient norms at the "
-                  "last decoder layer)"));
+                  "last decoder layer)")
+            .group("Loss")
+            .appliesWhen(when::gan()));
     v.field("adaptive_weight_max", adaptive_weight_max,
-            FieldSpec("Clamp of the adaptive weight").above(0));
+            FieldSpec("Clamp of the adaptive weight")
+                .group("Loss")
+                .appliesWhen(when::adaptiveWeight())
+                .above(0));
     v.field("discr_start_step", discr_start_step,
             FieldSpec("Step from which the discriminator trains and the GAN loss applies")
+                .group("Loss")
+                .appliesWhen(when::gan())
                 .unit("steps")
                 .min(0));
-    v.field("r1_weight", r1_weight, FieldSpec("Weight of the R1 gradient penalty").min(0));
+    v.field("r1_weight", r1_weight,
+            FieldSpec("Weight of the R1 gradient penalty")
+                .group("Loss")
+                .appliesWhen(when::gan())
+                .min(0));
     v.field("r1_every", r1_every,
-            FieldSpec("Apply the R1 penalty every n discriminator steps").unit("steps").min(1));
+            FieldSpec("Apply the R1 penalty every n discriminator steps")
+                .group("Loss")
+                .appliesWhen(when::r1())
+                .unit("steps")
+                .min(1));
     v.field("lecam_weight", lecam_weight,
-            FieldSpec("Weight of LeCAM regularisation; 0 turns it off").min(0));
+            FieldSpec("Weight of LeCAM regularisation; 0 turns it off")
+                .group("Loss")
+                .appliesWhen(when::gan())
+                .min(0));
     v.field("lecam_decay", lecam_decay,
-            FieldSpec("EMA decay of LeCAM's logit anchors").min(0).max(1));
+            FieldSpec("EMA decay of LeCAM's logit anchors")
+                .group("Loss")
+                .appliesWhen(when::lecam())
+                .min(0)
+                .max(1));
   }
 };
 
@@ -418,15 +563,15 @@ struct TrainConfig {
   double discr_lr = 1e-4;
   int warmup_steps = 100;
   int max_steps = 10000;
-  std::string schedule = "constant";
+  Schedule schedule = Schedule::Constant;
   double min_lr_ratio = 0.1;
   double weight_decay = 0.0;
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.99;
   double grad_clip = 1.0;
-  std::string precision = "fp32";
+  Precision precision = Precision::Fp32;
   std::string device = "auto";
-  std::string loss_scaling = "auto";
+  LossScaling loss_scaling = LossScaling::Auto;
   double loss_scale_init = 65536.0;
   int loss_scale_growth_interval = 2000;
   int threads = 0;
@@ -451,41 +596,69 @@ struct TrainConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("seed", seed, FieldSpec("Seed of initialisation, data order and augmentation").min(0));
+    v.field("seed", seed,
+            FieldSpec("Seed of initialisation, data order and augmentation")
+                .group("Optimisation")
+                .min(0));
     v.field("batch_size", batch_size,
-            FieldSpec("Clips per micro-step on each rank").unit("clips").min(1).max(4096));
+            FieldSpec("Clips per micro-step on each rank")
+                .group("Optimisation")
+                .unit("clips")
+                .min(1)
+                .max(4096));
     v.field("grad_accum", grad_accum,
             FieldSpec("Micro-steps accumulated per optimiser step")
+                .group("Optimisation")
                 .unit("micro-steps")
                 .min(1)
                 .max(4096));
-    v.field("lr", lr, FieldSpec("Peak learning rate of the tokenizer (AdamW)").above(0).max(1));
+    v.field("lr", lr,
+            FieldSpec("Peak learning rate of the tokenizer (AdamW)")
+                .group("Optimisation")
+                .above(0)
+                .max(1));
     v.field("discr_lr", discr_lr,
-            FieldSpec("Peak learning rate of the discriminator").above(0).max(1));
-    v.field(
-        "warmup_steps", warmup_steps,
-        FieldSpec("Linear warmup; the rate reaches lr exactly at this step").unit("steps").min(0));
-    v.field("max_steps", max_steps, FieldSpec("Optimiser steps to train").unit("steps").min(1));
+            FieldSpec("Peak learning rate of the discriminator")
+                .group("Optimisation")
+                .appliesWhen(when::gan())
+                .above(0)
+                .max(1));
+    v.field("warmup_steps", warmup_steps,
+            FieldSpec("Linear warmup; the rate reaches lr exactly at this step")
+                .group("Schedule")
+                .unit("steps")
+                .min(0));
+    v.field("max_steps", max_steps,
+            FieldSpec("Optimiser steps to train").group("Schedule").unit("steps").min(1));
     v.field(
         "schedule", schedule,
         FieldSpec("Rate after warmup: constant; cosine down to the floor at max_steps; "
                   "cosine_budget: the same, but with a time budget the cosine ends where the "
                   "budget is estimated to run out (fixed once from the speed of 100 steps timed "
                   "from the end of warmup, logged, and kept in checkpoints)")
-            .choices({"constant", "cosine", "cosine_budget"}));
+            .group("Schedule"));
     v.field("min_lr_ratio", min_lr_ratio,
-            FieldSpec("Cosine schedule floor as a fraction of lr").min(0).max(1));
+            FieldSpec("Cosine schedule floor as a fraction of lr")
+                .group("Schedule")
+                .appliesWhen(when::cosine())
+                .min(0)
+                .max(1));
     v.field("weight_decay", weight_decay,
             FieldSpec("AdamW decoupled weight decay (applied to weights with >= 2 dimensions only)")
+                .group("Optimisation")
                 .min(0));
-    v.field("adam_beta1", adam_beta1, FieldSpec("AdamW beta1").min(0).max(0.999999));
-    v.field("adam_beta2", adam_beta2, FieldSpec("AdamW beta2").min(0).max(0.999999));
+    v.field("adam_beta1", adam_beta1,
+            FieldSpec("AdamW beta1").group("Optimisation").min(0).max(0.999999));
+    v.field("adam_beta2", adam_beta2,
+            FieldSpec("AdamW beta2").group("Optimisation").min(0).max(0.999999));
     v.field("grad_clip", grad_clip,
-            FieldSpec("Clip the global gradient norm; 0 turns clipping off").min(0));
+            FieldSpec("Clip the global gradient norm; 0 turns clipping off")
+                .group("Optimisation")
+                .min(0));
     v.field("precision", precision,
             FieldSpec("fp32; bf16 autocast (CPU or CUDA); fp16 autocast with dynamic loss scaling "
                       "(CUDA only)")
-                .choices({"fp32", "bf16", "fp16"}));
+                .group("Precision and memory"));
     v.field(
         "device", device,
         FieldSpec(
@@ -495,33 +668,49 @@ struct TrainConfig {
     v.field(
         "loss_scaling", loss_scaling,
         FieldSpec("Dynamic loss scaling: auto (on with fp16, off otherwise), on, off. Steps whose "
-                  "gradients overflow are skipped and the scale lowered")
-            .choices({"auto", "on", "off"}));
+                  "gradients overflow are skipped and the scale lowered"));
     v.field("loss_scale_init", loss_scale_init,
             FieldSpec("Initial loss scale of dynamic loss scaling").above(0));
     v.field("loss_scale_growth_interval", loss_scale_growth_interval,
             FieldSpec("Clean steps after which the loss scale doubles").unit("steps").min(1));
     v.field("threads", threads,
             FieldSpec("Intra-op threads per rank; 0 means cores / local ranks")
+                .group("Precision and memory")
                 .unit("threads")
                 .min(0)
                 .max(1024));
     v.field("ema", ema,
             FieldSpec("Keep an exponential moving average of the tokenizer for "
-                      "validation and samples"));
-    v.field("ema_beta", ema_beta, FieldSpec("EMA decay").min(0).max(1));
+                      "validation and samples")
+                .group("EMA"));
+    v.field("ema_beta", ema_beta,
+            FieldSpec("EMA decay").group("EMA").appliesWhen(when::ema()).min(0).max(1));
     v.field("ema_update_every", ema_update_every,
-            FieldSpec("Steps between EMA updates").unit("steps").min(1));
+            FieldSpec("Steps between EMA updates")
+                .group("EMA")
+                .appliesWhen(when::ema())
+                .unit("steps")
+                .min(1));
     v.field("ema_start_step", ema_start_step,
             FieldSpec("Step at which the EMA copies the weights and starts averaging")
+                .group("EMA")
+                .appliesWhen(when::ema())
                 .unit("steps")
                 .min(0));
-    v.field("log_every", log_every, FieldSpec("Steps between metric rows").unit("steps").min(1));
+    v.field("log_every", log_every,
+            FieldSpec("Steps between metric rows")
+                .group("Logging, validation and checkpoints")
+                .unit("steps")
+                .min(1));
     v.field("valid_every", valid_every,
-            FieldSpec("Steps between validations; 0 never").unit("steps").min(0));
+            FieldSpec("Steps between validations; 0 never")
+                .group("Logging, validation and checkpoints")
+                .unit("steps")
+                .min(0));
     v.field("valid_clips", valid_clips,
             FieldSpec("Held-out clips per validation, spread evenly over the held-out clips (files "
                       "in name order)")
+                .group("Logging, validation and checkpoints")
                 .unit("clips")
                 .min(1));
     v.field(
@@ -531,28 +720,45 @@ struct TrainConfig {
             "this tokenizer's token grid and bits) on the training data into <run>/reference, "
             "scored on the validation clips: the window draws its PSNR beside valid/psnr"));
     v.field("sample_every", sample_every,
-            FieldSpec("Steps between sample GIFs; 0 never").unit("steps").min(0));
+            FieldSpec("Steps between sample GIFs; 0 never")
+                .group("Logging, validation and checkpoints")
+                .unit("steps")
+                .min(0));
     v.field("checkpoint_every", checkpoint_every,
-            FieldSpec("Steps between checkpoints; 0 only at the end").unit("steps").min(0));
+            FieldSpec("Steps between checkpoints; 0 only at the end")
+                .group("Logging, validation and checkpoints")
+                .unit("steps")
+                .min(0));
     v.field(
         "checkpoint_total_limit", checkpoint_total_limit,
         FieldSpec("Checkpoints kept (oldest deleted first, checkpoint_keep excepted); 0 keeps all")
+            .group("Logging, validation and checkpoints")
             .min(0));
     v.field("checkpoint_keep", checkpoint_keep,
-            FieldSpec("Steps whose checkpoints are never deleted").unit("steps").min(1));
-    v.field(
-        "nan_max_consecutive", nan_max_consecutive,
-        FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint").min(1));
+            FieldSpec("Steps whose checkpoints are never deleted")
+                .group("Logging, validation and checkpoints")
+                .unit("steps")
+                .min(1));
+    v.field("nan_max_consecutive", nan_max_consecutive,
+            FieldSpec("Non-finite steps in a row before rolling back to the last checkpoint")
+                .group("Recovery")
+                .min(1));
     v.field("nan_max_rollbacks", nan_max_rollbacks,
             FieldSpec("Rollbacks in a row without a new checkpoint before the run ends as diverged")
+                .group("Recovery")
                 .min(0));
     v.field("nan_lr_scale", nan_lr_scale,
-            FieldSpec("Learning-rate factor applied after a rollback").above(0).max(1));
+            FieldSpec("Learning-rate factor applied after a rollback")
+                .group("Recovery")
+                .above(0)
+                .max(1));
     v.field("activation_checkpointing", activation_checkpointing,
-            FieldSpec("Layer types whose activations are recomputed in backward, or [\"all\"]"));
+            FieldSpec("Layer types whose activations are recomputed in backward, or [\"all\"]")
+                .group("Precision and memory"));
     v.field("time_budget_s", time_budget_s,
             FieldSpec("Stop cleanly after this much wall-clock training, the run's sessions "
                       "together; 0 means no limit. train.schedule cosine_budget decays over it")
+                .group("Schedule")
                 .unit("s")
                 .min(0));
     v.field(
@@ -565,8 +771,8 @@ struct TrainConfig {
 };
 
 struct DistributedConfig {
-  std::string strategy = "none";
-  std::string backend = "auto";
+  Strategy strategy = Strategy::None;
+  Backend backend = Backend::Auto;
   int nproc_per_node = 1;
   int nnodes = 1;
   int node_rank = 0;
@@ -585,29 +791,37 @@ struct DistributedConfig {
                   "ddp with optimizer state sharded across ranks; zero2: zero1 with gradients "
                   "sharded too; zero3: zero2 with parameters sharded too, each layer gathered "
                   "only while it runs")
-            .choices({"none", "ddp", "zero1", "zero2", "zero3"}));
+            .group("Processes"));
     v.field(
         "backend", backend,
         FieldSpec("c10d backend: auto (nccl when training on CUDA, else gloo), gloo (CPU or CUDA "
                   "tensors), nccl (CUDA builds, one GPU per rank)")
-            .choices({"auto", "gloo", "nccl"}));
+            .group("Processes"));
     v.field("nproc_per_node", nproc_per_node,
             FieldSpec("Rank processes the trainer starts on this node")
+                .group("Processes")
                 .unit("processes")
                 .min(1)
                 .max(1024));
-    v.field("nnodes", nnodes, FieldSpec("Nodes taking part").unit("nodes").min(1).max(65536));
-    v.field("node_rank", node_rank, FieldSpec("Index of this node").min(0));
-    v.field("master_addr", master_addr, FieldSpec("Host of rank 0's c10d store"));
-    v.field("master_port", master_port, FieldSpec("TCP port of the c10d store").min(1).max(65535));
+    v.field("nnodes", nnodes,
+            FieldSpec("Nodes taking part").group("Processes").unit("nodes").min(1).max(65536));
+    v.field("node_rank", node_rank, FieldSpec("Index of this node").group("Processes").min(0));
+    v.field("master_addr", master_addr,
+            FieldSpec("Host of rank 0's c10d store").group("Rendezvous"));
+    v.field("master_port", master_port,
+            FieldSpec("TCP port of the c10d store").group("Rendezvous").min(1).max(65535));
     v.field("gpu_ids", gpu_ids,
-            FieldSpec("CUDA devices for the local ranks; empty means LOCAL_RANK").min(0));
+            FieldSpec("CUDA devices for the local ranks; empty means LOCAL_RANK")
+                .group("Processes")
+                .min(0));
     v.field("timeout_s", timeout_s,
             FieldSpec("A collective or peer silent this long ends every rank with an error")
+                .group("Rendezvous")
                 .unit("s")
                 .min(1));
     v.field("bucket_mb", bucket_mb,
             FieldSpec("Gradient bucket size (ddp, zero1: all-reduce; zero2: reduce-scatter)")
+                .group("Gradient exchange")
                 .unit("MiB")
                 .above(0));
     v.field(

@@ -1,5 +1,7 @@
 #include "core/trainer_command.h"
 
+#include "core/config_choices.h"
+
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
@@ -16,6 +18,10 @@ std::vector<std::string> trainArguments(const TrainCommand& command) {
   if (!command.time_budget.empty()) args.insert(args.end(), {"--time-budget", command.time_budget});
   if (command.control_stdin) args.emplace_back("--control-stdin");
   return args;
+}
+
+std::vector<std::string> compareDataTypes() {
+  return {choiceName(DataType::Videos), choiceName(DataType::Images)};
 }
 
 std::vector<std::string> compareArguments(const CompareCommand& command) {

@@ -33,14 +33,18 @@ struct CompareCommand {
   std::vector<std::pair<std::string, std::string>> entries;
   std::string out_dir;               ///< where metrics.json, GIFs, strips and grid.png go
   std::string data_dir;              ///< videos or images; empty: procedural clips
-  std::string data_type = "videos";  ///< "videos" or "images" (with data_dir)
+  std::string data_type = "videos";  ///< one of compareDataTypes() (with data_dir)
   int clips = 4;                     ///< clips to compare (>= 1)
-  std::string lpips_net = "alex";    ///< "alex" or "vgg" (with both weight files)
+  std::string lpips_net = "alex";    ///< a LpipsNet name (with both weight files)
   std::string lpips_backbone;        ///< LPIPS backbone weights; empty: no LPIPS
   std::string lpips_lin;             ///< LPIPS linear-layer weights; empty: no LPIPS
   std::string device = "auto";       ///< where the tokenizers and LPIPS run: auto, cpu, cuda[:N]
   bool raw_weights = false;          ///< model.safetensors even where EMA weights exist
 };
+
+/// The data.type names compare reads a folder as: "videos", "images" (in that order; the first is
+/// CompareCommand's default).
+std::vector<std::string> compareDataTypes();
 
 /// `compare` and its options (program not included). LPIPS options are passed only when both
 /// weight files are given; --device only when it is not "auto".

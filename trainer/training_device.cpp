@@ -96,9 +96,10 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train, const std::s
 
 std::string resolveBackend(const core::DistributedConfig& distributed,
                            const torch::Device& device) {
-  const std::string& backend = distributed.backend;
-  if (backend == "gloo") return "gloo";
-  if (backend == "auto") return device.is_cuda() && compat::ncclAvailable() ? "nccl" : "gloo";
+  const core::Backend backend = distributed.backend;
+  if (backend == core::Backend::Gloo) return "gloo";
+  if (backend == core::Backend::Auto)
+    return device.is_cuda() && compat::ncclAvailable() ? "nccl" : "gloo";
   if (!device.is_cuda()) {
     throw UserError(
         "backend_unsupported",

@@ -1,5 +1,8 @@
 #include "app/control/command_line.h"
 
+#include "core/config_choices.h"
+#include "core/trainer_command.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -63,13 +66,13 @@ void describe(CLI::App& app, RawOptions& raw) {
       ->type_name("DIR");
   app.add_option("--data-type", c.data_type, "With --compare: videos (default) or images")
       ->type_name("TYPE")
-      ->check(CLI::IsMember({"videos", "images"}));
+      ->check(CLI::IsMember(core::compareDataTypes()));
   app.add_option("--clips", c.clips, "With --compare: number of clips (default 4)")
       ->type_name("N")
       ->check(CLI::Range(1, 1000));
   app.add_option("--lpips-net", c.lpips_net, "With --compare: LPIPS backbone, alex or vgg")
       ->type_name("NET")
-      ->check(CLI::IsMember({"alex", "vgg"}));
+      ->check(CLI::IsMember(core::choiceNames<core::LpipsNet>()));
   app.add_option("--lpips-backbone", c.lpips_backbone,
                  "With --compare: LPIPS backbone weights (torch.save dict)")
       ->type_name("FILE");

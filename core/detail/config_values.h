@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tb::core::detail {
@@ -22,12 +23,21 @@ inline FieldType typeOf(const std::vector<int>&) { return FieldType::IntList; }
 inline FieldType typeOf(const std::vector<double>&) { return FieldType::NumberList; }
 inline FieldType typeOf(const std::vector<std::string>&) { return FieldType::StringList; }
 inline FieldType typeOf(const std::vector<LayerSpec>&) { return FieldType::LayerList; }
+/// Choice keys are strings in documents and forms.
+template <class E, std::enable_if_t<IsChoice<E>::value, int> = 0>
+FieldType typeOf(const E&) {
+  return FieldType::String;
+}
 
 Json layerToJson(const LayerSpec& layer);
 
 template <class T>
 Json valueToJson(const T& value) {
-  return Json(value);
+  if constexpr (IsChoice<T>::value) {
+    return Json(choiceName(value));
+  } else {
+    return Json(value);
+  }
 }
 template <>
 inline Json valueToJson(const std::vector<LayerSpec>& layers) {
@@ -61,6 +71,32 @@ void readValue(const Json& value, const std::string& path, std::vector<std::stri
                std::vector<ValueError>& errors);
 void readValue(const Json& value, const std::string& path, std::vector<LayerSpec>& out,
                std::vector<ValueError>& errors);
+
+/// A choice key: a string naming one of the enum's values; an unknown name is reported with
+/// the names allowed and leaves `out` unchanged.
+template <class E, std::enable_if_t<IsChoice<E>::value, int> = 0>
+void readValue(const Json& value, const std::string& path, E& out,
+               std::vector<ValueError>& errors) {
+  std::string name;
+  const std::size_t before = errors.size();
+  readValue(value, path, name, errors);
+  if (errors.size() != before) return;
+  if (auto parsed = parseChoice<E>(name)) {
+    out = *parsed;
+  } else {
+    errors.push_back({path, notOneOfMessage(choiceNames<E>(), name)});
+  }
+}
+
+/// The spec of a key as the schema lists it: a choice key's names come from its table.
+template <class T>
+FieldSpec specOf(const T&, const FieldSpec& spec) {
+  if constexpr (IsChoice<T>::value) {
+    return FieldSpec(spec).choices(choiceNames<T>());
+  } else {
+    return spec;
+  }
+}
 
 inline std::string joinPath(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;

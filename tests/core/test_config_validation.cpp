@@ -209,10 +209,10 @@ TEST(ConfigValidationSeveral, EveryErrorIsReportedReadingFirstThenRules) {
 TEST(ConfigValidationCode, ValidateChecksConfigsBuiltInCode) {
   RunConfig c;
   c.train.grad_accum = 0;
-  c.loss.recon = "l3";
+  c.loss.adversarial_weight = -1;
   const auto errors = validate(c);
   ASSERT_EQ(errors.size(), 2u);
-  EXPECT_EQ(errors[0].path, "loss.recon");
+  EXPECT_EQ(errors[0].toString(), "loss.adversarial_weight: must be >= 0, got -1");
   EXPECT_EQ(errors[1].toString(), "train.grad_accum: must be >= 1, got 0");
   EXPECT_TRUE(validate(RunConfig{}).empty());
 }

@@ -39,7 +39,7 @@ TEST(Presets, QuickStartTrainsTheBenchSmallTokenizer) {
   EXPECT_EQ(q.model.init_dim, b.model.init_dim);
   EXPECT_EQ(q.model.max_dim, b.model.max_dim);
   EXPECT_EQ(q.model.layers, b.model.layers);
-  EXPECT_EQ(q.model.quantizer.type, "fsq");
+  EXPECT_EQ(q.model.quantizer.type, QuantizerType::Fsq);
   EXPECT_EQ(q.model.quantizer.fsq_levels, (std::vector<int>{8, 5, 5, 5}));
   EXPECT_EQ(q.model.quantizer.codebook_size, 1000);  // 9.97 bits a token; bench-small's 10
   EXPECT_EQ(q.data.image_size, 64);
@@ -47,7 +47,7 @@ TEST(Presets, QuickStartTrainsTheBenchSmallTokenizer) {
   EXPECT_EQ(q.data.train_crop, 32);  // trains on crops of the clips; validates on whole ones
   EXPECT_EQ(q.data.train_frames, 9);
   EXPECT_EQ(q.train.batch_size, 8);
-  EXPECT_EQ(q.model.time_padding, "replicate");
+  EXPECT_EQ(q.model.time_padding, TimePadding::Replicate);
   EXPECT_GT(q.loss.adversarial_weight, 0.0);
   EXPECT_GT(q.loss.discr_start_step, 1000);
 }
@@ -92,7 +92,7 @@ TEST(Presets, BenchSmallIsTheReferenceBenchmarkShape) {
 TEST(Presets, VqganPresetsDownsampleBy8And16) {
   EXPECT_EQ(loadPreset("vqgan-f8").config.model.vqgan.channel_mult.size(), 4u);
   EXPECT_EQ(loadPreset("vqgan-f16").config.model.vqgan.channel_mult.size(), 5u);
-  EXPECT_EQ(loadPreset("vqgan-f8").config.model.kind, "vqgan");
+  EXPECT_EQ(loadPreset("vqgan-f8").config.model.kind, ModelKind::Vqgan);
 }
 
 TEST(Presets, UnknownNameSuggestsTheClosest) {

@@ -21,7 +21,7 @@ TEST(RunConfig, DefaultsRoundTripThroughJson) {
 
 TEST(RunConfig, NonDefaultValuesSurviveRoundTrip) {
   RunConfig c;
-  c.data.type = "videos";
+  c.data.type = DataType::Videos;
   c.data.path = "/clips";
   c.train.lr = 3.5e-4;
   c.train.checkpoint_keep = {1000, 5000};
@@ -37,6 +37,90 @@ TEST(RunConfig, NonDefaultValuesSurviveRoundTrip) {
   EXPECT_EQ(load.config.model.layers, c.model.layers);
   EXPECT_EQ(load.config.distributed.gpu_ids, (std::vector<int>{0, 1}));
   EXPECT_TRUE(changedKeys(c, load.config).empty());
+}
+
+// Choice keys are enums in code and names in documents: written by name, read back to the same
+// value, and the schema (the window's drop-downs, the reference) lists the table's names.
+TEST(RunConfig, ChoiceKeysAreWrittenAndReadByTheirTableNames) {
+  RunConfig c;
+  c.model.kind = ModelKind::Vqgan;
+  c.model.quantizer.type = QuantizerType::Vq;
+  c.train.schedule = Schedule::CosineBudget;
+  c.distributed.strategy = Strategy::Zero3;
+  const auto j = toJson(c);
+  EXPECT_EQ(j["model"]["kind"], "vqgan");
+  EXPECT_EQ(j["model"]["quantizer"]["type"], "vq");
+  EXPECT_EQ(j["train"]["schedule"], "cosine_budget");
+  EXPECT_EQ(j["distributed"]["strategy"], "zero3");
+  const ConfigLoad load = parseRunConfig(j);
+  ASSERT_TRUE(load.ok()) << load.errors.front().toString();
+  EXPECT_EQ(load.config.model.kind, ModelKind::Vqgan);
+  EXPECT_EQ(load.config.model.quantizer.type, QuantizerType::Vq);
+  EXPECT_EQ(load.config.train.schedule, Schedule::CosineBudget);
+  EXPECT_EQ(load.config.distributed.strategy, Strategy::Zero3);
+  EXPECT_EQ(changedKeys(RunConfig{}, load.config),
+            (std::vector<std::string>{"model.kind", "model.quantizer.type", "train.schedule",
+                                      "distributed.strategy"}));
+
+  for (const auto& field : configSchema()) {
+    if (field.path == "distributed.strategy") {
+      EXPECT_EQ(field.spec.allowed(), choiceNames<Strategy>());
+    }
+    if (field.path == "model.discriminator.type") {
+      EXPECT_EQ(field.spec.allowed(), (std::vector<std::string>{"frame", "patchgan", "video"}));
+    }
+  }
+  for (const auto& name : choiceNames<Precision>())
+    EXPECT_STREQ(choiceName(*parseChoice<Precision>(name)), name.c_str());
+  EXPECT_FALSE(parseChoice<Precision>("fp8"));
+  EXPECT_THROW(parseChoiceOrThrow<Precision>("--precision", "fp8"), std::invalid_argument);
+}
+
+TEST(RunConfig, AnUnknownChoiceIsRefusedWhenReadAndKeepsTheDefault) {
+  const ConfigLoad load =
+      parseRunConfig(std::string_view(R"({"train": {"precision": "bf61"}, "loss": {"recon": 3}})"));
+  ASSERT_EQ(load.errors.size(), 2u);
+  EXPECT_EQ(load.errors[0].toString(), "loss.recon: expected a string, got 3");
+  EXPECT_EQ(load.errors[1].toString(),
+            "train.precision: must be one of \"fp32\", \"bf16\", \"fp16\", got \"bf61\" (did you "
+            "mean \"bf16\"?)");
+  EXPECT_EQ(load.config.train.precision, Precision::Fp32);
+}
+
+const FieldInfo& schemaField(const std::string& path) {
+  static const std::vector<FieldInfo> schema = configSchema();
+  for (const auto& f : schema)
+    if (f.path == path) return f;
+  throw std::out_of_range(path);
+}
+
+TEST(ConfigSchema, KeysHaveLabelsAndGroupsForForms) {
+  EXPECT_EQ(fieldLabel(schemaField("train.discr_lr")), "Discriminator learning rate");
+  EXPECT_EQ(fieldLabel(schemaField("data.num_frames")), "Number of frames");
+  EXPECT_EQ(fieldLabel(schemaField("model.attn_num_mem_kv")), "Attention memory key/values");
+  EXPECT_EQ(fieldLabel(schemaField("train.time_budget_s")), "Time budget");
+  EXPECT_EQ(fieldLabel(schemaField("distributed.bucket_mb")), "Bucket");
+  EXPECT_EQ(fieldGroup(schemaField("train.lr")), "Optimisation");
+  EXPECT_EQ(fieldGroup(schemaField("model.quantizer.vq_beta")), "Quantizer");
+  EXPECT_EQ(fieldGroup(schemaField("distributed.zero3_units")), "Other: distributed");
+}
+
+TEST(ConfigSchema, KeysThatOnlyMatterForSomeValuesOfOthersSayWhen) {
+  RunConfig c;
+  const auto& r1_every = schemaField("loss.r1_every");
+  ASSERT_TRUE(r1_every.spec.condition());
+  EXPECT_STREQ(r1_every.spec.condition()->text,
+               "loss.adversarial_weight > 0 and loss.r1_weight > 0");
+  EXPECT_TRUE(fieldApplies(r1_every, c));
+  c.loss.r1_weight = 0;
+  EXPECT_FALSE(fieldApplies(r1_every, c));
+  EXPECT_FALSE(fieldApplies(schemaField("model.quantizer.vq_beta"), c));
+  c.model.quantizer.type = QuantizerType::Vq;
+  EXPECT_TRUE(fieldApplies(schemaField("model.quantizer.vq_beta"), c));
+  EXPECT_FALSE(fieldApplies(schemaField("data.path"), c));
+  c.data.type = DataType::Videos;
+  EXPECT_TRUE(fieldApplies(schemaField("data.path"), c));
+  EXPECT_TRUE(fieldApplies(schemaField("train.lr"), c));  // no condition
 }
 
 TEST(RunConfig, LayersAreWrittenAsMagvit2PytorchUsersWriteThem) {

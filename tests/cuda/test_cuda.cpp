@@ -144,7 +144,7 @@ core::RunConfig benchSmallBf16(int steps) {
   EXPECT_TRUE(load.ok());
   core::RunConfig c = load.config;
   c.train.device = "cuda";
-  c.train.precision = "bf16";
+  c.train.precision = core::Precision::Bf16;
   c.train.max_steps = steps;
   c.train.warmup_steps = 10;
   c.train.lr = 1e-3;
@@ -161,7 +161,7 @@ TEST(Cuda, HundredBf16StepsOfBenchSmallLowerTheLossOnProceduralClips) {
   TB_REQUIRE_CUDA();
   TempFolder dir;
   core::RunConfig c = benchSmallBf16(100);
-  c.data.type = "synthetic";
+  c.data.type = core::DataType::Synthetic;
   const auto r = testing::train(c, dir.path() / "run");
   ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
   const auto rows = trainRows(dir.path() / "run");
@@ -178,7 +178,7 @@ TEST(Cuda, HundredBf16StepsOfBenchSmallLowerTheLossOnAShardOfRealFootage) {
     GTEST_SKIP() << "TB_TEST_SHARDS (a packed shard folder) is not set";
   TempFolder dir;
   core::RunConfig c = benchSmallBf16(100);
-  c.data.type = "shards";
+  c.data.type = core::DataType::Shards;
   c.data.path = shards;
   c.data.valid_fraction = 0;
   c.data.valid_path = "";
@@ -226,7 +226,7 @@ TEST(Cuda, NcclAtWorldSizeOneReducesAndBroadcasts) {
   launch.master_addr = "127.0.0.1";
   launch.master_port = testing::freePort();
   core::DistributedConfig config;
-  config.backend = "nccl";
+  config.backend = core::Backend::Nccl;
   config.timeout_s = 30;
   distributed::RankGroup group(launch, config, kGpu);
   EXPECT_EQ(group.backend(), "nccl");
@@ -248,9 +248,9 @@ TEST(Cuda, TwoRanksSharingTheGpuOverGlooMatchOneRank) {
   one.train.batch_size = 4;
   core::RunConfig two = tinyConfig();
   two.train.batch_size = 2;
-  two.distributed.strategy = "ddp";
+  two.distributed.strategy = core::Strategy::Ddp;
   two.distributed.nproc_per_node = 2;
-  two.distributed.backend = "gloo";
+  two.distributed.backend = core::Backend::Gloo;
   two.distributed.bucket_mb = 0.001;
   // TF32 off in cuDNN and cuBLAS (NVIDIA's own switch), so both runs compute in float32.
   const std::map<std::string, std::string> env = {{"NVIDIA_TF32_OVERRIDE", "0"}};

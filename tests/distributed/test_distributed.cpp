@@ -52,7 +52,7 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
   one.train.batch_size = 4;
   core::RunConfig two = tinyRunConfig();
   two.train.batch_size = 2;
-  two.distributed.strategy = "ddp";
+  two.distributed.strategy = core::Strategy::Ddp;
   two.distributed.nproc_per_node = 2;
   two.distributed.bucket_mb = 0.001;  // several buckets, launched during backward
   ASSERT_EQ(trainRun(one, dir.path(), "one"), 0);
@@ -82,11 +82,11 @@ TEST(Distributed, TwoRanksWithHalfTheBatchMatchOneRank) {
 TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   TempFolder dir;
   core::RunConfig ddp = tinyRunConfig();
-  ddp.distributed.strategy = "ddp";
+  ddp.distributed.strategy = core::Strategy::Ddp;
   ddp.distributed.nproc_per_node = 2;
   ddp.train.checkpoint_every = 2;
   core::RunConfig zero1 = ddp;
-  zero1.distributed.strategy = "zero1";
+  zero1.distributed.strategy = core::Strategy::Zero1;
   ASSERT_EQ(trainRun(ddp, dir.path(), "ddp"), 0);
   ASSERT_EQ(trainRun(zero1, dir.path(), "zero1"), 0);
   EXPECT_EQ(
@@ -104,7 +104,7 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
   fs::copy(dir.path() / "zero1" / "checkpoints" / "step_2", resumed / "checkpoints" / "step_2",
            fs::copy_options::recursive);
   core::RunConfig single = zero1;
-  single.distributed.strategy = "none";
+  single.distributed.strategy = core::Strategy::None;
   single.distributed.nproc_per_node = 1;
   single.train.batch_size = 4;  // the same global batch
   fs::copy_file(writeConfig(single, dir.path() / "single.json"), resumed / "config.json");
@@ -119,7 +119,7 @@ TEST(Distributed, Zero1UpdatesExactlyLikeDdpAndItsCheckpointLoadsOnOneRank) {
 TEST(Distributed, KillingOneRankEndsTheOthersWithAnErrorNamingItAndTheRunResumes) {
   TempFolder dir;
   core::RunConfig config = tinyRunConfig();
-  config.distributed.strategy = "ddp";
+  config.distributed.strategy = core::Strategy::Ddp;
   config.distributed.nproc_per_node = 2;
   config.distributed.timeout_s = 10;
   config.train.max_steps = 100000;
@@ -208,7 +208,7 @@ bool isLoopbackAddress(const std::string& local) {
 TEST(Distributed, AOneNodeRunListensOnLoopbackOnly) {
   TempFolder dir;
   core::RunConfig config = tinyRunConfig();
-  config.distributed.strategy = "ddp";
+  config.distributed.strategy = core::Strategy::Ddp;
   config.distributed.nproc_per_node = 2;
   config.train.max_steps = 100000;
   const fs::path run = dir.path() / "run";
@@ -252,7 +252,7 @@ std::string launcherError(const TrainerProcess& launcher) {
 TEST(Distributed, ARankKilledDuringTheRendezvousIsNamedNotTheOneTheLauncherKilled) {
   TempFolder dir;
   core::RunConfig config = tinyRunConfig();
-  config.distributed.strategy = "ddp";
+  config.distributed.strategy = core::Strategy::Ddp;
   config.distributed.nproc_per_node = 2;
   config.distributed.timeout_s = 8;
   TrainerProcess launcher({"train", "--config", writeConfig(config, dir.path() / "c.json").string(),
@@ -348,7 +348,7 @@ TEST(Distributed, OutsideLaunchersAreRecognisedAndTrain) {
   for (const auto& launcher : outsideLaunchers(freePort())) {
     TempFolder dir;
     core::RunConfig config = tinyRunConfig();
-    config.distributed.strategy = "ddp";
+    config.distributed.strategy = core::Strategy::Ddp;
     config.train.max_steps = 2;
     const fs::path file = writeConfig(config, dir.path() / "c.json");
     const std::vector<std::string> args = {"train", "--config", file.string(), "--run-dir",
@@ -373,7 +373,7 @@ TEST(Distributed, UnderTorchrunARankThatDiesIsNamedByTheOthers) {
   TempFolder dir;
   const auto launcher = outsideLaunchers(freePort()).front();
   core::RunConfig config = tinyRunConfig();
-  config.distributed.strategy = "ddp";
+  config.distributed.strategy = core::Strategy::Ddp;
   config.distributed.timeout_s = 10;
   config.train.max_steps = 100000;
   const fs::path run = dir.path() / "run";

@@ -38,7 +38,7 @@ using testing::trainRun;
 using testing::writeConfig;
 
 core::RunConfig onRanks(core::RunConfig config, const std::string& strategy, int ranks, int batch) {
-  config.distributed.strategy = strategy;
+  config.distributed.strategy = core::parseChoiceOrThrow<core::Strategy>("strategy", strategy);
   config.distributed.nproc_per_node = ranks;
   config.train.batch_size = batch;
   return config;
@@ -161,7 +161,7 @@ TEST(Sharded, Zero3ComposesWithTheGanCheckpointingAccumulationClippingEmaBf16And
   config.loss.adversarial_weight = 0.5;
   config.loss.discr_start_step = 0;
   config.loss.r1_every = 2;
-  config.model.discriminator.type = "video";
+  config.model.discriminator.type = core::DiscriminatorType::Video;
   config.model.discriminator.dim = 8;
   config.model.discriminator.max_dim = 16;
   config.train.activation_checkpointing = {"all"};
@@ -172,7 +172,7 @@ TEST(Sharded, Zero3ComposesWithTheGanCheckpointingAccumulationClippingEmaBf16And
   config.train.ema_start_step = 2;
   config.train.ema_update_every = 1;
   config.train.ema_beta = 0.5;
-  config.train.precision = "bf16";
+  config.train.precision = core::Precision::Bf16;
   config.train.valid_every = 4;
   config.train.valid_clips = 2;
   ASSERT_EQ(trainRun(config, dir.path(), "ddp"), 0);
@@ -214,7 +214,7 @@ TEST(Sharded, CheckpointsResumeUnderOtherStrategiesAndWorldSizes) {
   config.train.checkpoint_every = 2;
   config.loss.adversarial_weight = 0.1;
   config.loss.discr_start_step = 100;
-  config.model.discriminator.type = "video";
+  config.model.discriminator.type = core::DiscriminatorType::Video;
   config.model.discriminator.dim = 8;
   config.model.discriminator.max_dim = 16;
   config.train.ema = true;  // its file too, gathered and resumed into zero3's shares

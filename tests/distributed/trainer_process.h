@@ -219,7 +219,7 @@ struct TwoRankJob {
 };
 
 inline TwoRankJob startTwoRankJob(core::RunConfig config, const fs::path& dir, int rank) {
-  config.distributed.strategy = "ddp";
+  config.distributed.strategy = core::Strategy::Ddp;
   config.distributed.nproc_per_node = 2;
   config.train.max_steps = 100000;
   const fs::path run = dir / "run";

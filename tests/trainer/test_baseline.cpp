@@ -250,7 +250,7 @@ TEST(OnePsnr, LastValidationPsnrEqualsCompareOnTheSameClips) {
     media::writeVideo(dir.file("held/h" + std::to_string(i) + ".mkv"), clip);
   }
   core::RunConfig config = tinyConfig();
-  config.data.type = "videos";
+  config.data.type = core::DataType::Videos;
   config.data.path = dir.file("train");
   config.data.valid_path = dir.file("held");
   config.data.train_crop = 8;

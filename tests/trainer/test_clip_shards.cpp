@@ -63,7 +63,7 @@ int pack(const core::DataConfig& data, const fs::path& out, double shard_mb = 25
 
 /// `data` reading the shard folder `folder` instead (same image_size, num_frames, stride).
 core::DataConfig shardData(core::DataConfig data, const fs::path& folder) {
-  data.type = "shards";
+  data.type = core::DataType::Shards;
   data.path = folder.string();
   data.valid_path.clear();
   return data;
@@ -114,7 +114,7 @@ void makeVideoFolder(const fs::path& root) {
 
 core::DataConfig videoData(const fs::path& root) {
   core::DataConfig d;
-  d.type = "videos";
+  d.type = core::DataType::Videos;
   d.path = root.string();
   d.image_size = 16;
   d.num_frames = 5;
@@ -413,7 +413,7 @@ TEST(ClipShardsPack, ImagesPackAsOneFrameClipsOfTheValidationPixels) {
   }
   writeBytes(root / "broken.jpg", "not a jpeg");
   core::DataConfig d;
-  d.type = "images";
+  d.type = core::DataType::Images;
   d.path = root.string();
   d.image_size = 12;
   d.num_frames = 1;

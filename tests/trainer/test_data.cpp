@@ -51,7 +51,7 @@ void makeVideoFolder(const fs::path& root) {
 
 core::DataConfig videoData(const fs::path& root) {
   core::DataConfig d;
-  d.type = "videos";
+  d.type = core::DataType::Videos;
   d.path = root.string();
   d.image_size = 16;
   d.num_frames = 5;
@@ -300,7 +300,7 @@ TEST(DataVideos, UnusableFoldersAndConfigsAreClearErrors) {
   d.path.clear();
   EXPECT_NE(codeOf(d).find("data_config_invalid: data.path is empty"), std::string::npos)
       << codeOf(d);
-  d.type = "images";
+  d.type = core::DataType::Images;
   d.path = dir.path().string();
   EXPECT_NE(codeOf(d).find("data.num_frames is 5"), std::string::npos) << codeOf(d);
 }
@@ -357,8 +357,8 @@ TEST(DataVideos, ValidationFolderOfItsOwn) {
   d.path = (held / "sub").string();
   d.valid_path.clear();
   d.valid_fraction = 0;
-  d.clip_start = "first";
-  d.crop = "center";
+  d.clip_start = core::ClipStart::First;
+  d.crop = core::CropMode::Center;
   d.hflip = false;
   EXPECT_TRUE(torch::equal(other, ClipDataset(d, 1).trainSample(0)));
 
@@ -397,7 +397,7 @@ TEST(DataImages, GrayAlphaAndOddSizesBecomeOneFrameSquares) {
   }
   writeText(root / "broken.jpg", "not a jpeg");
   core::DataConfig d;
-  d.type = "images";
+  d.type = core::DataType::Images;
   d.path = root.string();
   d.image_size = 12;
   d.num_frames = 1;

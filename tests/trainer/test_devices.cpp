@@ -118,11 +118,11 @@ TEST(TrainingDevice, CudaWithoutAGpuIsAnErrorNamingTrainDevice) {
 
 TEST(TrainingDevice, BackendAutoIsGlooOnTheCpuAndNcclOnTheCpuIsAnError) {
   core::DistributedConfig d;
-  d.backend = "auto";
+  d.backend = core::Backend::Auto;
   EXPECT_EQ(resolveBackend(d, torch::kCPU), "gloo");
-  d.backend = "gloo";
+  d.backend = core::Backend::Gloo;
   EXPECT_EQ(resolveBackend(d, torch::kCPU), "gloo");
-  d.backend = "nccl";
+  d.backend = core::Backend::Nccl;
   std::string code;
   const std::string message = userErrorOf([&] { (void)resolveBackend(d, torch::kCPU); }, &code);
   EXPECT_EQ(code, "backend_unsupported");
@@ -132,7 +132,7 @@ TEST(TrainingDevice, BackendAutoIsGlooOnTheCpuAndNcclOnTheCpuIsAnError) {
 TEST(TrainingDevice, ConfigValidationNamesBadDevicesAndFp16OnTheCpu) {
   core::RunConfig c;
   c.train.device = "cuda:01";
-  c.train.precision = "fp16";
+  c.train.precision = core::Precision::Fp16;
   auto errors = core::validate(c);
   auto has = [&](const std::string& path) {
     for (const auto& e : errors) {
@@ -142,12 +142,12 @@ TEST(TrainingDevice, ConfigValidationNamesBadDevicesAndFp16OnTheCpu) {
   };
   EXPECT_TRUE(has("train.device"));
   c.train.device = "cpu";
-  c.distributed.backend = "nccl";
+  c.distributed.backend = core::Backend::Nccl;
   errors = core::validate(c);
   EXPECT_TRUE(has("train.precision"));
   EXPECT_TRUE(has("distributed.backend"));
   c.train.device = "cuda:7";
-  c.train.precision = "bf16";
+  c.train.precision = core::Precision::Bf16;
   errors = core::validate(c);
   EXPECT_TRUE(errors.empty()) << errors.front().path << ": " << errors.front().message;
   EXPECT_EQ(core::parseDeviceSpec("cuda:12")->index, 12);
@@ -218,7 +218,7 @@ TEST(LossScaling, APowerOfTwoScaleLeavesTrainingBitIdentical) {
   core::RunConfig plain = tinyConfig();
   plain.train.grad_clip = 0.05;  // clipping is active, so its place relative to unscaling matters
   core::RunConfig scaled = plain;
-  scaled.train.loss_scaling = "on";
+  scaled.train.loss_scaling = core::LossScaling::On;
   scaled.train.loss_scale_init = 4096;
   ASSERT_EQ(testing::train(plain, dir.path() / "plain").code, 0);
   ASSERT_EQ(testing::train(scaled, dir.path() / "scaled").code, 0);
@@ -245,7 +245,7 @@ TEST(LossScaling, ForcedInfinitiesSkipStepsLowerTheScaleAndTheScaleResumes) {
   core::RunConfig c = tinyConfig();
   c.train.max_steps = 12;
   c.train.checkpoint_every = 12;
-  c.train.loss_scaling = "on";
+  c.train.loss_scaling = core::LossScaling::On;
   c.train.loss_scale_init = std::ldexp(1.0, 130);
   c.train.loss_scale_growth_interval = 100;
   const auto r = testing::train(c, dir.path() / "run");
@@ -284,7 +284,7 @@ TEST(LossScaling, Fp16OnTheCpuIsRefusedNamingTrainPrecision) {
   TempFolder dir;
   core::RunConfig c = tinyConfig();
   c.train.device = "auto";
-  c.train.precision = "fp16";
+  c.train.precision = core::Precision::Fp16;
   if (compat::cudaAvailable()) GTEST_SKIP() << "a GPU is visible: fp16 is allowed";
   const auto r = testing::train(c, dir.path() / "run");
   EXPECT_EQ(r.code, 1);

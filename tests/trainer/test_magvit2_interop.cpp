@@ -245,7 +245,7 @@ TEST(Magvit2Import, BothFilesGiveTheReferenceCodesAndReconstructions) {
   const auto input = tensorsOf(kFixture / "input.safetensors");
   const auto expected = tensorsOf(kFixture / "expected.safetensors");
   const cli::LoadedCheckpoint ckpt = cli::loadCheckpoint(dir.path() / "from_pt");
-  EXPECT_EQ(ckpt.config.model.pixel_range, "zero_one");
+  EXPECT_EQ(ckpt.config.model.pixel_range, core::PixelRange::ZeroOne);
   // Tokenbench frames are [-1, 1]; the imported tokenizer maps them to the [0, 1] it was trained
   // on.
   const torch::Tensor video = input.at("video") * 2 - 1;
@@ -434,10 +434,10 @@ TEST(Magvit2Export, WritesTheReferenceNamesShapesAndArgumentsAndImportsBackUncha
 
 TEST(Magvit2Export, RefusesSettingsTheReferenceCannotExpressNamingTheKey) {
   core::RunConfig c;
-  c.model.time_padding = "replicate";
-  c.model.time_alignment = "blocks";
+  c.model.time_padding = core::TimePadding::Replicate;
+  c.model.time_alignment = core::TimeAlignment::Blocks;
   c.model.attn_num_mem_kv = 2;
-  c.model.quantizer.type = "fsq";
+  c.model.quantizer.type = core::QuantizerType::Fsq;
   c.model.quantizer.commitment_loss_weight = 0.25;
   c.model.layers.push_back({"cond_attend_space", {}});
   auto refused = weights::exportVideoTokenizerKwargs(c).errors;
@@ -450,8 +450,8 @@ TEST(Magvit2Export, RefusesSettingsTheReferenceCannotExpressNamingTheKey) {
   EXPECT_EQ(refused[5].rfind("model.quantizer.commitment_loss_weight: ", 0), 0u) << refused[5];
 
   core::RunConfig vqgan;
-  vqgan.model.kind = "vqgan";
-  vqgan.model.quantizer.type = "vq";
+  vqgan.model.kind = core::ModelKind::Vqgan;
+  vqgan.model.quantizer.type = core::QuantizerType::Vq;
   refused = weights::exportVideoTokenizerKwargs(vqgan).errors;
   ASSERT_EQ(refused.size(), 2u);
   EXPECT_EQ(refused[0].rfind("model.kind: \"vqgan\"", 0), 0u) << refused[0];
@@ -468,7 +468,7 @@ TEST(PixelRange, AZeroOneTokenizerSeesUnitFramesAndGivesSignedOnes) {
   c.model.quantizer.codebook_size = 16;
   torch::manual_seed(0);
   MagvitTokenizer signed_range(c.model, 16);
-  c.model.pixel_range = "zero_one";
+  c.model.pixel_range = core::PixelRange::ZeroOne;
   MagvitTokenizer unit_range(c.model, 16);
   torch::NoGradGuard no_grad;
   for (auto& [name, t] : weights::stateDict(*unit_range))
@@ -506,7 +506,7 @@ TEST(Magvit2Import, TrainingStartsFromTheImportedWeightsAndRefusesAnotherPixelRa
   for (const auto& [name, t] : imported)
     EXPECT_LT((trained.at(name) - t).abs().max().item<double>(), 1e-8) << name;
 
-  config.model.pixel_range = "minus_one_one";
+  config.model.pixel_range = core::PixelRange::MinusOneOne;
   const auto refused = testing::train(config, dir.path() / "run2");
   EXPECT_NE(refused.code, 0);
   const bool named =

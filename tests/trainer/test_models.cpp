@@ -23,7 +23,7 @@ namespace {
 
 core::ModelConfig tinyMagvit(std::vector<core::LayerSpec> layers) {
   core::ModelConfig m;
-  m.kind = "magvit2";
+  m.kind = core::ModelKind::Magvit2;
   m.init_dim = 8;
   m.max_dim = 16;
   m.layers = std::move(layers);
@@ -201,7 +201,7 @@ TEST(MagvitCausality, WholeTokenizerIsCausalWithAndWithoutSeparateFirstFrame) {
 TEST(MagvitCausality, ReplicatedTimePaddingIsCausalAndMakesTheFirstFrameLikeTheOthers) {
   for (const std::string name : {"residual", "cond_residual", "compress_time"}) {
     auto m = tinyMagvit({{name, {}}});
-    m.time_padding = "replicate";
+    m.time_padding = core::TimePadding::Replicate;
     auto tok = makeTokenizer(m, data(8, 5));
     expectCausal(*tok, 5, 8, isCondLayer(name), name + " (replicate)", name == "compress_time");
   }
@@ -210,7 +210,7 @@ TEST(MagvitCausality, ReplicatedTimePaddingIsCausalAndMakesTheFirstFrameLikeTheO
   auto spread = [&](const std::string& padding) {
     auto m = tinyMagvit(
         {{"residual", {}}, {"compress_time", {}}, {"residual", {}}, {"compress_time", {}}});
-    m.time_padding = padding;
+    m.time_padding = core::parseChoiceOrThrow<core::TimePadding>("padding", padding);
     torch::manual_seed(4);
     auto tok = makeTokenizer(m, data(8, 9));
     torch::NoGradGuard no_grad;
@@ -220,9 +220,6 @@ TEST(MagvitCausality, ReplicatedTimePaddingIsCausalAndMakesTheFirstFrameLikeTheO
   };
   EXPECT_LT(spread("replicate"), 1e-5f);
   EXPECT_GT(spread("zeros"), 1e-2f);
-  auto bad = tinyMagvit({{"residual", {}}});
-  bad.time_padding = "mirror";
-  EXPECT_THROW(makeTokenizer(bad, data(8, 5)), std::invalid_argument);
 }
 
 // model.time_alignment: with magvit2-pytorch's lagged time compression the token that decodes
@@ -235,8 +232,8 @@ TEST(MagvitCausality, BlockAlignedTimeCompressionCodesEveryFrameOfItsToken) {
     for (int i = 0; i < compressions; ++i) layers.push_back({"compress_time", {}});
     layers.push_back({"residual", {}});
     auto m = tinyMagvit(layers);
-    m.time_alignment = alignment;
-    m.time_padding = "replicate";
+    m.time_alignment = core::parseChoiceOrThrow<core::TimeAlignment>("alignment", alignment);
+    m.time_padding = core::TimePadding::Replicate;
     torch::manual_seed(5);
     auto tok = makeTokenizer(m, data(8, frames));
     tok->train();
@@ -263,9 +260,6 @@ TEST(MagvitCausality, BlockAlignedTimeCompressionCodesEveryFrameOfItsToken) {
   const auto lagged = ownAndLaterGradients("lagged", 1, 5);
   EXPECT_GT(lagged[1].first, 0.0f);
   EXPECT_EQ(lagged[2].first, 0.0f) << "lagged: frame 2 is predicted from frames 0 and 1";
-  auto bad = tinyMagvit({{"compress_time", {}}});
-  bad.time_alignment = "centred";
-  EXPECT_THROW(makeTokenizer(bad, data(8, 5)), std::invalid_argument);
 }
 
 TEST(MagvitTokenizer, ImagesAreOneFrameVideosAndIndicesDecode) {
@@ -315,7 +309,7 @@ TEST(Discriminators, ShapesOfEveryType) {
   m.discriminator.max_dim = 16;
   for (const std::string type : {"frame", "patchgan", "video"}) {
     SCOPED_TRACE(type);
-    m.discriminator.type = type;
+    m.discriminator.type = core::parseChoiceOrThrow<core::DiscriminatorType>("type", type);
     m.discriminator.patchgan_layers = 2;
     auto d = makeDiscriminator(m, data(32, 5));
     const auto x = d->takesVideo() ? torch::randn({2, 3, 5, 32, 32}) : torch::randn({2, 3, 32, 32});
@@ -328,7 +322,7 @@ TEST(Discriminators, ShapesOfEveryType) {
     EXPECT_EQ(d->takesVideo(), type == "video");
   }
   core::ModelConfig taming;
-  taming.discriminator.type = "patchgan";
+  taming.discriminator.type = core::DiscriminatorType::PatchGan;
   taming.discriminator.dim = 64;
   taming.discriminator.patchgan_layers = 3;
   // taming NLayerDiscriminator(3, 64, 3): 3136 + 131328 + 524800 + 2098176 + 8193
@@ -338,13 +332,13 @@ TEST(Discriminators, ShapesOfEveryType) {
 TEST(Vqgan, TinyVqganShapesAndTokens) {
   torch::manual_seed(0);
   core::ModelConfig m;
-  m.kind = "vqgan";
+  m.kind = core::ModelKind::Vqgan;
   m.vqgan.base_channels = 8;
   m.vqgan.channel_mult = {1, 2, 2};
   m.vqgan.num_res_blocks = 1;
   m.vqgan.attn_resolutions = {8};
   m.vqgan.z_channels = 8;
-  m.quantizer.type = "vq";
+  m.quantizer.type = core::QuantizerType::Vq;
   m.quantizer.codebook_size = 32;
   m.quantizer.codebook_dim = 4;
   auto tok = makeTokenizer(m, data(16, 2));
@@ -370,7 +364,7 @@ TEST(Presets, EveryPresetBuildsAndSmallOnesRunAtReducedSize) {
     const std::int64_t params = info["params"]["tokenizer"].get<std::int64_t>();
     if (params > 20'000'000) continue;  // large presets: construct and count only
     torch::manual_seed(0);
-    const bool vqgan = cfg.model.kind == "vqgan";
+    const bool vqgan = cfg.model.kind == core::ModelKind::Vqgan;
     const std::int64_t f =
         vqgan ? (std::int64_t{1} << (cfg.model.vqgan.channel_mult.size() - 1))
               : (std::int64_t{1} << core::countLayers(cfg.model.layers, "compress_space"));

@@ -45,7 +45,7 @@ core::RunConfig tinyConfig() {
 
 /// `c` with a tiny per-frame VQGAN instead of MAGVIT-v2 (data, losses and training kept).
 core::RunConfig asTinyVqgan(core::RunConfig c) {
-  c.model.kind = "vqgan";
+  c.model.kind = core::ModelKind::Vqgan;
   c.model.vqgan.base_channels = 8;
   c.model.vqgan.channel_mult = {1, 2};
   c.model.vqgan.num_res_blocks = 1;

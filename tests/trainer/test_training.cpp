@@ -66,7 +66,7 @@ TEST(LrSchedule, WarmupReachesTheRateExactlyAtWarmupSteps) {
   EXPECT_DOUBLE_EQ(scheduledRate(t, 1e-3, 99), 9.9e-4);
   EXPECT_DOUBLE_EQ(scheduledRate(t, 1e-3, 100), 1e-3);
   EXPECT_DOUBLE_EQ(scheduledRate(t, 1e-3, 5000), 1e-3);  // constant afterwards
-  t.schedule = "cosine";
+  t.schedule = core::Schedule::Cosine;
   t.min_lr_ratio = 0.1;
   EXPECT_DOUBLE_EQ(scheduledRate(t, 1e-3, 100), 1e-3);
   EXPECT_NEAR(scheduledRate(t, 1e-3, 600), 0.55e-3, 1e-12);  // half way: mean of peak and floor
@@ -75,10 +75,11 @@ TEST(LrSchedule, WarmupReachesTheRateExactlyAtWarmupSteps) {
   EXPECT_NEAR(scheduledRate(t, 1e-3, 350, 600), 0.55e-3, 1e-12);
   EXPECT_NEAR(scheduledRate(t, 1e-3, 600, 600), 1e-4, 1e-12);
   EXPECT_NEAR(scheduledRate(t, 1e-3, 900, 600), 1e-4, 1e-12);  // the floor after it
-  t.schedule = "cosine_budget";  // the same cosine; only the training loop sets its end
+  t.schedule =
+      core::Schedule::CosineBudget;  // the same cosine; only the training loop sets its end
   EXPECT_NEAR(scheduledRate(t, 1e-3, 600), 0.55e-3, 1e-12);
   EXPECT_NEAR(scheduledRate(t, 1e-3, 350, 600), 0.55e-3, 1e-12);
-  t.schedule = "constant";
+  t.schedule = core::Schedule::Constant;
   t.warmup_steps = 0;
   EXPECT_DOUBLE_EQ(scheduledRate(t, 1e-3, 1), 1e-3);
 }
@@ -100,7 +101,7 @@ TEST(Training, CosineScheduleEndsWithTheTimeBudgetAndResumeKeepsItsEnd) {
   core::RunConfig config = tinyConfig();
   config.train.max_steps = 1000000;
   config.train.warmup_steps = 0;
-  config.train.schedule = "cosine_budget";
+  config.train.schedule = core::Schedule::CosineBudget;
   config.train.min_lr_ratio = 0.1;
   config.train.log_every = 1;
   config.train.valid_every = 0;
@@ -146,7 +147,7 @@ TEST(Training, CosineScheduleEndsWithTheTimeBudgetAndResumeKeepsItsEnd) {
   fs::remove_all(dir);
 
   // Plain cosine ends at max_steps whatever the budget: a budget only stops it.
-  config.train.schedule = "cosine";
+  config.train.schedule = core::Schedule::Cosine;
   config.train.time_budget_s = 1;
   ASSERT_EQ(train(config, dir).code, 0);
   EXPECT_EQ(stateOf(dir).at("schedule_end").get<std::int64_t>(), 0);
@@ -271,7 +272,7 @@ TEST(Training, CheckpointsFromBeforeStateVersion2StillResume) {
   config.train.checkpoint_every = 2;
   config.loss.adversarial_weight = 0.5;  // a discriminator that has not started: no updates
   config.loss.discr_start_step = 100;
-  config.model.discriminator.type = "patchgan";
+  config.model.discriminator.type = core::DiscriminatorType::PatchGan;
   config.model.discriminator.dim = 8;
   config.model.discriminator.patchgan_layers = 2;
   const fs::path dir = freshDir("state_v1");
@@ -392,7 +393,7 @@ core::RunConfig ganConfig() {
   c.loss.discr_start_step = 3;
   c.loss.r1_every = 2;
   c.loss.lecam_weight = 0.1;
-  c.model.discriminator.type = "patchgan";
+  c.model.discriminator.type = core::DiscriminatorType::PatchGan;
   c.model.discriminator.dim = 8;
   c.model.discriminator.patchgan_layers = 2;
   c.train.max_steps = 8;
@@ -453,7 +454,7 @@ TEST(Training, GanTermsStartAtTheDiscriminatorStartStepAndResumeBitIdentically) 
 TEST(Training, BadPerceptualWeightFileIsAnErrorNamingIt) {
   core::RunConfig config = tinyConfig();
   config.loss.perceptual_weight = 0.1;
-  config.loss.perceptual_net = "alex";
+  config.loss.perceptual_net = core::LpipsNet::Alex;
   config.data.image_size = 32;
   config.loss.lpips_backbone = "/nonexistent/alex_backbone.pth";
   config.loss.lpips_lin = "/nonexistent/alex_lin.pth";
@@ -488,7 +489,7 @@ TEST(Training, PerceptualLossWithTheFixtureWeightsIsLoggedAndValidated) {
   core::RunConfig config = tinyConfig();
   config.data.image_size = 32;
   config.loss.perceptual_weight = 0.1;
-  config.loss.perceptual_net = "alex";
+  config.loss.perceptual_net = core::LpipsNet::Alex;
   config.loss.lpips_backbone = (fixture / "alex_backbone.pth").string();
   config.loss.lpips_lin = (fixture / "alex_lin.pth").string();
   config.train.max_steps = 4;

@@ -26,7 +26,7 @@ core::RunConfig ganConfig() {
   c.model.quantizer.codebook_size = 256;
   c.model.discriminator.max_dim = 32;
   c.loss.perceptual_weight = 0.3;
-  c.loss.perceptual_net = "alex";
+  c.loss.perceptual_net = core::LpipsNet::Alex;
   c.loss.adversarial_weight = 0.5;
   c.loss.adaptive_weight = true;
   c.train.threads = 1;

@@ -20,7 +20,7 @@ std::array<std::int64_t, 3> BlockGeometry::tokenGrid(std::int64_t frames,
 ReferenceShape referenceShapeOf(const core::RunConfig& config) {
   const core::DataConfig& d = config.data;
   const auto tokenizer = makeTokenizer(config.model, d);  // std::invalid_argument names the field
-  const std::int64_t frames = d.type == "images" ? 1 : d.num_frames;
+  const std::int64_t frames = d.type == core::DataType::Images ? 1 : d.num_frames;
   const auto grid = tokenizer->tokenGrid(frames, d.image_size);
   ReferenceShape shape;
   BlockGeometry& g = shape.geometry;
@@ -32,7 +32,7 @@ ReferenceShape referenceShapeOf(const core::RunConfig& config) {
   }
   g.space_factor = d.image_size / grid[1];
   // A causal video tokenizer has 1 + (T - 1) / time_factor latent frames; frame-by-frame ones T.
-  if (config.model.kind == "magvit2" && grid[0] > 1) {
+  if (config.model.kind == core::ModelKind::Magvit2 && grid[0] > 1) {
     if ((frames - 1) % (grid[0] - 1) != 0) {
       throw std::invalid_argument("data.num_frames: " + std::to_string(frames) +
                                   " frames do not split into " + std::to_string(grid[0]) +

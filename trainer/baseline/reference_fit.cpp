@@ -43,7 +43,7 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
   std::int64_t clips = 0;
   // Procedural clips repeat after an epoch; a video gives another clip at every position (random
   // starts and crops), so a few videos can still fill the codebooks.
-  const std::int64_t limit = config.data.type == "synthetic"
+  const std::int64_t limit = config.data.type == core::DataType::Synthetic
                                  ? 4 * dataset.trainSize()
                                  : std::max<std::int64_t>(4 * dataset.trainSize(), 4096);
   for (std::int64_t p = 0;
@@ -98,8 +98,9 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
   info.bits_per_token = shape.bits_per_token;
   info.codebook_size = shape.codebook_size;
   info.codebooks = books;
-  info.token_grid = g.tokenGrid(config.data.type == "images" ? 1 : config.data.num_frames,
-                                config.data.image_size);
+  info.token_grid =
+      g.tokenGrid(config.data.type == core::DataType::Images ? 1 : config.data.num_frames,
+                  config.data.image_size);
   info.fit_blocks = fitted;
   info.fit_clips = clips;
   info.seed = options.seed;

@@ -325,7 +325,9 @@ int bench(const BenchArgs& args) {
   core::RunConfig config;
   if (!loadConfigArgument(args.config, args.preset, config)) return 2;
   if (!args.device.empty()) config.train.device = args.device;
-  if (!args.precision.empty()) config.train.precision = args.precision;
+  if (!args.precision.empty())
+    config.train.precision =
+        core::parseChoiceOrThrow<core::Precision>("--precision", args.precision);
   const int threads = args.threads > 0 ? args.threads
                       : config.train.threads > 0
                           ? config.train.threads
@@ -478,7 +480,7 @@ int bench(const BenchArgs& args) {
                             : "weights";
     out["gan"] = gan && what != "gen-step-recon";
     out["r1_steps"] = r1_steps;
-    out["precision"] = config.train.precision;
+    out["precision"] = core::choiceName(config.train.precision);
   } catch (const UserError& e) {
     const bool config_problem =
         e.code() == "perceptual_weights_missing" || e.code() == "config_invalid" ||

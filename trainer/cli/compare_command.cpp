@@ -81,15 +81,15 @@ std::vector<Entry> loadEntries(const core::CompareCommand& command) {
 std::vector<std::pair<std::string, torch::Tensor>> loadClips(const core::CompareCommand& command,
                                                              core::DataConfig d) {
   if (!command.data_dir.empty()) {
-    d.type = command.data_type;
+    d.type = core::parseChoiceOrThrow<core::DataType>("--data-type", command.data_type);
     d.path = command.data_dir;
   } else {
-    d.type = "synthetic";
+    d.type = core::DataType::Synthetic;
   }
-  if (d.type == "images") d.num_frames = 1;
+  if (d.type == core::DataType::Images) d.num_frames = 1;
   d.valid_fraction = 0;
-  d.clip_start = "first";
-  d.crop = "center";
+  d.clip_start = core::ClipStart::First;
+  d.crop = core::CropMode::Center;
   d.hflip = false;
   d.train_crop = 0;
   d.train_frames = 0;

@@ -39,21 +39,22 @@ core::ShardSetInfo describeShards(const data::ClipShards& shards, bool verified)
 core::DataInfo describeIndex(const core::DataConfig& data, const data::ClipDataset& dataset,
                              bool verified) {
   core::DataInfo j;
-  j.type = data.type;
+  j.type = core::choiceName(data.type);
   j.path = data.path;
   j.valid_path = data.valid_path;
   const auto& index = dataset.index();
-  j.files = data.type == "synthetic" ? static_cast<std::int64_t>(data.synthetic_clips)
-                                     : static_cast<std::int64_t>(index.files.size());
+  j.files = data.type == core::DataType::Synthetic ? static_cast<std::int64_t>(data.synthetic_clips)
+                                                   : static_cast<std::int64_t>(index.files.size());
   j.train_files = static_cast<std::int64_t>(dataset.trainSize());
   j.valid_files = static_cast<std::int64_t>(dataset.validSize());
   // Clips: the consecutive, non-overlapping clips `pack` cuts from each file (one per image or
   // procedural clip).
-  const data::ShardSettings cut{data.type, data.image_size, data.num_frames, data.frame_stride};
+  const data::ShardSettings cut{core::choiceName(data.type), data.image_size, data.num_frames,
+                                data.frame_stride};
   std::int64_t train_clips = dataset.trainSize(), valid_clips = dataset.validSize();
   std::int64_t min_frames = data.num_frames, max_frames = data.num_frames,
                total = static_cast<std::int64_t>(data.synthetic_clips) * data.num_frames;
-  if (data.type != "synthetic") {
+  if (data.type != core::DataType::Synthetic) {
     train_clips = valid_clips = total = 0;
     min_frames = std::numeric_limits<std::int64_t>::max();
     max_frames = 0;
@@ -92,7 +93,8 @@ core::DataInfo describeIndex(const core::DataConfig& data, const data::ClipDatas
   j.total_frames = total;
   std::map<std::pair<int, int>, int> sizes;
   for (const auto& f : index.files) ++sizes[{f.width, f.height}];
-  if (data.type == "synthetic") sizes[{data.image_size, data.image_size}] = data.synthetic_clips;
+  if (data.type == core::DataType::Synthetic)
+    sizes[{data.image_size, data.image_size}] = data.synthetic_clips;
   for (const auto& [wh, n] : sizes) j.resolutions.push_back({wh.first, wh.second, n});
   for (const auto& s : dataset.indexSkips()) j.skipped.push_back({s.path, s.reason});
   if (const data::ClipShards* shards = dataset.shards())

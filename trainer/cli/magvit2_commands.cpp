@@ -247,7 +247,7 @@ int importMagvit2(const ImportMagvit2Args& args) {
   std::map<std::string, std::string> metadata{
       {"format", "tokenbench"},
       {"tokenbench_version", core::versionString()},
-      {"model_kind", config.model.kind},
+      {"model_kind", core::choiceName(config.model.kind)},
       {"imported_from", args.weights},
       {"imported_format", "magvit2-pytorch " + file.format}};
   if (!file.version.empty()) metadata["magvit2_pytorch_version"] = file.version;
@@ -297,8 +297,8 @@ int exportMagvit2(const ExportMagvit2Args& args) {
       auto discr = makeDiscriminator(ckpt.config.model, ckpt.config.data);
       const auto* frame = dynamic_cast<const FrameDiscriminatorImpl*>(discr.get());
       if (!frame)
-        throw std::runtime_error("model.discriminator.type \"" +
-                                 ckpt.config.model.discriminator.type +
+        throw std::runtime_error(std::string("model.discriminator.type \"") +
+                                 core::choiceName(ckpt.config.model.discriminator.type) +
                                  "\": the reference's discriminator is the frame discriminator");
       weights::loadStateDict(*discr, discr_file, true);
       std::map<std::string, torch::Tensor> discr_state;
@@ -313,7 +313,7 @@ int exportMagvit2(const ExportMagvit2Args& args) {
     discr_note = "no discriminator in the checkpoint";
   }
 
-  const bool zero_one = ckpt.config.model.pixel_range == "zero_one";
+  const bool zero_one = ckpt.config.model.pixel_range == core::PixelRange::ZeroOne;
   const std::map<std::string, std::string> metadata{
       {"format", "magvit2-pytorch VideoTokenizer.state_dict()"},
       {"source", "tokenbench " + core::versionString()},

@@ -58,12 +58,12 @@ nlohmann::ordered_json modelInfoJson(const core::RunConfig& config) {
   const double bits = tokenizer->quantizer()->bitsPerToken();
   const double input_bits = 8.0 * static_cast<double>(s.input_shape[0] * s.input_shape[1] *
                                                       s.input_shape[2] * s.input_shape[3]);
-  const double act_bytes = config.train.precision == "fp32" ? 4.0 : 2.0;
+  const double act_bytes = config.train.precision == core::Precision::Fp32 ? 4.0 : 2.0;
   const double memory =
       16.0 * static_cast<double>(s.tokenizerParams() + discr_params) +
       static_cast<double>(config.train.batch_size) * s.activation_elements * act_bytes;
   core::ModelInfo info;
-  info.kind = config.model.kind;
+  info.kind = core::choiceName(config.model.kind);
   info.tokenizer_params = s.tokenizerParams();
   info.encoder_params = s.encoder_params;
   info.decoder_params = s.decoder_params;
@@ -135,7 +135,7 @@ int initCheckpoint(const std::string& source, const std::string& preset,
                           weights::stateDict(*discriminator),
                           {{"format", "tokenbench"},
                            {"tokenbench_version", core::versionString()},
-                           {"model_kind", config.model.kind}});
+                           {"model_kind", core::choiceName(config.model.kind)}});
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer init: " << e.what() << "\n";
     return 1;

@@ -54,14 +54,15 @@ struct PackPlan {
 
 PackPlan planPack(const core::DataConfig& d, const data::ShardSettings& settings, int threads) {
   PackPlan plan;
-  if (d.type == "synthetic") {
+  if (d.type == core::DataType::Synthetic) {
     for (int i = 0; i < d.synthetic_clips; ++i) {
       plan.sources.push_back(
           {"synthetic:" + std::to_string(i), d.num_frames, 0.0, d.image_size, d.image_size});
     }
   } else {
     data::IndexOptions options;
-    options.kind = d.type == "videos" ? media::MediaKind::Video : media::MediaKind::Image;
+    options.kind =
+        d.type == core::DataType::Videos ? media::MediaKind::Video : media::MediaKind::Image;
     options.min_frames = (d.num_frames - 1) * d.frame_stride + 1;
     options.threads = threads;
     data::DatasetIndex index = data::buildDatasetIndex(d.path, options);
@@ -71,7 +72,7 @@ PackPlan planPack(const core::DataConfig& d, const data::ShardSettings& settings
   const std::size_t per_piece = std::max<std::size_t>(1, kPieceBytes / settings.clipBytes());
   for (std::size_t s = 0; s < plan.sources.size(); ++s) {
     plan.first_piece.push_back(plan.pieces.size());
-    const std::vector<int> starts = d.type == "videos"
+    const std::vector<int> starts = d.type == core::DataType::Videos
                                         ? data::clipStarts(plan.sources[s].frames, settings)
                                         : std::vector<int>{0};
     for (std::size_t i = 0; i < starts.size(); i += per_piece) {
@@ -96,7 +97,7 @@ void decodeSource(const core::DataConfig& d, const fs::path& path,
       deliver(first, Decoded{bytesOf(synthetic->clip(static_cast<std::int64_t>(source))), {}});
       return;
     }
-    if (d.type == "images") {
+    if (d.type == core::DataType::Images) {
 #if TB_WITH_OPENCV
       const torch::Tensor clip = data::resizeAndCrop(
           media::framesToTensor(media::ImageReader::read(path.string())), d.image_size);
@@ -189,7 +190,8 @@ PackCounts decodeIntoShards(const core::DataConfig& d, const PackPlan& plan,
                             data::ClipShardWriter& writer) {
   PackCounts counts;
   const std::size_t clip_bytes =
-      data::ShardSettings{d.type, d.image_size, d.num_frames, d.frame_stride}.clipBytes();
+      data::ShardSettings{core::choiceName(d.type), d.image_size, d.num_frames, d.frame_stride}
+          .clipBytes();
   PieceQueue queue(2 * static_cast<std::size_t>(threads));
   std::atomic<std::size_t> next_source{0};
   auto work = [&] {
@@ -242,13 +244,13 @@ PackCounts decodeIntoShards(const core::DataConfig& d, const PackPlan& plan,
   return counts;
 }
 
-std::string buildLacks(const std::string& type) {
+std::string buildLacks(core::DataType type) {
 #if !TB_WITH_FFMPEG
-  if (type == "videos")
+  if (type == core::DataType::Videos)
     return "data.type \"videos\" needs FFmpeg, and this build has none (TB_WITH_FFMPEG=OFF)";
 #endif
 #if !TB_WITH_OPENCV
-  if (type == "images")
+  if (type == core::DataType::Images)
     return "data.type \"images\" needs OpenCV, and this build has none (TB_WITH_OPENCV=OFF)";
 #endif
   (void)type;
@@ -266,7 +268,7 @@ int pack(const PackArgs& args) {
     std::cerr << kPrefix << message << "\n";
     return 2;
   };
-  if (d.type == "shards") {
+  if (d.type == core::DataType::Shards) {
     return usage(
         "data.type is \"shards\": that data is packed already (pack reads videos, images or "
         "synthetic)");
@@ -276,10 +278,11 @@ int pack(const PackArgs& args) {
                  ": pack on a machine whose tokenbench-trainer has it, and copy the shard folder; "
                  "training from shards needs neither FFmpeg nor OpenCV");
   }
-  if (d.type != "synthetic") {
+  if (d.type != core::DataType::Synthetic) {
     std::error_code ec;
     if (d.path.empty())
-      return usage("data.path is empty: data.type \"" + d.type + "\" needs a folder");
+      return usage(std::string("data.path is empty: data.type \"") + core::choiceName(d.type) +
+                   "\" needs a folder");
     if (!fs::is_directory(d.path, ec)) return usage("data.path \"" + d.path + "\" is not a folder");
   }
   if (!(args.shard_mb > 0)) return usage("--shard-mb must be > 0");
@@ -291,7 +294,8 @@ int pack(const PackArgs& args) {
                  "another --out)");
   }
 
-  const data::ShardSettings settings{d.type, d.image_size, d.num_frames, d.frame_stride};
+  const data::ShardSettings settings{core::choiceName(d.type), d.image_size, d.num_frames,
+                                     d.frame_stride};
   const int threads = std::max(1, args.threads > 0 ? args.threads : d.workers);
   PackPlan plan;
   try {
@@ -303,12 +307,12 @@ int pack(const PackArgs& args) {
     std::cerr << kPrefix << "skipping " << (fs::path(d.path) / s.path).string() << ": " << s.reason
               << "\n";
   if (plan.pieces.empty()) {
-    return usage("data.path \"" + d.path + "\": no usable " + d.type + " (" +
+    return usage("data.path \"" + d.path + "\": no usable " + core::choiceName(d.type) + " (" +
                  std::to_string(plan.skipped.size()) + " files skipped)");
   }
 
   std::unique_ptr<data::SyntheticClips> synthetic;
-  if (d.type == "synthetic") {
+  if (d.type == core::DataType::Synthetic) {
     synthetic =
         std::make_unique<data::SyntheticClips>(d.synthetic_clips, d.num_frames, d.image_size,
                                                static_cast<std::uint64_t>(config.train.seed));
@@ -322,7 +326,7 @@ int pack(const PackArgs& args) {
     for (auto& s : plan.skipped) writer.skip(s);
     counts = decodeIntoShards(d, plan, synthetic.get(), threads, writer);
     if (counts.clips == 0) return usage("data.path \"" + d.path + "\": no file could be decoded");
-    totals = writer.finish(d.type == "synthetic" ? "synthetic" : d.path);
+    totals = writer.finish(d.type == core::DataType::Synthetic ? "synthetic" : d.path);
   } catch (const std::exception& e) {
     std::cerr << kPrefix << e.what() << "\n";
     return 1;

@@ -150,7 +150,7 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     throw std::runtime_error(message);
   }
   out.config = load.config;
-  out.kind = out.config.model.kind;
+  out.kind = core::choiceName(out.config.model.kind);
   core::TrainConfig placement;
   placement.device = device;
   if (codec) {

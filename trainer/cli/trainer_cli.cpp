@@ -1,6 +1,8 @@
 #include "trainer/cli/trainer_cli.h"
 
+#include "core/config_choices.h"
 #include "core/config_io.h"
+#include "core/trainer_command.h"
 #include "core/version.h"
 #include "trainer/cli/baseline_command.h"
 #include "trainer/cli/bench_command.h"
@@ -150,12 +152,12 @@ int runTrainerCli(int argc, char** argv) {
   compare->add_option("--data", cmp.data_dir,
                       "Folder of videos or images (default: procedural clips)");
   compare->add_option("--data-type", cmp.data_type, "videos (default) or images")
-      ->check(CLI::IsMember({"videos", "images"}));
+      ->check(CLI::IsMember(core::compareDataTypes()));
   compare->add_option("--out", cmp.out_dir, "Folder for the review (created)")->required();
   compare->add_option("--clips", cmp.clips, "Number of clips (default 4)")
       ->check(CLI::Range(1, 1000));
   compare->add_option("--lpips-net", cmp.lpips_net, "LPIPS backbone: alex (default) or vgg")
-      ->check(CLI::IsMember({"alex", "vgg"}));
+      ->check(CLI::IsMember(core::choiceNames<core::LpipsNet>()));
   compare->add_option("--lpips-backbone", cmp.lpips_backbone,
                       "torch.save dict of the backbone's features.* tensors");
   compare->add_option("--lpips-lin", cmp.lpips_lin,
@@ -175,7 +177,7 @@ int runTrainerCli(int argc, char** argv) {
                    "files of the same names")
       ->required();
   metrics->add_option("--lpips-net", met.lpips_net, "LPIPS backbone: alex (default) or vgg")
-      ->check(CLI::IsMember({"alex", "vgg"}));
+      ->check(CLI::IsMember(core::choiceNames<core::LpipsNet>()));
   metrics->add_option(
       "--lpips-backbone", met.lpips_backbone,
       "torch.save dict of the backbone's features.* tensors (with --lpips-lin: adds \"lpips\")");
@@ -253,7 +255,7 @@ int runTrainerCli(int argc, char** argv) {
   bench
       ->add_option("--precision", bench_args.precision,
                    "fp32, bf16 or fp16 (default: train.precision)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+      ->check(CLI::IsMember(core::choiceNames<core::Precision>()));
 
   cli::BaselineArgs base;
   std::uint64_t base_seed = 0;

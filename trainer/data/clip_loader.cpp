@@ -39,9 +39,9 @@ std::pair<std::int64_t, std::int64_t> resizedShape(std::int64_t h, std::int64_t 
   return {size, std::max<std::int64_t>(size, std::llround(static_cast<double>(w) * size / h))};
 }
 
-std::string kindName(const std::string& type) {
-  if (type == "shards") return "clip shards (written by tokenbench-trainer pack)";
-  return type == "videos" ? "videos" : "images";
+std::string kindName(core::DataType type) {
+  if (type == core::DataType::Shards) return "clip shards (written by tokenbench-trainer pack)";
+  return type == core::DataType::Videos ? "videos" : "images";
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
                          const std::filesystem::path& index_cache, int probe_threads,
                          bool verify_shards)
     : m_data(data), m_seed(seed), m_verify_shards(verify_shards) {
-  if (data.type == "synthetic") {
+  if (data.type == core::DataType::Synthetic) {
     m_synthetic = std::make_unique<SyntheticClips>(data.synthetic_clips, data.num_frames,
                                                    data.image_size, seed);
     const std::int64_t n = data.synthetic_clips;
@@ -86,10 +86,11 @@ ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
   }
   if (data.path.empty()) {
     throw DataError("data_config_invalid",
-                    "data.path is empty: data.type \"" + data.type + "\" needs a folder",
+                    std::string("data.path is empty: data.type \"") + core::choiceName(data.type) +
+                        "\" needs a folder",
                     "set data.path to the folder of " + kindName(data.type));
   }
-  if (data.type == "images" && data.num_frames != 1) {
+  if (data.type == core::DataType::Images && data.num_frames != 1) {
     throw DataError("data_config_invalid",
                     "data.num_frames is " + std::to_string(data.num_frames) +
                         " but data.type \"images\" gives 1-frame clips",
@@ -98,7 +99,7 @@ ClipDataset::ClipDataset(const core::DataConfig& data, std::uint64_t seed,
 #if TB_WITH_FFMPEG
   // Damaged files are reported once each, by name, as warnings; FFmpeg's own per-packet
   // complaints about them would bury the log.
-  if (data.type == "videos") media::setFfmpegLogQuiet(true);
+  if (data.type == core::DataType::Videos) media::setFfmpegLogQuiet(true);
 #endif
   m_index = indexFolder("data.path", data.path, index_cache, probe_threads);
   if (data.valid_path.empty()) {
@@ -126,11 +127,12 @@ DatasetIndex ClipDataset::indexFolder(const std::string& key, const std::string&
                     "point " + key + " at a folder of " + kindName(m_data.type));
   }
   DatasetIndex index;
-  if (m_data.type == "shards") {
+  if (m_data.type == core::DataType::Shards) {
     index = openShards(key, folder);
   } else {
     IndexOptions options;
-    options.kind = m_data.type == "videos" ? media::MediaKind::Video : media::MediaKind::Image;
+    options.kind =
+        m_data.type == core::DataType::Videos ? media::MediaKind::Video : media::MediaKind::Image;
     options.min_frames = (m_data.num_frames - 1) * m_data.frame_stride + 1;
     options.threads = probe_threads;
     options.cache_file = cache;
@@ -286,9 +288,9 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
     // The clip is drawn with the bits that draw a video's start frame; validation takes the
     // middle one. Shards hold centre squares already, so data.crop has nothing to choose.
     const std::uint64_t n = shards->clips(static_cast<std::size_t>(item)).size();
-    const std::uint64_t k = !train                         ? (n - 1) / 2
-                            : m_data.clip_start == "first" ? 0
-                                                           : (draw >> 40) % n;
+    const std::uint64_t k = !train                                        ? (n - 1) / 2
+                            : m_data.clip_start == core::ClipStart::First ? 0
+                                                                          : (draw >> 40) % n;
     const ShardSettings& s = shards->settings();
     torch::Tensor clip = media::framesToTensor(shards->pixels(static_cast<std::size_t>(item), k),
                                                s.num_frames, s.image_size, s.image_size);
@@ -300,23 +302,23 @@ torch::Tensor ClipDataset::load(std::int64_t item, std::uint64_t draw, bool trai
   const std::string path = index.absolute(file).string();
   const auto [sh, sw] = resizedShape(file.height, file.width, size);
   std::int64_t top = -1, left = -1;
-  if (train && (m_data.crop == "random" || crop < size)) {
+  if (train && (m_data.crop == core::CropMode::Random || crop < size)) {
     top = static_cast<std::int64_t>((draw >> 8) % static_cast<std::uint64_t>(sh - crop + 1));
     left = static_cast<std::int64_t>((draw >> 24) % static_cast<std::uint64_t>(sw - crop + 1));
-    if (m_data.crop == "center") {  // a random window of the centre square
+    if (m_data.crop == core::CropMode::Center) {  // a random window of the centre square
       top = (sh - size) / 2 + top % (size - crop + 1);
       left = (sw - size) / 2 + left % (size - crop + 1);
     }
   }
   torch::Tensor clip;
-  if (m_data.type == "videos") {
+  if (m_data.type == core::DataType::Videos) {
 #if TB_WITH_FFMPEG
     const int needed = (frames - 1) * m_data.frame_stride + 1;
     const int room = file.frames - needed;
     media::ClipRequest request;
     request.start =
         !train ? room / 2
-               : (m_data.clip_start == "first"
+               : (m_data.clip_start == core::ClipStart::First
                       ? 0
                       : static_cast<int>((draw >> 40) % static_cast<std::uint64_t>(room + 1)));
     request.count = frames;
@@ -360,7 +362,8 @@ std::string ClipDataset::describe() const {
     s << "synthetic: " << m_data.synthetic_clips << " procedural clips (" << validSize()
       << " for validation)";
   } else {
-    s << m_data.type << " in " << m_data.path << ": " << m_index.files.size() << " files";
+    s << core::choiceName(m_data.type) << " in " << m_data.path << ": " << m_index.files.size()
+      << " files";
     if (m_shards)
       s << ", " << m_shards->clipCount() << " clips in " << m_shards->usableShards() << " shards";
     s << " (";

@@ -129,12 +129,11 @@ torch::Tensor tensorFor(const c10::Dict<c10::IValue, c10::IValue>& dict, const s
 }  // namespace
 
 LpipsNet parseLpipsNet(const std::string& name) {
-  if (name == "alex") return LpipsNet::Alex;
-  if (name == "vgg") return LpipsNet::Vgg;
+  if (auto net = core::parseChoice<LpipsNet>(name)) return *net;
   throw std::invalid_argument("lpips net must be \"alex\" or \"vgg\", got \"" + name + "\"");
 }
 
-const char* lpipsNetName(LpipsNet net) { return net == LpipsNet::Alex ? "alex" : "vgg"; }
+const char* lpipsNetName(LpipsNet net) { return core::choiceName(net); }
 
 std::array<int64_t, 5> lpipsTapChannels(LpipsNet net) {
   if (net == LpipsNet::Alex) return {64, 192, 384, 256, 256};

@@ -4,6 +4,7 @@
 // differentiable w.r.t. its inputs, as the perceptual loss of training.
 // Definitions and reference values: shared/fixtures/lpips/README.md.
 
+#include "core/config_choices.h"
 #include "trainer/media/video_frames.h"
 
 #include <torch/torch.h>
@@ -15,10 +16,9 @@
 
 namespace tb::trainer::metrics {
 
-enum class LpipsNet {
-  Alex,  ///< torchvision alexnet().features, taps after ReLUs 1-5 (features 1, 4, 7, 9, 11)
-  Vgg,   ///< torchvision vgg16().features, taps relu1_2 .. relu5_3 (features 3, 8, 15, 22, 29)
-};
+/// Alex: torchvision alexnet().features, taps after ReLUs 1-5 (features 1, 4, 7, 9, 11); Vgg:
+/// torchvision vgg16().features, taps relu1_2 .. relu5_3 (features 3, 8, 15, 22, 29).
+using core::LpipsNet;
 
 /// "alex" or "vgg"; anything else throws std::invalid_argument naming the value.
 LpipsNet parseLpipsNet(const std::string& name);

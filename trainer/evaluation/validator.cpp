@@ -18,10 +18,10 @@ std::vector<std::pair<std::string, double>> ValidationSummary::metricValues() co
   return values;
 }
 
-Validator::Validator(Tokenizer& tokenizer, metrics::Lpips lpips, const std::string& recon_loss)
+Validator::Validator(Tokenizer& tokenizer, metrics::Lpips lpips, core::ReconLoss recon_loss)
     : m_tokenizer(tokenizer),
       m_lpips(std::move(lpips)),
-      m_loss_term(recon_loss == "mse" ? "recon_mse" : "recon_l1") {
+      m_loss_term(recon_loss == core::ReconLoss::Mse ? "recon_mse" : "recon_l1") {
   m_summary.code_counts.assign(static_cast<std::size_t>(tokenizer.quantizer()->codebookSize()), 0);
   m_summary.has_lpips = static_cast<bool>(m_lpips);
 }

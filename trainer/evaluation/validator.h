@@ -42,8 +42,8 @@ struct ValidationSummary {
 /// Scores clips with one tokenizer in eval mode and no gradients. Not thread-safe.
 class Validator {
  public:
-  /// `recon_loss` is loss.recon ("l1" or "mse"); `lpips` may be null (no LPIPS figures).
-  Validator(Tokenizer& tokenizer, metrics::Lpips lpips, const std::string& recon_loss);
+  /// `recon_loss` is loss.recon; `lpips` may be null (no LPIPS figures).
+  Validator(Tokenizer& tokenizer, metrics::Lpips lpips, core::ReconLoss recon_loss);
 
   /// Runs one clip `[3, T, H, W]` in [-1, 1] (any device; moved to `device`) and adds it to the
   /// summary.

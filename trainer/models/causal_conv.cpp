@@ -22,13 +22,6 @@ CausalConv3dImpl::CausalConv3dImpl(const CausalConv3dOptions& o) : m_options(o) 
                       .dilation({o.dilation(), 1, 1})));
 }
 
-TimePadding parseTimePadding(const std::string& name) {
-  if (name == "zeros") return TimePadding::Zeros;
-  if (name == "replicate") return TimePadding::Replicate;
-  throw std::invalid_argument("model.time_padding: expected \"zeros\" or \"replicate\", got \"" +
-                              name + "\"");
-}
-
 torch::Tensor padTimeFront(const torch::Tensor& x, std::int64_t frames, TimePadding mode) {
   if (frames == 0) return x;
   if (mode == TimePadding::Zeros) {

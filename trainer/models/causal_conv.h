@@ -2,6 +2,8 @@
 // Convolutions of the MAGVIT-v2 tokenizer: causal 3-D convolution, modulated causal convolution,
 // and the space / time down- and up-samplers. Tensors are videos `[B, C, T, H, W]`.
 
+#include "core/config_choices.h"
+
 #include <torch/torch.h>
 
 #include <array>
@@ -22,8 +24,7 @@ using Triple = std::array<std::int64_t, 3>;
 /// What causal convolutions see before the first frame (model.time_padding): zero frames
 /// (magvit2-pytorch), or copies of the first frame, so the first frame is coded like a still
 /// scene instead of a cut from black.
-enum class TimePadding { Zeros, Replicate };
-TimePadding parseTimePadding(const std::string& name);
+using core::TimePadding;
 
 /// `frames` frames put in front of dimension 2 (time of `[B, C, T, ...]`): zeros, or copies of
 /// the first frame.

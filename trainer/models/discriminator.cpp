@@ -201,26 +201,29 @@ std::vector<ModelLayer> VideoDiscriminatorImpl::layers() const {
 std::shared_ptr<Discriminator> makeDiscriminator(const core::ModelConfig& model,
                                                  const core::DataConfig& data) {
   const auto& d = model.discriminator;
-  const std::int64_t dim = d.dim > 0 ? d.dim : (model.kind == "vqgan" ? 64 : model.init_dim);
+  const std::int64_t dim =
+      d.dim > 0 ? d.dim : (model.kind == core::ModelKind::Vqgan ? 64 : model.init_dim);
   // It judges what training reconstructs: the training crops when there are any.
   const bool crops = data.train_crop > 0;
   const std::int64_t size = crops ? data.train_crop : data.image_size;
   const std::string key = crops ? "data.train_crop" : "data.image_size";
-  if (d.type == "frame") {
-    return FrameDiscriminator(FrameDiscriminatorOptions(dim, size)
-                                  .image_size_key(key)
-                                  .channels(model.channels)
-                                  .max_dim(d.max_dim)
-                                  .attn_resolutions(d.attn_resolutions)
-                                  .linear_attn_dim_head(model.linear_attn_dim_head)
-                                  .linear_attn_heads(model.linear_attn_heads)
-                                  .ff_mult(model.ff_mult))
-        .ptr();
+  switch (d.type) {
+    case core::DiscriminatorType::Frame:
+      return FrameDiscriminator(FrameDiscriminatorOptions(dim, size)
+                                    .image_size_key(key)
+                                    .channels(model.channels)
+                                    .max_dim(d.max_dim)
+                                    .attn_resolutions(d.attn_resolutions)
+                                    .linear_attn_dim_head(model.linear_attn_dim_head)
+                                    .linear_attn_heads(model.linear_attn_heads)
+                                    .ff_mult(model.ff_mult))
+          .ptr();
+    case core::DiscriminatorType::PatchGan:
+      return PatchGanDiscriminator(model.channels, dim, d.patchgan_layers).ptr();
+    case core::DiscriminatorType::Video:
+      return VideoDiscriminator(model.channels, dim, d.max_dim, size, key).ptr();
   }
-  if (d.type == "patchgan")
-    return PatchGanDiscriminator(model.channels, dim, d.patchgan_layers).ptr();
-  if (d.type == "video") return VideoDiscriminator(model.channels, dim, d.max_dim, size, key).ptr();
-  throw std::invalid_argument("model.discriminator.type: unknown discriminator \"" + d.type + "\"");
+  throw std::invalid_argument("model.discriminator.type: no discriminator for this value");
 }
 
 }  // namespace tb::trainer

@@ -22,14 +22,6 @@ bool isPowerOfTwo(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 
-EntropyEstimate parseEntropyEstimate(const std::string& name) {
-  if (name == "auto") return EntropyEstimate::Auto;
-  if (name == "exact") return EntropyEstimate::Exact;
-  if (name == "factorized") return EntropyEstimate::Factorized;
-  throw std::invalid_argument("entropy_estimate: expected auto, exact or factorized, got \"" +
-                              name + "\"");
-}
-
 LookupFreeQuantizerImpl::LookupFreeQuantizerImpl(const LookupFreeQuantizerOptions& options)
     : m_options(options) {
   require(options.dim() >= 1, "dim", "must be >= 1");

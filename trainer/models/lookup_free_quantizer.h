@@ -2,6 +2,7 @@
 // Lookup-free quantization (MAGVIT-v2, arXiv:2310.05737) with the binary spherical (BSQ) option,
 // after vector-quantize-pytorch's LFQ.
 
+#include "core/config_choices.h"
 #include "trainer/models/quantizer.h"
 
 #include <torch/torch.h>
@@ -11,12 +12,11 @@
 
 namespace tb::trainer {
 
-/// How the codebook (batch) entropy is computed.
-enum class EntropyEstimate {
-  Auto,        ///< Exact up to 12 bits per codebook, Factorized above.
-  Exact,       ///< Softmax over all 2^K codes per token: O(tokens x 2^K) time and memory.
-  Factorized,  ///< Sum of the exact entropies of bit groups of at most max_group_bits bits.
-};
+/// How the codebook (batch) entropy is computed (model.quantizer.entropy_estimate): Auto, exact
+/// up to 12 bits per codebook and factorised above; Exact, a softmax over all 2^K codes per token
+/// (O(tokens x 2^K) time and memory); Factorized, the sum of the exact entropies of bit groups of
+/// at most max_group_bits bits.
+using core::EntropyEstimate;
 
 struct LookupFreeQuantizerOptions {
   LookupFreeQuantizerOptions(std::int64_t dim, std::int64_t codebook_size)
@@ -96,6 +96,5 @@ class LookupFreeQuantizerImpl : public Quantizer {
 TORCH_MODULE(LookupFreeQuantizer);
 
 /// Parses "auto" / "exact" / "factorized"; throws std::invalid_argument otherwise.
-EntropyEstimate parseEntropyEstimate(const std::string& name);
 
 }  // namespace tb::trainer

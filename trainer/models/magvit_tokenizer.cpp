@@ -56,9 +56,7 @@ Cost operator+(Cost a, const Cost& b) { return {a.macs + b.macs, a.acts + b.acts
 // ---- MAGVIT-v2 ----------------------------------------------------------------------------
 
 MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
-    : m_config(c),
-      m_time_padding(parseTimePadding(c.time_padding)),
-      m_pixel_range(parsePixelRange(c.pixel_range)) {
+    : m_config(c), m_time_padding(c.time_padding), m_pixel_range(c.pixel_range) {
   requireOption(c.channels >= 1, "model.channels", "must be >= 1");
   requireOption(c.init_dim >= 1, "model.init_dim", "must be >= 1");
   requireOption(c.max_dim >= 1, "model.max_dim", "must be >= 1");
@@ -77,9 +75,7 @@ MagvitTokenizerImpl::MagvitTokenizerImpl(const core::ModelConfig& c, std::int64_
 
   auto kin = c.input_conv_kernel, kout = c.output_conv_kernel;
   const TimePadding tp = m_time_padding;
-  requireOption(c.time_alignment == "lagged" || c.time_alignment == "blocks",
-                "model.time_alignment", "expected \"lagged\" or \"blocks\"");
-  const bool time_blocks = c.time_alignment == "blocks";
+  const bool time_blocks = c.time_alignment == core::TimeAlignment::Blocks;
   conv_in = register_module(
       "conv_in",
       CausalConv3d(

@@ -4,25 +4,14 @@
 // discriminator) whose weights take [0, 1] frames, as magvit2-pytorch's trainer feeds them, maps
 // them at its input and maps its output back.
 
-#include <torch/torch.h>
+#include "core/config_choices.h"
 
-#include <stdexcept>
-#include <string>
+#include <torch/torch.h>
 
 namespace tb::trainer {
 
-enum class PixelRange {
-  MinusOneOne,  ///< [-1, 1]: Tokenbench's own models
-  ZeroOne,      ///< [0, 1]: magvit2-pytorch checkpoints
-};
-
-/// "minus_one_one" / "zero_one"; throws std::invalid_argument naming model.pixel_range.
-inline PixelRange parsePixelRange(const std::string& name) {
-  if (name == "minus_one_one") return PixelRange::MinusOneOne;
-  if (name == "zero_one") return PixelRange::ZeroOne;
-  throw std::invalid_argument(
-      "model.pixel_range: expected \"minus_one_one\" or \"zero_one\", got \"" + name + "\"");
-}
+/// MinusOneOne: [-1, 1], Tokenbench's own models; ZeroOne: [0, 1], magvit2-pytorch checkpoints.
+using core::PixelRange;
 
 /// Frames in [-1, 1] -> the range the weights take.
 inline torch::Tensor toPixelRange(const torch::Tensor& frames, PixelRange range) {

@@ -50,9 +50,13 @@ std::int64_t countParameters(const torch::nn::Module& module) {
 std::shared_ptr<Tokenizer> makeTokenizer(const core::ModelConfig& model,
                                          const core::DataConfig& data) {
   requireOption(data.image_size >= 1, "data.image_size", "must be >= 1");
-  if (model.kind == "magvit2") return MagvitTokenizer(model, data.image_size).ptr();
-  if (model.kind == "vqgan") return VqganTokenizer(model, data.image_size).ptr();
-  throw std::invalid_argument("model.kind: unknown tokenizer kind \"" + model.kind + "\"");
+  switch (model.kind) {
+    case core::ModelKind::Magvit2:
+      return MagvitTokenizer(model, data.image_size).ptr();
+    case core::ModelKind::Vqgan:
+      return VqganTokenizer(model, data.image_size).ptr();
+  }
+  throw std::invalid_argument("model.kind: no tokenizer for this value");
 }
 
 }  // namespace tb::trainer

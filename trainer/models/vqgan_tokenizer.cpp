@@ -166,7 +166,7 @@ torch::Tensor VqganDecoderImpl::forward(const torch::Tensor& z) {
 }
 
 VqganTokenizerImpl::VqganTokenizerImpl(const core::ModelConfig& c, std::int64_t image_size)
-    : m_config(c), m_pixel_range(parsePixelRange(c.pixel_range)) {
+    : m_config(c), m_pixel_range(c.pixel_range) {
   require(c.channels >= 1, "model.channels", "must be >= 1");
   const std::int64_t code_dim = c.quantizer.codebook_dim;
   require(code_dim >= 1, "model.quantizer.codebook_dim", "must be >= 1");

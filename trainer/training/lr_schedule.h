@@ -23,7 +23,7 @@ inline double scheduledRate(const core::TrainConfig& train, double peak, std::in
   if (train.warmup_steps > 0 && step < train.warmup_steps) {
     return peak * static_cast<double>(std::max<std::int64_t>(step, 1)) / train.warmup_steps;
   }
-  if (train.schedule == "cosine" || train.schedule == "cosine_budget") {
+  if (train.schedule == core::Schedule::Cosine || train.schedule == core::Schedule::CosineBudget) {
     const std::int64_t last = end > 0 ? end : train.max_steps;
     const double span = std::max<std::int64_t>(1, last - train.warmup_steps);
     const double progress =

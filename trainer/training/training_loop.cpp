@@ -1,22 +1,101 @@
+// One class: the training loop, from opening the run directory to its last checkpoint (its
+// setup, steps and outputs share every member; runTraining in training_run.cpp starts it).
 #include "trainer/training/training_loop.h"
 
+#include "core/atomic_file.h"
+#include "core/checkpoint_files.h"
+#include "core/config_io.h"
 #include "core/metric_names.h"
+#include "core/metrics_log.h"
+#include "core/run_lock.h"
+#include "trainer/baseline/reference_fit.h"
+#include "trainer/data/clip_loader.h"
+#include "trainer/distributed/gradient_reducer.h"
 #include "trainer/distributed/parameter_shards.h"
+#include "trainer/distributed/rank_group.h"
+#include "trainer/media/frame_tensors.h"
+#if TB_WITH_FFMPEG
+#include "trainer/media/video_encoder.h"
+#endif
+#include "trainer/evaluation/clip_scores.h"
+#include "trainer/evaluation/lpips.h"
+#include "trainer/evaluation/validator.h"
+#include "trainer/models/discriminator.h"
+#include "trainer/models/tokenizer.h"
+#include "trainer/outputs/tensorboard_writer.h"
+#include "trainer/outputs/validation_outputs.h"
+#include "trainer/run_log.h"
 #include "trainer/runtime_info.h"
+#include "trainer/torch_compat.h"
+#include "trainer/training/checkpoint_store.h"
+#include "trainer/training/data_init.h"
+#include "trainer/training/flat_shard_adamw.h"
+#include "trainer/training/gan_losses.h"
+#include "trainer/training/lr_schedule.h"
+#include "trainer/training/sharded_adamw.h"
+#include "trainer/training/sharded_checkpoint.h"
+#include "trainer/training/training_step.h"
+#include "trainer/training_device.h"
+#include "trainer/weights/state_dict_io.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 
 #include <unistd.h>
 
 namespace tb::trainer {
 
 namespace {
+
+namespace fs = std::filesystem;
+
+// A write refused because its file system is full (or the user's quota is spent). Every writer
+// puts the errno text (strerror) in its message; std::filesystem's errors carry the code.
+bool isDiskFull(const std::exception& e) {
+  if (const auto* s = dynamic_cast<const std::system_error*>(&e)) {
+    if (s->code() == std::errc::no_space_on_device || s->code().value() == EDQUOT) return true;
+  }
+  const std::string what = e.what();
+  return what.find(std::strerror(ENOSPC)) != std::string::npos ||
+         what.find(std::strerror(EDQUOT)) != std::string::npos;
+}
+
+std::uintmax_t folderBytes(const fs::path& folder) {
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
+    if (entry.is_regular_file(ec)) bytes += entry.file_size(ec);
+  }
+  return bytes;
+}
+
+std::int64_t tensorBytes(const NamedTensors& tensors, bool trainable_only) {
+  std::int64_t bytes = 0;
+  for (const auto& [name, t] : tensors) {
+    if (!trainable_only || t.requires_grad())
+      bytes += t.numel() * static_cast<std::int64_t>(t.element_size());
+  }
+  return bytes;
+}
+
+std::string megabytes(std::uintmax_t bytes) {
+  std::ostringstream s;
+  s.precision(1);
+  s << std::fixed << static_cast<double>(bytes) / 1e6 << " MB";
+  return s.str();
+}
 
 // "1200 s", "0.138 s": for the log, whole seconds from 100 s on, three significant digits below.
 std::string seconds(double s) {
@@ -253,8 +332,8 @@ void TrainingLoop::recoverFromNonFiniteStep(std::int64_t next, const std::string
 // After an update: the interval's metric row, validation and checkpoints when due.
 void TrainingLoop::afterStep(const Values& values) {
   const std::int64_t total = m_train.max_steps;
-  if (m_budget_s > 0 && m_train.schedule == "cosine_budget" && m_progress.schedule_end == 0 &&
-      m_progress.step >= m_train.warmup_steps) {
+  if (m_budget_s > 0 && m_train.schedule == core::Schedule::CosineBudget &&
+      m_progress.schedule_end == 0 && m_progress.step >= m_train.warmup_steps) {
     if (m_fit_start.step < 0)
       m_fit_start = {m_progress.step, m_agreed.spent_s};
     else if (m_progress.step - m_fit_start.step >= kScheduleFitSteps)
@@ -299,6 +378,326 @@ void TrainingLoop::afterStep(const Values& values) {
     saveCheckpoint();
     m_rollbacks_without_checkpoint = 0;
     m_progress.elapsed_s -= secondsSince(m_session_start);
+  }
+}
+
+void TrainingLoop::checkUnsupported() {
+  if (m_group && m_config.distributed.strategy == core::Strategy::None) {
+    throw TrainingError("config_invalid",
+                        "distributed.strategy is \"none\" but " +
+                            std::to_string(m_group->worldSize()) + " processes were started (" +
+                            m_group->launch().launcher + ")",
+                        "set distributed.strategy to \"ddp\", \"zero1\", \"zero2\" or \"zero3\"");
+  }
+}
+
+void TrainingLoop::setUp() {
+  torch::manual_seed(static_cast<std::uint64_t>(m_train.seed));
+  m_steps = std::make_unique<TrainingStep>(
+      m_config, TrainingStepSetup{m_group, MissingPerceptualWeights::Warn,
+                                  [this](const std::string& code, const std::string& message) {
+                                    emitWarning(code, message);
+                                  },
+                                  m_device});
+  m_tokenizer = m_steps->tokenizer();
+  m_optimizer = m_steps->optimizer();
+  m_lpips = m_steps->lpips();
+  m_discr = m_steps->discriminator();
+  m_discr_optimizer = m_steps->discriminatorOptimizer();
+  if (m_group) {
+    distributed::RankGroup* group = m_group;
+    m_tokenizer->quantizer()->setBatchMeanReducer(
+        [group](const torch::Tensor& t) { return distributed::averageOverRanks(t, *group); });
+  }
+  if (m_discr) {
+    m_log(std::string("discriminator (") + core::choiceName(m_config.model.discriminator.type) +
+          "): " + std::to_string(countParameters(*m_discr)) + " parameters, from step " +
+          std::to_string(m_config.loss.discr_start_step));
+  }
+
+  // Rank 0 indexes the data folder first; the others then read its cached index.
+  auto openData = [&] {
+    m_dataset = std::make_unique<data::ClipDataset>(
+        m_config.data, static_cast<std::uint64_t>(m_train.seed), m_run.root() / "data_index.json",
+        std::max(1, m_config.data.workers));
+  };
+  onRankZero("data", openData);
+  if (!m_rank0) openData();
+  m_log("data: " + m_dataset->describe());
+  reportDataSkips(m_dataset->indexSkips());
+  m_loader = std::make_unique<data::ClipLoader>(
+      *m_dataset, m_train.batch_size, m_config.data.workers, m_config.data.prefetch,
+      m_group ? m_group->rank() : 0, m_group ? m_group->worldSize() : 1, m_device.is_cuda());
+}
+
+// One warning per skipped file (the first 20; then one that counts the rest), each naming the
+// file and the reason.
+void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) {
+  constexpr std::size_t kNamed = 20;
+  for (std::size_t i = 0; i < skips.size() && i < kNamed; ++i) {
+    emitWarning(std::string(core::warning_code::kDataSkipped),
+                "skipping " + (fs::path(m_config.data.path) / skips[i].path).string() + ": " +
+                    skips[i].reason);
+  }
+  if (skips.size() > kNamed) {
+    emitWarning(std::string(core::warning_code::kDataSkipped),
+                std::to_string(skips.size() - kNamed) + " more files skipped (see " +
+                    (m_run.root() / "data_index.json").string() + ")");
+  }
+}
+
+void TrainingLoop::validate() {
+  if (m_dataset->validSize() == 0) return;
+  const EmaWeightsInUse ema(*m_tokenizer,
+                            m_ema);  // validation uses the EMA weights when there are any
+  Validator validator(*m_tokenizer, m_lpips, m_config.loss.recon);
+  std::vector<torch::Tensor> sample_rows;  // original | reconstruction, the first four picks
+  for (const std::int64_t i : m_dataset->validPicks(m_train.valid_clips)) {
+    const torch::Tensor clip = m_dataset->validSample(i);
+    const ClipValidation v = validator.score(clip, m_device);
+    if (sample_rows.size() < 4) sample_rows.push_back(outputs::sampleRow(clip, v.recon));
+  }
+  writeMetrics(validator.summary().metricValues());
+  // codebook/step_<N>.safetensors: how often validation used each code (the window's histogram).
+  const fs::path counts = m_run.codebookFile(m_progress.step);
+  try {
+    outputs::writeCodebookCounts(counts, m_progress.step, validator.summary().code_counts);
+  } catch (const std::exception& e) {
+    emitWarning(std::string(core::warning_code::kCodebookCountsFailed),
+                counts.string() + ": " + e.what());
+  }
+  writeSample(torch::cat(sample_rows, 2));
+}
+
+// reference/: the classic VQ codec at this tokenizer's grid and bits, fitted on the training
+// clips and scored on the validation clips as validate() scores the tokenizer. A failure costs
+// the reference line only, never the run. It is fitted on the CPU whatever train.device says: it
+// runs once per run, its k-means++ seeding reads distances on the host, and a CPU fit gives the
+// same codec for a seed on every machine, so references of runs on different devices compare.
+void TrainingLoop::fitReference() {
+  try {
+    baseline::ReferenceFitOptions options;
+    options.seed = static_cast<std::uint64_t>(m_train.seed);
+    options.valid_clips = m_train.valid_clips;
+    // A quarter of `baseline`'s default: seconds before the first step, within 0.1 dB of it
+    // (quick-start held out: 27.17 against 27.21 dB).
+    options.blocks = std::int64_t{1} << 18;
+    const baseline::ReferenceFit fit = baseline::fitReferenceCodec(
+        m_config, *m_dataset, options, [this](const std::string& text) { m_log(text); });
+    baseline::writeReferenceFolder(fit, m_config, m_run.referenceDir());
+    m_log(fit.info.name + " in " + std::to_string(fit.info.fit_seconds) + " s" +
+          (fit.info.valid_psnr ? ": held-out PSNR " + std::to_string(*fit.info.valid_psnr) +
+                                     " dB, SSIM " + std::to_string(*fit.info.valid_ssim)
+                               : std::string()) +
+          " (reference/)");
+  } catch (const std::exception& e) {
+    emitWarning(std::string(core::warning_code::kReferenceCodecFailed),
+                std::string("no classic VQ reference: ") + e.what());
+  }
+}
+
+// samples/step_<N>.gif: validation clips stacked top to bottom, each original | reconstruction;
+// also added to TensorBoard as an (animated) image.
+void TrainingLoop::writeSample(const torch::Tensor& grid) {
+#if TB_WITH_FFMPEG
+  const fs::path file = m_run.samplesDir() / ("step_" + std::to_string(m_progress.step) + ".gif");
+  try {
+    int width = 0, height = 0;
+    const std::vector<std::uint8_t> gif = outputs::writeSampleGif(file, grid, &width, &height);
+    m_events.emit(core::SampleEvent{m_progress.step, "reconstruction",
+                                    fs::relative(file, m_run.root()).string()});
+    if (m_tensorboard)
+      m_tensorboard->addImage(std::string(core::metric::kValidSamples), m_progress.step, width,
+                              height, 3, gif);
+  } catch (const std::exception& e) {
+    emitWarning(std::string(core::warning_code::kSampleFailed), file.string() + ": " + e.what());
+  }
+#else
+  (void)grid;
+#endif
+}
+
+// Collective: under zero1 every rank hands its optimizer shard to rank 0, which writes one
+// checkpoint that loads at any world size; the other ranks wait until it is complete. Under
+// zero2 and zero3 every rank takes part in gathering the sharded files' tensors, one unit at a
+// time, while rank 0 writes them.
+void TrainingLoop::saveCheckpoint() {
+  NamedTensors optimizer_state, discr_optimizer_state;
+  if (m_optimizer) optimizer_state = m_optimizer->state(m_group);
+  if (m_discr_optimizer) discr_optimizer_state = m_discr_optimizer->state(m_group);
+  if (m_steps->shards() && !m_rank0) CheckpointStore::writeFiles(nullptr, state(), {}, {});
+  onRankZero("checkpoint", [&] { writeCheckpoint(optimizer_state, discr_optimizer_state); });
+  m_last_checkpoint = m_progress.step;
+}
+
+void TrainingLoop::writeCheckpoint(const NamedTensors& optimizer_state,
+                                   const NamedTensors& discr_optimizer_state) {
+  const fs::path folder = m_store.write(m_progress.step, [&](const fs::path& dir) {
+    CheckpointStore::writeFiles(&dir, state(), optimizer_state, discr_optimizer_state);
+  });
+  const std::string rel = fs::relative(folder, m_run.root()).string();
+  m_events.emit(core::CheckpointEvent{m_progress.step, rel});
+  m_log("checkpoint " + rel);
+  for (auto s : m_store.applyRetention(m_train.checkpoint_total_limit, m_train.checkpoint_keep)) {
+    m_log("retention: deleted checkpoints/step_" + std::to_string(s));
+  }
+}
+
+void TrainingLoop::loadCheckpoint(std::int64_t step) {
+  TrainingState restored = state();
+  m_store.load(step, restored, [this](const std::string& text) { m_log(text); });
+  m_last_checkpoint = m_progress.step;
+}
+
+// train.init_checkpoint: a new run starts from another checkpoint's weights (fine-tuning, an
+// imported magvit2-pytorch tokenizer); its step, optimiser state and RNG stay those of a new run.
+void TrainingLoop::loadInitialWeights() {
+  const std::string& source = m_train.init_checkpoint;
+  try {
+    const fs::path dir = resolveCheckpointFolder(source);
+    // Weights trained on [0, 1] frames fed [-1, 1] ones would train on, silently wrong.
+    const core::ConfigLoad theirs = core::loadRunConfig(dir / core::checkpoint_files::kConfig);
+    if (theirs.ok() && theirs.config.model.pixel_range != m_config.model.pixel_range)
+      throw std::runtime_error(std::string("its model.pixel_range is ") +
+                               core::choiceName(theirs.config.model.pixel_range) + ", this run's " +
+                               core::choiceName(m_config.model.pixel_range));
+    loadModelWeights(*m_tokenizer, m_steps->shards(), dir / core::checkpoint_files::kModel);
+    if (m_discr && fs::exists(dir / core::checkpoint_files::kDiscriminator))
+      loadModelWeights(*m_discr, m_steps->discriminatorShards(),
+                       dir / core::checkpoint_files::kDiscriminator);
+    m_log("weights from " + dir.string());
+  } catch (const std::exception& e) {
+    throw TrainingError("init_checkpoint_invalid",
+                        "train.init_checkpoint " + source + ": " + e.what(),
+                        "give a checkpoint folder whose config.json has this run's model section");
+  }
+}
+
+// Rows logged after the checkpoint a run resumes from are replaced by the resumed run's own.
+void TrainingLoop::truncateMetricsAfter(std::int64_t step) {
+  const fs::path file = m_run.metricsFile();
+  std::ifstream in(file);
+  if (!in) return;
+  std::string kept;
+  for (std::string line; std::getline(in, line);) {
+    const auto row = core::parseMetricsLine(line);
+    if (row && row->step <= step) kept += line + "\n";
+  }
+  in.close();
+  core::writeFileAtomically(file, kept);
+}
+
+int TrainingLoop::run() {
+  try {
+    return runSteps();
+  } catch (const TrainingError&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (isDiskFull(e)) throw diskFullError(e.what());
+    throw;
+  }
+}
+
+// The message names the file the disk refused; the hint says how much room the next checkpoint
+// needs: the newest checkpoint's size, else the tensors a checkpoint holds (weights, EMA, both
+// AdamW moments, the discriminator's likewise).
+TrainingError TrainingLoop::diskFullError(const std::string& what) const {
+  std::uintmax_t needed = 0;
+  std::string basis;
+  if (const auto latest = m_store.latest()) {
+    needed = folderBytes(m_store.folder(*latest));
+    basis = "the size of checkpoints/step_" + std::to_string(*latest);
+  } else {
+    const NamedTensors model = weights::stateDict(*m_tokenizer);
+    std::int64_t bytes = tensorBytes(model, false) +
+                         (m_train.ema ? 1 : 0) * tensorBytes(model, true) +
+                         2 * tensorBytes(model, true);
+    if (m_discr) {
+      const NamedTensors discr = weights::stateDict(*m_discr);
+      bytes += tensorBytes(discr, false) + 2 * tensorBytes(discr, true);
+    }
+    needed = static_cast<std::uintmax_t>(bytes);
+    basis = "estimated from the model";
+  }
+  std::error_code ec;
+  const fs::space_info space = fs::space(m_run.root(), ec);
+  const std::string free_text = ec ? std::string("too little") : megabytes(space.available);
+  return TrainingError(
+      "disk_full", what,
+      "the file system of " + m_run.root().string() + " is full (" + free_text +
+          " free); the next checkpoint needs about " + megabytes(needed) + " (" + basis +
+          "). Free space there, then resume with --resume: the run continues from its newest "
+          "complete checkpoint");
+}
+
+// Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
+std::unique_ptr<core::RunLock> TrainingLoop::openRunDirectory() {
+  m_run.create();
+  std::unique_ptr<core::RunLock> lock;
+  if (!m_rank0) return lock;
+  try {
+    lock = std::make_unique<core::RunLock>(m_run.lockFile());
+  } catch (const core::RunLockedError& e) {
+    throw TrainingError("run_dir_locked", e.what(),
+                        "stop that trainer first, or use another --run-dir");
+  } catch (const std::exception& e) {
+    throw TrainingError("run_dir_unwritable", e.what(),
+                        "choose a --run-dir on a writable file system");
+  }
+  if (!m_events.alsoAppendTo(m_run.eventsFile().string())) {
+    m_log("warning: cannot append to " + m_run.eventsFile().string() +
+          "; events go to the stream only");
+  }
+  return lock;
+}
+
+// The weights training starts from: the newest checkpoint (--resume), train.init_checkpoint, or
+// the initialisation (scaled to the data with model.quantizer.data_init).
+void TrainingLoop::restoreWeights() {
+  bool resumed = false;
+  if (m_options.resume) {
+    if (auto latest = m_store.latest()) {
+      loadCheckpoint(*latest);
+      m_log("resumed from checkpoints/step_" + std::to_string(*latest));
+      resumed = true;
+    } else {
+      m_log("no complete checkpoint to resume from: starting at step 0");
+    }
+  }
+  if (!resumed && !m_train.init_checkpoint.empty()) loadInitialWeights();
+  if (m_progress.step == 0 && m_train.init_checkpoint.empty() &&
+      m_config.model.quantizer.data_init) {
+    // Loaded initial weights keep their own scale. The same first clips on every rank (samples
+    // are functions of their position), so the ranks' tokenizers stay identical.
+    std::vector<torch::Tensor> first;
+    for (int i = 0; i < m_train.batch_size; ++i) first.push_back(m_dataset->trainSample(i));
+    const std::int64_t tokens =
+        initialiseQuantizerInput(*m_tokenizer, torch::stack(first).to(m_device));
+    m_log(tokens > 0 ? "model.quantizer.data_init: quantizer input scaled on " +
+                           std::to_string(tokens) + " tokens"
+                     : "model.quantizer.data_init: this quantizer has no input projection; nothing "
+                       "to initialise");
+  }
+  m_loader->restart(m_progress.batches);
+}
+
+// metrics.jsonl from the step training resumes at, config.json, TensorBoard, the reference.
+void TrainingLoop::openOutputs() {
+  if (m_rank0) {
+    truncateMetricsAfter(m_progress.step);
+    core::writeFileAtomically(m_run.configFile(),
+                              core::toJsonText(m_config));  // the window reads it
+    m_metrics = std::make_unique<core::MetricsWriter>(m_run.metricsFile());
+    try {
+      m_tensorboard = std::make_unique<outputs::TensorBoardWriter>(m_run.tensorboardDir());
+    } catch (const std::exception& e) {
+      emitWarning(std::string(core::warning_code::kTensorboardOff),
+                  std::string("no TensorBoard events: ") + e.what());
+    }
+  }
+  // After config.json: the run must be resumable even when the reference cannot be written.
+  if (m_train.reference_codec && !fs::exists(m_run.referenceInfoFile())) {
+    onRankZero("reference", [&] { fitReference(); });
   }
 }
 

@@ -17,6 +17,7 @@
 #include "trainer/outputs/tensorboard_writer.h"
 #include "trainer/run_log.h"
 #include "trainer/training/checkpoint_store.h"
+#include "trainer/training/interval_means.h"
 #include "trainer/training/lr_schedule.h"
 #include "trainer/training/sharded_adamw.h"
 #include "trainer/training/training_run.h"
@@ -43,35 +44,6 @@ inline double secondsSince(Clock::time_point t) {
 inline double unixTime() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
-
-// Interval means of named values; names may appear part-way (the GAN terms from
-// loss.discr_start_step on), so values are matched by name, each averaged over its own count.
-class IntervalMeans {
- public:
-  void add(const std::vector<std::pair<std::string, double>>& values) {
-    for (const auto& [name, v] : values) {
-      auto it =
-          std::find_if(m_sums.begin(), m_sums.end(), [&](const auto& e) { return e.name == name; });
-      if (it == m_sums.end()) it = m_sums.insert(m_sums.end(), {name, 0.0, 0});
-      it->sum += v;
-      ++it->count;
-    }
-  }
-  std::vector<std::pair<std::string, double>> take() {
-    std::vector<std::pair<std::string, double>> out;
-    for (const auto& e : m_sums) out.emplace_back(e.name, e.sum / e.count);
-    m_sums.clear();
-    return out;
-  }
-
- private:
-  struct Entry {
-    std::string name;
-    double sum;
-    int count;
-  };
-  std::vector<Entry> m_sums;
-};
 
 using Values = std::vector<std::pair<std::string, double>>;
 

@@ -107,7 +107,8 @@ class StorageBytes {
 
 std::unique_ptr<LossScaler> makeScaler(const core::TrainConfig& train) {
   const bool on =
-      train.loss_scaling == "on" || (train.loss_scaling == "auto" && train.precision == "fp16");
+      train.loss_scaling == core::LossScaling::On ||
+      (train.loss_scaling == core::LossScaling::Auto && train.precision == core::Precision::Fp16);
   if (!on) return nullptr;
   LossScaler::Options options;
   options.init_scale = train.loss_scale_init;
@@ -147,9 +148,9 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
       m_group(setup.group),
       m_device(setup.device),
       m_autocast_device(setup.device.type()),
-      m_autocast_dtype(config.train.precision == "fp16" ? at::kHalf : at::kBFloat16),
-      m_autocast(config.train.precision != "fp32") {
-  if (config.train.precision == "fp16" && !m_device.is_cuda()) {
+      m_autocast_dtype(config.train.precision == core::Precision::Fp16 ? at::kHalf : at::kBFloat16),
+      m_autocast(config.train.precision != core::Precision::Fp32) {
+  if (config.train.precision == core::Precision::Fp16 && !m_device.is_cuda()) {
     throw UserError(
         "precision_unsupported",
         "train.precision \"fp16\" needs a CUDA device, but this run trains on " + m_device.str() +
@@ -183,16 +184,17 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
     }
     if (setup.warn) setup.warn("perceptual_off", what + ": training without the perceptual loss");
   } else if (loss.perceptual_weight > 0) {
-    const int smallest = loss.perceptual_net == "vgg" ? 16 : 31;
+    const int smallest = loss.perceptual_net == core::LpipsNet::Vgg ? 16 : 31;
     if (config.data.image_size < smallest) {
       throw UserError(
           "config_invalid",
-          "loss.perceptual_net \"" + loss.perceptual_net + "\" needs data.image_size >= " +
-              std::to_string(smallest) + ", got " + std::to_string(config.data.image_size),
+          std::string("loss.perceptual_net \"") + core::choiceName(loss.perceptual_net) +
+              "\" needs data.image_size >= " + std::to_string(smallest) + ", got " +
+              std::to_string(config.data.image_size),
           "raise data.image_size, use perceptual_net \"vgg\", or set loss.perceptual_weight to 0");
     }
     try {
-      const metrics::LpipsNet net = metrics::parseLpipsNet(loss.perceptual_net);
+      const metrics::LpipsNet net = loss.perceptual_net;
       if (weights_set) {
         m_lpips = metrics::loadLpips(net, loss.lpips_backbone, loss.lpips_lin);
       } else {
@@ -237,10 +239,12 @@ TrainingStep::Optimisation TrainingStep::makeOptimisation(
   const auto& train = m_config.train;
   const ShardedAdamW::Options adamw{train.adam_beta1, train.adam_beta2, 1e-8, train.weight_decay};
   Optimisation out;
-  if (m_group && (dist.strategy == "zero2" || dist.strategy == "zero3")) {
+  if (m_group &&
+      (dist.strategy == core::Strategy::Zero2 || dist.strategy == core::Strategy::Zero3)) {
     distributed::ParameterShards::Options options;
-    options.stage = dist.strategy == "zero3" ? distributed::ParameterShards::Stage::Zero3
-                                             : distributed::ParameterShards::Stage::Zero2;
+    options.stage = dist.strategy == core::Strategy::Zero3
+                        ? distributed::ParameterShards::Stage::Zero3
+                        : distributed::ParameterShards::Stage::Zero2;
     options.bucket_mb = dist.bucket_mb;
     options.unit_types = dist.zero3_units;
     out.shards = std::make_unique<distributed::ParameterShards>(*m_group, namedParameters(model),
@@ -252,7 +256,8 @@ TrainingStep::Optimisation TrainingStep::makeOptimisation(
     out.reducer = std::make_unique<distributed::GradientReducer>(*m_group, model.parameters(),
                                                                  dist.bucket_mb);
   out.adamw = std::make_unique<ShardedAdamW>(namedParameters(model), adamw);
-  if (m_group && dist.strategy == "zero1") out.adamw->shard(m_group->rank(), m_group->worldSize());
+  if (m_group && dist.strategy == core::Strategy::Zero1)
+    out.adamw->shard(m_group->rank(), m_group->worldSize());
   return out;
 }
 
@@ -289,7 +294,7 @@ void TrainingStep::zeroGrad(bool gan) {
 // magvit2-pytorch discriminator was trained on [0, 1] frames).
 torch::Tensor TrainingStep::discriminatorInput(const torch::Tensor& clips,
                                                const torch::Tensor& frame_pick) const {
-  const PixelRange range = parsePixelRange(m_config.model.pixel_range);
+  const PixelRange range = m_config.model.pixel_range;
   if (m_discr->takesVideo()) return toPixelRange(clips, range);
   return toPixelRange(framesAt(clips, frame_pick), range);
 }
@@ -312,7 +317,7 @@ torch::Tensor TrainingStep::scaledForBackward(const torch::Tensor& loss,
 GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const GeneratorTerms& terms,
                                           int accumulation, bool arm_reducer, StepValues& values) {
   const auto& lc = m_config.loss;
-  const std::string recon_name = lc.recon == "mse" ? "recon_mse" : "recon_l1";
+  const std::string recon_name = lc.recon == core::ReconLoss::Mse ? "recon_mse" : "recon_l1";
   const bool gan = terms.gan && m_discr;
   GeneratorPass pass;
   torch::Tensor recon, nll, quantizer, g_loss;

@@ -19,8 +19,8 @@ using Json = nlohmann::json;
 core::RunConfig referenceDefaults() {
   core::RunConfig c;
   auto& m = c.model;
-  m.kind = "magvit2";
-  m.pixel_range = "zero_one";
+  m.kind = core::ModelKind::Magvit2;
+  m.pixel_range = core::PixelRange::ZeroOne;
   m.channels = 3;
   m.init_dim = 64;
   m.max_dim = 0;  // float('inf') unless given: resolved from the layer list
@@ -29,8 +29,8 @@ core::RunConfig referenceDefaults() {
   m.output_conv_kernel = {3, 3, 3};
   m.residual_conv_kernel = 3;
   m.separate_first_frame_encoding = false;
-  m.time_padding = "zeros";
-  m.time_alignment = "lagged";
+  m.time_padding = core::TimePadding::Zeros;
+  m.time_alignment = core::TimeAlignment::Lagged;
   // VideoTokenizer.encode() zips its encoder layers with one flag per layer of the list, so the
   // LayerNorm appended after them is never applied (its weights are still in the state dict).
   m.encoder_norm = false;
@@ -42,7 +42,7 @@ core::RunConfig referenceDefaults() {
   m.ff_mult = 4;  // FeedForward(dim) everywhere
   m.dim_cond = 0;
   auto& q = m.quantizer;
-  q.type = "lfq";
+  q.type = core::QuantizerType::Lfq;
   q.num_codebooks = 1;
   q.entropy_loss_weight = 0.1;
   q.commitment_loss_weight = 1.0;
@@ -333,7 +333,7 @@ KwargsImport importArguments(const Json& kw) {
     if (!fsq_levels) {
       errors.push_back("fsq_levels: required with use_fsq");
     } else {
-      q.type = "fsq";
+      q.type = core::QuantizerType::Fsq;
       q.fsq_levels = *fsq_levels;
       q.codebook_size = 1;
       for (int level : *fsq_levels) q.codebook_size *= level;
@@ -363,7 +363,7 @@ KwargsImport importArguments(const Json& kw) {
 
   const ChannelChain chain = channelChain(m);
   if (!max_dim_given) m.max_dim = std::max(chain.largest, m.init_dim);
-  m.discriminator.type = "frame";
+  m.discriminator.type = core::DiscriminatorType::Frame;
   m.discriminator.dim = channelChain(m).latent;  // Discriminator(dim = the latent channels)
   m.discriminator.max_dim = 512;
   if (discr_kwargs && discr_kwargs->is_object()) {
@@ -461,17 +461,17 @@ KwargsExport exportVideoTokenizerKwargs(const core::RunConfig& c) {
   auto refuse = [&](const std::string& key, const std::string& why) {
     out.errors.push_back(key + ": " + why);
   };
-  if (m.kind != "magvit2")
-    refuse("model.kind",
-           "\"" + m.kind + "\": magvit2-pytorch's VideoTokenizer is a MAGVIT-v2 tokenizer");
-  if (m.time_padding != "zeros")
-    refuse("model.time_padding",
-           "\"" + m.time_padding + "\": the reference pads causal convolutions with zero frames");
-  if (m.time_alignment != "lagged")
+  if (m.kind != core::ModelKind::Magvit2)
+    refuse("model.kind", std::string("\"") + core::choiceName(m.kind) +
+                             "\": magvit2-pytorch's VideoTokenizer is a MAGVIT-v2 tokenizer");
+  if (m.time_padding != core::TimePadding::Zeros)
+    refuse("model.time_padding", std::string("\"") + core::choiceName(m.time_padding) +
+                                     "\": the reference pads causal convolutions with zero frames");
+  if (m.time_alignment != core::TimeAlignment::Lagged)
     refuse("model.time_alignment",
-           "\"" + m.time_alignment +
+           std::string("\"") + core::choiceName(m.time_alignment) +
                "\": the reference's time compression pads two frames in front (lagged)");
-  if (m.kind == "magvit2" && m.encoder_norm)
+  if (m.kind == core::ModelKind::Magvit2 && m.encoder_norm)
     refuse("model.encoder_norm",
            "true: VideoTokenizer.encode() never applies its encoder LayerNorm, so these weights "
            "would tokenize differently there (train with model.encoder_norm false to export)");
@@ -490,9 +490,9 @@ KwargsExport exportVideoTokenizerKwargs(const core::RunConfig& c) {
     if (m.layers[i].name == "attend_time" && m.dim_cond > 0)
       refuse(key, "attend_time with model.dim_cond > 0: the reference conditions its feed-forward");
   }
-  if (q.type == "vq")
+  if (q.type == core::QuantizerType::Vq)
     refuse("model.quantizer.type", "\"vq\": the reference quantizes with LFQ or FSQ");
-  if (q.type == "fsq" && q.commitment_loss_weight > 0)
+  if (q.type == core::QuantizerType::Fsq && q.commitment_loss_weight > 0)
     refuse("model.quantizer.commitment_loss_weight",
            "the reference's FSQ has no commitment loss (set it to 0)");
 
@@ -520,7 +520,7 @@ KwargsExport exportVideoTokenizerKwargs(const core::RunConfig& c) {
   kw["linear_attn_dim_head"] = m.linear_attn_dim_head;
   kw["linear_attn_heads"] = m.linear_attn_heads;
   kw["num_codebooks"] = q.num_codebooks;
-  if (q.type == "fsq") {
+  if (q.type == core::QuantizerType::Fsq) {
     kw["use_fsq"] = true;
     kw["fsq_levels"] = q.fsq_levels;
   } else {
@@ -535,8 +535,9 @@ KwargsExport exportVideoTokenizerKwargs(const core::RunConfig& c) {
   kw["quantizer_aux_loss_weight"] = c.loss.quantizer_weight;
   const auto& d = m.discriminator;
   const int discr_dim = d.dim > 0 ? d.dim : m.init_dim;
-  if (d.type == "frame" && (discr_dim != channelChain(m).latent || d.max_dim != 512 ||
-                            m.linear_attn_dim_head != 8 || m.linear_attn_heads != 16)) {
+  if (d.type == core::DiscriminatorType::Frame &&
+      (discr_dim != channelChain(m).latent || d.max_dim != 512 || m.linear_attn_dim_head != 8 ||
+       m.linear_attn_heads != 16)) {
     kw["discr_kwargs"] = {{"dim", discr_dim},
                           {"image_size", c.data.image_size},
                           {"channels", m.channels},

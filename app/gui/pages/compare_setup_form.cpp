@@ -5,6 +5,7 @@
 #include "app/control/run_summary_reader.h"
 #include "app/control/wire_text.h"
 #include "core/checkpoint_files.h"
+#include "core/config_choices.h"
 #include "core/config_io.h"
 #include "core/run_directory.h"
 #include "widgets/colours.h"
@@ -98,8 +99,8 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
           [this] { chooseDirectoryFor(m_data, tr("Data Folder")); });
   m_dataType = new QComboBox(this);
   m_dataType->setObjectName(QStringLiteral("compareDataType"));
-  m_dataType->addItem(tr("videos"), QStringLiteral("videos"));
-  m_dataType->addItem(tr("images"), QStringLiteral("images"));
+  for (const std::string& type : core::compareDataTypes())
+    m_dataType->addItem(QString::fromStdString(type), QString::fromStdString(type));
   m_clips = new QSpinBox(this);
   m_clips->setObjectName(QStringLiteral("compareClips"));
   m_clips->setRange(1, kMaxClips);
@@ -108,8 +109,8 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
 
   m_lpipsNet = new QComboBox(this);
   m_lpipsNet->setObjectName(QStringLiteral("compareLpipsNet"));
-  m_lpipsNet->addItem(QStringLiteral("alex"), QStringLiteral("alex"));
-  m_lpipsNet->addItem(QStringLiteral("vgg"), QStringLiteral("vgg"));
+  for (const std::string& net : core::choiceNames<core::LpipsNet>())
+    m_lpipsNet->addItem(QString::fromStdString(net), QString::fromStdString(net));
   m_lpipsBackbone = new QLineEdit(this);
   m_lpipsBackbone->setObjectName(QStringLiteral("compareLpipsBackbone"));
   m_lpipsBackbone->setPlaceholderText(tr("none: no LPIPS"));
@@ -435,9 +436,10 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
         ConfigDocument document;
         if (!document.load(file)) return suggestion;
         const core::RunConfig& config = document.config();
-        const QString type = QString::fromStdString(config.data.type);
+        const QString type = QString::fromLatin1(core::choiceName(config.data.type));
         const QString path = pathText(config.data.path);
-        if ((type == QLatin1String("videos") || type == QLatin1String("images")) &&
+        if ((config.data.type == core::DataType::Videos ||
+             config.data.type == core::DataType::Images) &&
             QFileInfo(path).isDir()) {
           suggestion.dataPath = path;
           suggestion.dataType = type;
@@ -447,7 +449,7 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
         if (QFileInfo(backbone).isFile() && QFileInfo(lin).isFile()) {
           suggestion.lpipsBackbone = backbone;
           suggestion.lpipsLin = lin;
-          suggestion.lpipsNet = QString::fromStdString(config.loss.perceptual_net);
+          suggestion.lpipsNet = QString::fromLatin1(core::choiceName(config.loss.perceptual_net));
         }
         return suggestion;
       },
