@@ -4,7 +4,7 @@
 #include "app/control/trainer_location.h"
 #include "app/control/wire_text.h"
 #include "app/gui/pages/compare_page.h"
-#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/monitor/monitor_page.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
 #include "app/gui/pages/setup_page.h"

@@ -4,7 +4,7 @@
 
 #include "app/control/run_controller.h"
 #include "app/control/run_summary_reader.h"
-#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/monitor/monitor_page.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
 #include "app/gui/pages/setup_page.h"

@@ -11,7 +11,7 @@
 #include "app/gui/pages/compare_review.h"
 #include "app/gui/pages/compare_setup_form.h"
 #include "app/gui/pages/config_field_editor.h"
-#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/monitor/monitor_page.h"
 #include "app/gui/pages/run_progress_view.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
