@@ -15,7 +15,7 @@
 #include "app/gui/pages/run_progress_view.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
-#include "app/gui/pages/setup_page.h"
+#include "app/gui/pages/setup/setup_page.h"
 #include "app/gui/run_control_bar.h"
 #include "app/gui/window_settings.h"
 #include "core/event_protocol.h"

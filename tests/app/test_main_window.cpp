@@ -8,7 +8,7 @@
 #include "app/gui/pages/monitor/monitor_page.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
-#include "app/gui/pages/setup_page.h"
+#include "app/gui/pages/setup/setup_page.h"
 #include "app/gui/window_settings.h"
 #include "core/version.h"
 #include "widgets/curve_plot.h"
