@@ -1,6 +1,7 @@
 #pragma once
 
-#include "widgets/curve_smoothing.h"
+#include "widgets/curve_annotations.h"
+#include "widgets/curve_series.h"
 
 #include <QColor>
 #include <QHash>
@@ -10,12 +11,11 @@
 #include <QVector>
 #include <QWidget>
 
+#include <memory>
 #include <optional>
 
 class QCheckBox;
 class QCPGraph;
-class QCPItemLine;
-class QCPItemText;
 class QCPRange;
 class QCustomPlot;
 class QLabel;
@@ -43,6 +43,10 @@ namespace tb::widgets {
 /// The mouse wheel over the plot scrolls the page around it, as over any picture (TensorBoard
 /// and W&B charts do the same); Ctrl+wheel zooms, dragging pans. While the data are all at
 /// x >= 0 (steps, seconds), neither takes the x axis below 0.
+///
+/// Its files: curve_plot.cpp (the series and the legend), curve_plot_axes.cpp (scales, ticks
+/// and the range that follows the data), curve_plot_navigation.cpp (the mouse); CurveSeries
+/// holds one series' graphs and CurveAnnotations the markers and reference lines.
 class CurvePlot : public QWidget {
   Q_OBJECT
 
@@ -51,7 +55,7 @@ class CurvePlot : public QWidget {
   static constexpr int kDefaultReplotIntervalMs = 50;
   /// Most markers one plot keeps; setMarker() refuses new ones beyond it (a run that warns at
   /// every step would otherwise bury its curves under lines).
-  static constexpr int kMaxMarkers = 400;
+  static constexpr int kMaxMarkers = CurveAnnotations::kMaxMarkers;
 
   explicit CurvePlot(QWidget* parent = nullptr);
   ~CurvePlot() override;
@@ -183,52 +187,18 @@ class CurvePlot : public QWidget {
   void logXChanged(bool logarithmic);
 
  private:
-  struct Series {
-    QCPGraph* raw = nullptr;
-    QCPGraph* smooth = nullptr;
-    QColor color;
-    Qt::PenStyle style = Qt::SolidLine;
-    bool visible = true;
-    bool inLegend = true;
-    QString label;  // legend text; the name when empty
-    // Raw points already folded into the smoothed graph, and whether it must start over (data
-    // replaced, or a point inserted before the end).
-    int smoothedCount = 0;
-    bool smoothFromScratch = true;
-    EmaSmoother ema;
-    // Extremes of the finite values (and of the positive ones, for a log axis), kept as points
-    // arrive so that following the data never scans a million points.
-    double minValue = 0.0;
-    double maxValue = 0.0;
-    double minPositive = 0.0;
-    double maxPositive = 0.0;
-    bool haveFinite = false;
-    bool havePositive = false;
-  };
-  struct Marker {
-    QCPItemLine* line = nullptr;
-    QCPItemText* text = nullptr;
-    double x = 0.0;
-  };
-
-  struct ReferenceLine {
-    QCPItemLine* line = nullptr;
-    QCPItemText* text = nullptr;
-    double y = 0.0;
-  };
-
-  Series& seriesFor(const QString& name);
-  void noteValues(Series& series, const QVector<double>& ys);
-  void recomputeExtremes(Series& series);
-  void applyStyle(Series& series);
-  void updateSmoothed(Series& series);
-  void rescaleToData();
+  // The series (curve_plot.cpp).
+  CurveSeries& seriesFor(const QString& name);
   void scheduleReplot();
   void updateLegend();
   void fitLegendAndTicks();
   int legendColumns() const;
+  // Scales, ticks and the range that follows the data (curve_plot_axes.cpp).
+  void fitLogTicks();
+  void rescaleToData();
+  // The mouse moving the view (curve_plot_navigation.cpp).
+  void installNavigation();
   void followData(bool follow);
-  void placeMarker(Marker& marker, double x);
   void keepXAtOrAboveData(const QCPRange& range);
   bool eventFilter(QObject* watched, QEvent* event) override;
 
@@ -236,10 +206,9 @@ class CurvePlot : public QWidget {
   QCheckBox* m_logXToggle = nullptr;
   QCheckBox* m_logYToggle = nullptr;
   QCustomPlot* m_plot = nullptr;
-  QHash<QString, Series> m_series;
+  QHash<QString, CurveSeries> m_series;
   QStringList m_order;
-  QHash<QString, Marker> m_markers;
-  QHash<QString, ReferenceLine> m_references;
+  std::unique_ptr<CurveAnnotations> m_annotations;  // markers and reference lines
   QTimer m_replotTimer;
   double m_smoothing = 0.0;
   int m_replotCount = 0;

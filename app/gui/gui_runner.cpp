@@ -5,7 +5,7 @@
 #include "app/control/trainer_location.h"
 #include "app/control/trainer_query.h"
 #include "app/gui/main_window.h"
-#include "app/gui/pages/setup_page.h"
+#include "app/gui/pages/setup/setup_page.h"
 #include "widgets/clip_timeline.h"
 
 #include <QApplication>

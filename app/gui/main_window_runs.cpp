@@ -4,10 +4,10 @@
 
 #include "app/control/run_controller.h"
 #include "app/control/run_summary_reader.h"
-#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/monitor/monitor_page.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
-#include "app/gui/pages/setup_page.h"
+#include "app/gui/pages/setup/setup_page.h"
 #include "app/gui/run_control_bar.h"
 #include "app/gui/window_settings.h"
 

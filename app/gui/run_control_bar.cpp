@@ -2,6 +2,7 @@
 
 #include "app/control/duration_text.h"
 #include "app/control/wire_text.h"
+#include "app/gui/resume_target.h"
 #include "widgets/colours.h"
 
 #include <QApplication>
@@ -50,7 +51,7 @@ QString fromUtf8(const std::string& text) {
 }  // namespace
 
 RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
-    : QWidget(parent), m_controller(controller) {
+    : QWidget(parent), m_controller(controller), m_resumeTarget(new ResumeTarget(this)) {
   setObjectName(QStringLiteral("runControlBar"));
   QStyle* style = this->style();
 
@@ -146,6 +147,8 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
   connect(m_controller, &RunController::helloReceived, this,
           [this] { Q_EMIT runDirectoryReady(m_controller->runDirectory()); });
 
+  connect(m_resumeTarget, &ResumeTarget::readLanded, this, &RunControlBar::applyButtons);
+
   m_availability.setInterval(kAvailabilityPollMs);
   connect(&m_availability, &QTimer::timeout, this, &RunControlBar::refreshButtons);
   m_availability.start();
@@ -158,7 +161,7 @@ RunControlBar::~RunControlBar() = default;
 void RunControlBar::setPlanner(Planner planner) { m_planner = std::move(planner); }
 
 void RunControlBar::setResumeDirectoryProvider(DirectoryProvider provider) {
-  m_resumeDirectory = std::move(provider);
+  m_resumeTarget->setDirectoryProvider(std::move(provider));
   refreshButtons();
 }
 
@@ -177,9 +180,7 @@ void RunControlBar::setTrainer(const QString& path, const QString& problem) {
   refreshButtons();
 }
 
-QString RunControlBar::resumeDirectory() const {
-  return m_resumeDirectory ? m_resumeDirectory() : QString();
-}
+QString RunControlBar::resumeDirectory() const { return m_resumeTarget->directory(); }
 
 QColor RunControlBar::colorFor(RunController::State state) {
   using State = RunController::State;
@@ -325,7 +326,7 @@ bool RunControlBar::resume() {
   const QString dir = resumeDirectory();
   // The directory's state as last read off this thread (a read that has not landed yet counts
   // as no run: the Resume button is disabled until it does).
-  if (dir.isEmpty() || dir != m_openRunDir || !m_openRunResumable) {
+  if (dir.isEmpty() || dir != m_resumeTarget->readDirectory() || !m_resumeTarget->isResumable()) {
     showRefusal(
         tr("Cannot resume: no run to continue"),
         {dir.isEmpty() ? tr("Open a run directory first.")
@@ -418,16 +419,16 @@ void RunControlBar::refreshState() {
     showState(textFor(state), colorFor(state));
     return;
   }
-  if (m_openRun) {
+  if (const std::optional<RunSummary>& openRun = m_resumeTarget->summary()) {
     using Status = RunSummary::Status;
     using State = RunController::State;
-    const Status status = m_openRun->status;
+    const Status status = openRun->status;
     const State like = status == Status::Running       ? State::Running
                        : status == Status::Completed   ? State::Completed
                        : status == Status::Failed      ? State::ExitedWithError
                        : status == Status::Interrupted ? State::Unresponsive
                                                        : State::Stopped;
-    showState(openRunText(*m_openRun), colorFor(like));
+    showState(openRunText(*openRun), colorFor(like));
     return;
   }
   // The last launch's ending gave way to new settings, and no run is open.
@@ -512,45 +513,13 @@ void RunControlBar::onFinished(RunController::State state) {
 }
 
 // The buttons follow the controller at once and the resume directory's files as last read;
-// the files are read again on m_reads, and the buttons follow them when the read lands.
+// the files are read again off this thread, and the buttons follow them when the read lands.
 void RunControlBar::refreshButtons() {
-  readOpenRun();
+  m_resumeTarget->refresh();
   applyButtons();
 }
 
-void RunControlBar::readOpenRun() {
-  if (m_openRunReading) {
-    m_openRunStale = true;
-    return;
-  }
-  m_openRunReading = true;
-  m_openRunStale = false;
-  const QString dir = resumeDirectory();
-  struct OpenRun {
-    bool resumable = false;
-    std::optional<RunSummary> summary;
-  };
-  m_reads.read(
-      [dir, reader = m_openRunReader] {
-        OpenRun run;
-        run.resumable =
-            !dir.isEmpty() && QFileInfo(pathText(runDirectoryAt(dir).configFile())).isFile();
-        if (run.resumable && RunSummaryReader::isRunDirectory(dir)) run.summary = reader->read(dir);
-        return run;
-      },
-      [this, dir](OpenRun run) {
-        m_openRunReading = false;
-        m_openRunDir = dir;
-        m_openRunResumable = run.resumable;
-        m_openRun = std::move(run.summary);
-        if (m_openRunStale || dir != resumeDirectory()) {
-          readOpenRun();  // what was read is already old: show it, and read again
-        }
-        applyButtons();
-      });
-}
-
-bool RunControlBar::waitForReads(int timeoutMs) { return m_reads.waitForReads(timeoutMs); }
+bool RunControlBar::waitForReads(int timeoutMs) { return m_resumeTarget->waitForReads(timeoutMs); }
 
 void RunControlBar::applyButtons() {
   const bool active = m_controller->isActive();
@@ -573,12 +542,13 @@ void RunControlBar::applyButtons() {
   }
   const QString dir = resumeDirectory();
   // Until the first read of this directory lands, it counts as not resumable.
-  const bool resumable = dir == m_openRunDir && m_openRunResumable;
-  if (dir != m_openRunDir) m_openRun.reset();
+  const bool resumable = dir == m_resumeTarget->readDirectory() && m_resumeTarget->isResumable();
+  if (dir != m_resumeTarget->readDirectory()) m_resumeTarget->forgetSummary();
+  const std::optional<RunSummary>& openRun = m_resumeTarget->summary();
   // The window's own trainer holds the lock while it runs; anyone else's lock is another
   // process training the run, which a second trainer must not touch.
-  const bool elsewhere = !active && m_openRun && m_openRun->status == RunSummary::Status::Running;
-  const bool completed = m_openRun && m_openRun->status == RunSummary::Status::Completed;
+  const bool elsewhere = !active && openRun && openRun->status == RunSummary::Status::Running;
+  const bool completed = openRun && openRun->status == RunSummary::Status::Completed;
   m_resume->setEnabled(!active && resumable && !elsewhere && !completed);
   const QString name = QDir::toNativeSeparators(dir);
   m_resume->setToolTip(

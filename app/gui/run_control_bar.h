@@ -1,6 +1,5 @@
 #pragma once
 
-#include "app/control/file_read_thread.h"
 #include "app/control/launch_request.h"
 #include "app/control/run_controller.h"
 #include "app/control/run_summary_reader.h"
@@ -22,6 +21,8 @@ class QTemporaryFile;
 class QToolButton;
 
 namespace tb::app {
+
+class ResumeTarget;
 
 /// What Launch would start, as the window's Setup settings describe it.
 struct LaunchPlan {
@@ -123,7 +124,6 @@ class RunControlBar : public QWidget {
   void onFinished(RunController::State state);
   void onProtocolWarning();
   void refreshButtons();
-  void readOpenRun();
   void applyButtons();
   void refreshState();
   void showRefusal(const QString& headline, const QStringList& lines);
@@ -137,7 +137,6 @@ class RunControlBar : public QWidget {
 
   RunController* m_controller = nullptr;
   Planner m_planner;
-  DirectoryProvider m_resumeDirectory;
   QString m_trainer;
   QString m_trainerProblem;
   std::unique_ptr<QTemporaryFile> m_configFile;
@@ -145,16 +144,8 @@ class RunControlBar : public QWidget {
   bool m_refusalFromProblems = false;  // the refusal lists the settings' problems
   bool m_launchStale = false;          // the settings changed since the last launch ended
   std::function<QStringList()> m_problems;
-  // The resume directory's state, read on m_reads (never on the window's thread): whether it
-  // holds a run's config.json, and its summary. m_openRun* describe m_openRunDir as last read.
-  FileReadThread m_reads{QStringLiteral("run control reads")};
-  std::shared_ptr<RunSummaryReader> m_openRunReader =
-      std::make_shared<RunSummaryReader>();  // used on m_reads only
-  QString m_openRunDir;
-  bool m_openRunResumable = false;
-  std::optional<RunSummary> m_openRun;
-  bool m_openRunReading = false;  // a read is on its way
-  bool m_openRunStale = false;    // asked again while it was: read once more when it lands
+  // The resume directory as its files last said (read off the window's thread).
+  ResumeTarget* m_resumeTarget = nullptr;
 
   QPushButton* m_launch = nullptr;
   QPushButton* m_stop = nullptr;

@@ -5,10 +5,10 @@
 #include "app/control/run_controller.h"
 #include "app/control/trainer_location.h"
 #include "app/gui/main_window.h"
-#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/monitor/monitor_page.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
-#include "app/gui/pages/setup_page.h"
+#include "app/gui/pages/setup/setup_page.h"
 #include "app/gui/run_control_bar.h"
 #include "app/gui/window_settings.h"
 

@@ -2,7 +2,7 @@
 // panels, PSNR over wall-clock time, the discriminator marker, progress and ETA, the alert banner
 // and its markers, smoothing and x-axis choices, live appends, rollbacks, overlays, the codebook
 // tab, and curves actually drawn in a grabbed image.
-#include "app/gui/pages/monitor_page.h"
+#include "app/gui/pages/monitor/monitor_page.h"
 
 #include "app/control/run_follower.h"
 #include "app/gui/pages/alert_banner.h"

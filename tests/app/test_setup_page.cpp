@@ -11,7 +11,7 @@
 #include "app/gui/pages/config_field_editor.h"
 #include "app/gui/pages/data_info_view.h"
 #include "app/gui/pages/model_info_view.h"
-#include "app/gui/pages/setup_page.h"
+#include "app/gui/pages/setup/setup_page.h"
 #include "core/config_io.h"
 #include "core/config_schema.h"
 #include "core/presets.h"

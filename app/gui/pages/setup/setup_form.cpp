@@ -1,33 +1,28 @@
-// SetupPage, part two: building the panels. Which group box each configuration key goes in,
-// the two-column layout of each panel, and the bar above them. The document, validation and
-// trainer queries are in setup_page.cpp.
+// SetupPage's panels: one generated ConfigFieldEditor per configuration key, in group boxes
+// (field_rules.cpp says which), laid out in two columns on each of the four panels, with what
+// the trainer finds beside the Dataset and Model forms and the launch's command line beside the
+// Distributed one.
+
+#include "app/gui/pages/setup/setup_page.h"
 
 #include "app/gui/pages/config_field_editor.h"
 #include "app/gui/pages/data_info_view.h"
 #include "app/gui/pages/model_info_view.h"
-#include "app/gui/pages/setup_page.h"
+#include "app/gui/pages/setup/field_rules.h"
+#include "app/gui/pages/setup/trainer_checks.h"
 #include "core/config_schema.h"
-#include "core/presets.h"
 #include "widgets/layer_stack_editor.h"
 
 #include <QApplication>
 #include <QClipboard>
-#include <QComboBox>
-#include <QDir>
 #include <QFontDatabase>
 #include <QFormLayout>
-#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
-#include <QListView>
-#include <QListWidget>
 #include <QPalette>
 #include <QPlainTextEdit>
-#include <QPushButton>
 #include <QScrollArea>
-#include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -38,83 +33,6 @@
 namespace tb::app {
 namespace {
 
-// Which group of which panel a key is shown in. Keys not listed fall into their section's
-// "other" group, so a key added to the schema always gets an editor somewhere.
-struct GroupRule {
-  const char* title;
-  const char* prefix;  // a key path, or a section path ending with '.'
-};
-
-const std::vector<GroupRule>& groupRules() {
-  static const std::vector<GroupRule> rules = {
-      {"Source", "data.type"},
-      {"Source", "data.path"},
-      {"Source", "data.valid_path"},
-      {"Source", "data.synthetic_clips"},
-      {"Source", "data.valid_fraction"},
-      {"Clips", "data.image_size"},
-      {"Clips", "data.num_frames"},
-      {"Clips", "data.frame_stride"},
-      {"Clips", "data.clip_start"},
-      {"Clips", "data.crop"},
-      {"Clips", "data.hflip"},
-      {"Loading", "data.workers"},
-      {"Loading", "data.prefetch"},
-      {"Tokenizer", "model.kind"},
-      {"Tokenizer", "model.channels"},
-      {"Quantizer", "model.quantizer."},
-      {"VQGAN architecture", "model.vqgan."},
-      {"Discriminator", "model.discriminator."},
-      {"MAGVIT-v2 architecture", "model."},
-      {"Loss", "loss."},
-      {"Optimisation", "train.seed"},
-      {"Optimisation", "train.batch_size"},
-      {"Optimisation", "train.grad_accum"},
-      {"Optimisation", "train.lr"},
-      {"Optimisation", "train.discr_lr"},
-      {"Optimisation", "train.weight_decay"},
-      {"Optimisation", "train.adam_beta1"},
-      {"Optimisation", "train.adam_beta2"},
-      {"Optimisation", "train.grad_clip"},
-      {"Schedule", "train.warmup_steps"},
-      {"Schedule", "train.max_steps"},
-      {"Schedule", "train.schedule"},
-      {"Schedule", "train.min_lr_ratio"},
-      {"Schedule", "train.time_budget_s"},
-      {"Precision and memory", "train.precision"},
-      {"Precision and memory", "train.threads"},
-      {"Precision and memory", "train.activation_checkpointing"},
-      {"EMA", "train.ema"},
-      {"Logging, validation and checkpoints", "train.log_every"},
-      {"Logging, validation and checkpoints", "train.valid_"},
-      {"Logging, validation and checkpoints", "train.sample_every"},
-      {"Logging, validation and checkpoints", "train.checkpoint_"},
-      {"Recovery", "train.nan_"},
-      {"Processes", "distributed.strategy"},
-      {"Processes", "distributed.backend"},
-      {"Processes", "distributed.nproc_per_node"},
-      {"Processes", "distributed.nnodes"},
-      {"Processes", "distributed.node_rank"},
-      {"Processes", "distributed.gpu_ids"},
-      {"Rendezvous", "distributed.master_"},
-      {"Rendezvous", "distributed.timeout_s"},
-      {"Gradient exchange", "distributed.bucket_mb"},
-  };
-  return rules;
-}
-
-QString groupTitleFor(const QString& path) {
-  for (const GroupRule& rule : groupRules()) {
-    const QString prefix = QString::fromLatin1(rule.prefix);
-    if (path == prefix || (path.startsWith(prefix) && (prefix.endsWith(QLatin1Char('.')) ||
-                                                       prefix.endsWith(QLatin1Char('_')) ||
-                                                       prefix == QLatin1String("train.ema")))) {
-      return QString::fromLatin1(rule.title);
-    }
-  }
-  return QStringLiteral("Other: ") + path.section(QLatin1Char('.'), 0, 0);
-}
-
 QScrollArea* scrollable(QWidget* content) {
   auto* scroll = new QScrollArea;
   scroll->setWidget(content);
@@ -124,197 +42,12 @@ QScrollArea* scrollable(QWidget* content) {
   return scroll;
 }
 
-// The preset list: "name — description" in the open list, the name alone in the closed box.
-class PresetDelegate : public QStyledItemDelegate {
- public:
-  using QStyledItemDelegate::QStyledItemDelegate;
-
- protected:
-  void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
-    QStyledItemDelegate::initStyleOption(option, index);
-    const QString description = index.data(Qt::ToolTipRole).toString();
-    if (!description.isEmpty()) {
-      option->text = QStringLiteral("%1 \u2014 %2").arg(option->text, description);
-    }
-  }
-};
-
 QLabel* mutedLabel(const QString& text, QWidget* parent) {
   auto* label = new QLabel(text, parent);
   label->setWordWrap(true);
   label->setForegroundRole(QPalette::PlaceholderText);
   return label;
 }
-
-}  // namespace
-
-// -- Building ----------------------------------------------------------------------------------
-
-void SetupPage::createEditors() {
-  const QStringList special = specialKeys();
-  for (const core::FieldInfo& field : core::configSchema()) {
-    const QString path = QString::fromStdString(field.path);
-    if (special.contains(path)) continue;
-    auto* editor = new ConfigFieldEditor(field, this);
-    if (path == QLatin1String("data.path") || path == QLatin1String("data.valid_path")) {
-      editor->setBrowse(ConfigFieldEditor::Browse::Directory);
-    }
-    if (path == QLatin1String("loss.lpips_backbone") || path == QLatin1String("loss.lpips_lin")) {
-      editor->setBrowse(ConfigFieldEditor::Browse::File);
-    }
-    connect(editor, &ConfigFieldEditor::edited, this, &SetupPage::onFieldEdited);
-    m_editors.insert(path, editor);
-  }
-  m_layers = new widgets::LayerStackEditor(this);
-  m_layers->setObjectName(QStringLiteral("layerStackEditor"));
-  connect(m_layers, &widgets::LayerStackEditor::layersChanged, this, &SetupPage::onLayersEdited);
-}
-
-QGroupBox* SetupPage::fieldGroup(const QString& title, const QStringList& paths, QWidget* parent) {
-  auto* group = new QGroupBox(title, parent);
-  group->setObjectName(QStringLiteral("group:") + title);
-  auto* form = new QFormLayout(group);
-  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  form->setLabelAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-  form->setHorizontalSpacing(14);
-  form->setVerticalSpacing(4);
-  for (const QString& path : paths) {
-    ConfigFieldEditor* editor = m_editors.value(path);
-    if (editor == nullptr) continue;
-    auto* label = new QLabel(editor->labelText(), group);
-    label->setObjectName(QStringLiteral("label:") + path);
-    label->setToolTip(ConfigFieldEditor::describe(editor->field()));
-    m_labels.insert(path, label);
-    label->setBuddy(editor->input());
-    editor->setParent(group);
-    form->addRow(label, editor);
-    m_groupOf.insert(path, group);
-  }
-  return group;
-}
-
-void SetupPage::buildTopBar() {
-  auto* bar = new QWidget(this);
-  m_bar = bar;
-  bar->setObjectName(QStringLiteral("setupBar"));
-
-  m_presetBox = new QComboBox(bar);
-  m_presetBox->setObjectName(QStringLiteral("presetBox"));
-  m_presetBox->setPlaceholderText(tr("(from a file)"));
-  m_presetBox->setMinimumWidth(170);
-  // The open list shows each preset with its description; the closed box, its name.
-  m_presetBox->setItemDelegate(new PresetDelegate(m_presetBox));
-  m_presetBox->view()->setMinimumWidth(560);
-  m_presetBox->view()->setTextElideMode(Qt::ElideRight);
-  for (const core::PresetInfo& preset : core::presets()) {
-    const QString name = QString::fromStdString(preset.name);
-    m_presetBox->addItem(name, name);
-    m_presetBox->setItemData(m_presetBox->count() - 1, QString::fromStdString(preset.description),
-                             Qt::ToolTipRole);
-  }
-  m_presetBox->setToolTip(
-      tr("Start from a compiled-in preset (replaces every setting; asks first when you have "
-         "edited them)"));
-  connect(m_presetBox, &QComboBox::activated, this, &SetupPage::choosePreset);
-
-  m_loadButton = new QPushButton(tr("Load JSON\u2026"), bar);
-  m_loadButton->setObjectName(QStringLiteral("loadButton"));
-  m_loadButton->setToolTip(
-      tr("Replace the configuration with a JSON file; keys it lacks take "
-         "their defaults"));
-  connect(m_loadButton, &QPushButton::clicked, this, &SetupPage::chooseAndLoad);
-  m_saveButton = new QPushButton(tr("Save JSON\u2026"), bar);
-  m_saveButton->setObjectName(QStringLiteral("saveButton"));
-  m_saveButton->setToolTip(tr("Write the complete configuration, every default spelled out"));
-  connect(m_saveButton, &QPushButton::clicked, this, &SetupPage::chooseAndSave);
-
-  m_source = new QLabel(bar);
-  m_source->setObjectName(QStringLiteral("configSource"));
-  m_source->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_source->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  m_message = new QLabel(bar);
-  m_message->setObjectName(QStringLiteral("loadSaveMessage"));
-  m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_message->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
-  m_message->setMinimumHeight(m_message->fontMetrics().height());
-
-  m_runsFolder = new QLineEdit(bar);
-  m_runsFolder->setObjectName(QStringLiteral("runsFolder"));
-  m_runsFolder->setText(QDir::current().absoluteFilePath(QStringLiteral("runs")));
-  m_runsFolder->setToolTip(tr("Folder that holds run directories"));
-  auto* browseRuns = new QToolButton(bar);
-  browseRuns->setText(tr("Browse\u2026"));
-  connect(browseRuns, &QToolButton::clicked, this, &SetupPage::chooseRunsFolder);
-  m_runName = new QLineEdit(bar);
-  m_runName->setObjectName(QStringLiteral("runName"));
-  m_runName->setToolTip(tr("Name of the run directory inside the runs folder"));
-  m_runName->setMinimumWidth(220);
-  connect(m_runsFolder, &QLineEdit::textEdited, this, [this] {
-    refreshProblemList();
-    refreshCommandLine();
-    Q_EMIT configChanged();
-  });
-  connect(m_runName, &QLineEdit::textEdited, this, [this] {
-    m_runNameAuto = false;
-    refreshProblemList();
-    refreshCommandLine();
-    Q_EMIT configChanged();
-  });
-
-  m_trainer = new QLabel(bar);
-  m_trainer->setObjectName(QStringLiteral("trainerValue"));
-  m_trainer->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_trainer->setForegroundRole(QPalette::PlaceholderText);
-  // Long paths must not widen the window: cut at its edge, whole in the tooltip.
-  m_trainer->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-
-  auto* grid = new QGridLayout(bar);
-  grid->setContentsMargins(0, 0, 0, 0);
-  grid->setHorizontalSpacing(8);
-  grid->setVerticalSpacing(6);
-  grid->addWidget(new QLabel(tr("Preset:"), bar), 0, 0);
-  auto* row0 = new QHBoxLayout;
-  row0->setSpacing(8);
-  row0->addWidget(m_presetBox);
-  row0->addSpacing(8);
-  row0->addWidget(m_loadButton);
-  row0->addWidget(m_saveButton);
-  row0->addSpacing(12);
-  row0->addWidget(m_source, 1);
-  grid->addLayout(row0, 0, 1);
-  grid->addWidget(new QLabel(tr("Runs folder:"), bar), 1, 0);
-  auto* row1 = new QHBoxLayout;
-  row1->setSpacing(8);
-  row1->addWidget(m_runsFolder, 2);
-  row1->addWidget(browseRuns);
-  row1->addSpacing(12);
-  row1->addWidget(new QLabel(tr("Run name:"), bar));
-  row1->addWidget(m_runName, 1);
-  grid->addLayout(row1, 1, 1);
-  grid->addWidget(new QLabel(tr("Trainer:"), bar), 2, 0);
-  grid->addWidget(m_trainer, 2, 1);
-  grid->addWidget(m_message, 3, 1);
-  grid->setColumnStretch(1, 1);
-
-  m_summary = new QLabel(this);
-  m_summary->setObjectName(QStringLiteral("validationSummary"));
-  QFont bold = m_summary->font();
-  bold.setBold(true);
-  m_summary->setFont(bold);
-
-  m_problems = new QListWidget(this);
-  m_problems->setObjectName(QStringLiteral("problemList"));
-  m_problems->setToolTip(tr("Click a problem to go to its field"));
-  m_problems->setSelectionMode(QAbstractItemView::SingleSelection);
-  m_problems->setUniformItemSizes(true);
-  m_problems->setIconSize(QSize(16, 16));
-  connect(m_problems, &QListWidget::itemClicked, this,
-          [this](QListWidgetItem* item) { focusField(item->data(Qt::UserRole).toString()); });
-  connect(m_problems, &QListWidget::itemActivated, this,
-          [this](QListWidgetItem* item) { focusField(item->data(Qt::UserRole).toString()); });
-}
-
-namespace {
 
 // A panel's scrolled content: two columns of group boxes. Returns the content widget; the
 // columns are named "column0" and "column1".
@@ -373,6 +106,51 @@ QStringList pathsInGroup(const QString& title, const QString& section) {
 
 }  // namespace
 
+// -- Building ----------------------------------------------------------------------------------
+
+void SetupPage::createEditors() {
+  const QStringList special = specialKeys();
+  for (const core::FieldInfo& field : core::configSchema()) {
+    const QString path = QString::fromStdString(field.path);
+    if (special.contains(path)) continue;
+    auto* editor = new ConfigFieldEditor(field, this);
+    if (path == QLatin1String("data.path") || path == QLatin1String("data.valid_path")) {
+      editor->setBrowse(ConfigFieldEditor::Browse::Directory);
+    }
+    if (path == QLatin1String("loss.lpips_backbone") || path == QLatin1String("loss.lpips_lin")) {
+      editor->setBrowse(ConfigFieldEditor::Browse::File);
+    }
+    connect(editor, &ConfigFieldEditor::edited, this, &SetupPage::onFieldEdited);
+    m_editors.insert(path, editor);
+  }
+  m_layers = new widgets::LayerStackEditor(this);
+  m_layers->setObjectName(QStringLiteral("layerStackEditor"));
+  connect(m_layers, &widgets::LayerStackEditor::layersChanged, this, &SetupPage::onLayersEdited);
+}
+
+QGroupBox* SetupPage::fieldGroup(const QString& title, const QStringList& paths, QWidget* parent) {
+  auto* group = new QGroupBox(title, parent);
+  group->setObjectName(QStringLiteral("group:") + title);
+  auto* form = new QFormLayout(group);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setLabelAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  form->setHorizontalSpacing(14);
+  form->setVerticalSpacing(4);
+  for (const QString& path : paths) {
+    ConfigFieldEditor* editor = m_editors.value(path);
+    if (editor == nullptr) continue;
+    auto* label = new QLabel(editor->labelText(), group);
+    label->setObjectName(QStringLiteral("label:") + path);
+    label->setToolTip(ConfigFieldEditor::describe(editor->field()));
+    m_labels.insert(path, label);
+    label->setBuddy(editor->input());
+    editor->setParent(group);
+    form->addRow(label, editor);
+    m_groupOf.insert(path, group);
+  }
+  return group;
+}
+
 void SetupPage::buildPanels() {
   m_tabs = new QTabWidget(this);
   m_tabs->setObjectName(QStringLiteral("setupTabs"));
@@ -423,7 +201,7 @@ QWidget* SetupPage::buildDatasetPanel() {
   rescan->setText(tr("Scan again"));
   rescan->setToolTip(tr("Run data-info again (after files changed on disk)"));
   connect(rescan, &QToolButton::clicked, this, [this] {
-    m_lastDataInput.clear();
+    m_checks->forgetDataInput();
     requestDataInfo();
   });
   auto* contentsLayout = new QVBoxLayout(contents);
@@ -566,6 +344,14 @@ QWidget* SetupPage::buildDistributedPanel() {
   QScrollArea* scroll = scrollable(content);
   m_scrolls << scroll;
   return scroll;
+}
+
+int SetupPage::panelOf(const QString& path) const {
+  const QString section = path.section(QLatin1Char('.'), 0, 0);
+  if (section == QLatin1String("data")) return static_cast<int>(Panel::Dataset);
+  if (section == QLatin1String("model")) return static_cast<int>(Panel::Model);
+  if (section == QLatin1String("distributed")) return static_cast<int>(Panel::Distributed);
+  return static_cast<int>(Panel::Training);
 }
 
 }  // namespace tb::app

@@ -4,28 +4,16 @@
 #include "core/metrics_log.h"
 
 #include <QColor>
-#include <QHash>
 #include <QString>
 #include <QStringList>
 #include <QTimer>
 #include <QVector>
 #include <QWidget>
 
-#include <memory>
-#include <optional>
-#include <vector>
-
-class QCheckBox;
-class QComboBox;
 class QLabel;
-class QGridLayout;
-class QPlainTextEdit;
 class QPushButton;
-class QScrollArea;
-class QSlider;
 class QStackedWidget;
 class QTabWidget;
-class QToolButton;
 
 namespace tb::widgets {
 class CodebookView;
@@ -35,10 +23,17 @@ class CurvePlot;
 namespace tb::app {
 
 class AlertBanner;
+class CurveViewControls;
 class EmptyState;
+class FollowedRuns;
 class MetricChooser;
+class MetricGrid;
+class OverlayKey;
+class RunAlerts;
+class RunConfigurationTab;
 class RunFollower;
 class RunProgressView;
+struct FollowedRun;
 
 /// Monitor: follows the open run directory (live or finished) and shows
 ///
@@ -64,6 +59,11 @@ class RunProgressView;
 ///
 /// The x axis is the step or the training time since each run's first row (wall-clock time
 /// without the stops between a stop and its resume).
+///
+/// The parts: FollowedRuns (the open run and the overlays, with their followers), MetricGrid
+/// (the plots), RunAlerts (banner lines and marked steps), CurveViewControls, OverlayKey and
+/// RunConfigurationTab; this class puts them together and passes what the runs' files say to
+/// them.
 class MonitorPage : public QWidget {
   Q_OBJECT
 
@@ -107,10 +107,10 @@ class MonitorPage : public QWidget {
   QString seriesName(int runIndex, const QString& metric) const;
 
   void setXAxis(XAxis axis);
-  XAxis xAxis() const { return m_xAxis; }
+  XAxis xAxis() const;
   /// Smoothing weight in [0, 1) of the training curves (validation curves are never smoothed).
   void setSmoothing(double weight);
-  double smoothing() const { return m_smoothing; }
+  double smoothing() const;
   void setIgnoreOutliers(bool ignore);
   void setLogX(bool logarithmic);
 
@@ -134,76 +134,49 @@ class MonitorPage : public QWidget {
   /// "New Run from This Configuration": the open run's config.json, for the Setup page.
   void newRunFromConfigurationRequested(const QString& configPath);
 
- protected:
-  bool eventFilter(QObject* watched, QEvent* event) override;
-
  private:
-  struct Run;
-  struct Panel;
+  QLayout* buildRunLine();
+  QTabWidget* buildTabs();
+  QWidget* buildContent();
+  void connectParts();
 
-  Run* addRun(const QString& path, int index);
-  void connectRun(Run* run);
-  void onReset(Run* run);
-  void onRows(Run* run, const QVector<core::MetricsRow>& rows);
-  void onEvents(Run* run, const QVector<core::Event>& events);
+  // What the followed runs' files say (monitor_page_runs.cpp).
+  void onReset(FollowedRun* run);
+  void onRows(FollowedRun* run, const QVector<core::MetricsRow>& rows);
+  void onEvents(FollowedRun* run, const QVector<core::Event>& events);
   void onCodebookChanged(qint64 step);
+  void onCodebookRead(qint64 step, const QVector<qint64>& counts, const QString& error);
   void loadCodebookCounts(qint64 step);
-  void registerMetric(const QString& metric);
   void plotMetric(int runIndex, const QString& metric, int from);
+  void plotCodebookCurve(const QString& metric, int from);
   void refeedAll();
-  std::optional<double> xOf(const Run& run, const Panel& panel, std::int64_t step) const;
-  bool panelUsesWallClock(const Panel& panel) const;
-  Panel* panelOf(const QString& metric) const;
-  int runIndexOf(const Run* run) const;
   void updateMarkers();
   void updateReferenceLine();
   void updateProgress();
-  void updateGrid();
+  void loadConfiguration();
+
   void updateView();
   void updateRunLabels();
   void chooseOverlayRun();
-  void styleSeries(Panel& panel, int runIndex, const QString& metric);
-  void restyleSeries();
-  bool isShown(const Panel& panel, const QString& metric) const;
-  void showSeriesOf(Panel& panel);
-  void updateSameValues();
-  QWidget* buildConfigurationTab();
-  void loadConfiguration();
 
+  FollowedRuns* m_runs = nullptr;  // [0]: the open run, then overlays
   // Controls.
   QLabel* m_runName = nullptr;
   QPushButton* m_overlayButton = nullptr;
-  QLabel* m_overlayLabel = nullptr;
-  QToolButton* m_clearOverlaysButton = nullptr;
-  QComboBox* m_xAxisChooser = nullptr;
-  QSlider* m_smoothingSlider = nullptr;
-  QLabel* m_smoothingValue = nullptr;
-  QCheckBox* m_ignoreOutliers = nullptr;
-  QCheckBox* m_logX = nullptr;
   RunProgressView* m_progress = nullptr;
   AlertBanner* m_alerts = nullptr;
-  MetricChooser* m_chooser = nullptr;
+  RunAlerts* m_runAlerts = nullptr;
+  CurveViewControls* m_controls = nullptr;
+  OverlayKey* m_overlayKey = nullptr;
+  MetricGrid* m_grid = nullptr;
   widgets::CodebookView* m_codebook = nullptr;
+  RunConfigurationTab* m_configuration = nullptr;
   QTabWidget* m_tabs = nullptr;
-  QScrollArea* m_gridArea = nullptr;
-  QWidget* m_gridHost = nullptr;
-  QGridLayout* m_grid = nullptr;
+  MetricChooser* m_chooser = nullptr;
   EmptyState* m_empty = nullptr;
   QWidget* m_content = nullptr;
   QStackedWidget* m_stack = nullptr;
   QTimer m_clock;  // refreshes "last write N ago"
-  QPlainTextEdit* m_configView = nullptr;
-  QPushButton* m_newRunFromConfig = nullptr;
-  bool m_interruptionAlerted = false;
-
-  std::vector<std::unique_ptr<Panel>> m_panels;
-  std::vector<std::unique_ptr<Run>> m_runs;  // [0]: the open run, then overlays
-  QStringList m_gridShown;
-  int m_gridColumns = 0;
-  XAxis m_xAxis = XAxis::Step;
-  double m_smoothing = kDefaultSmoothing;
-  // Alert steps marked on the loss plot: (step, code).
-  QVector<QPair<qint64, QString>> m_alertMarks;
 };
 
 }  // namespace tb::app

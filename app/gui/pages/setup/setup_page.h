@@ -11,19 +11,18 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <utility>
 #include <vector>
 
+class QColor;
 class QComboBox;
 class QGroupBox;
 class QLabel;
-class QLineEdit;
 class QListWidget;
-class QListWidgetItem;
 class QPlainTextEdit;
 class QPushButton;
 class QScrollArea;
 class QTabWidget;
-class QTemporaryDir;
 class QToolButton;
 
 namespace tb::widgets {
@@ -35,6 +34,8 @@ namespace tb::app {
 class ConfigFieldEditor;
 class DataInfoView;
 class ModelInfoView;
+class RunDestination;
+class TrainerChecks;
 class TrainerQuery;
 struct TrainerLocation;
 
@@ -49,6 +50,12 @@ struct TrainerLocation;
 /// core validation in-process; bad fields are outlined in red and listed, and clicking a
 /// problem focuses its field. After edits settle the page asks the trainer for `model-info`
 /// and `data-info` (asynchronously, newest request wins) and shows the answers beside the forms.
+///
+/// Its files, by concern: setup_page.cpp (the document and its edits), setup_form.cpp (the
+/// panels of generated editors), field_rules.cpp (which group a key goes in, which keys are in
+/// use), config_source.cpp (presets, Load/Save and the bar above), problems.cpp (validation, the
+/// problem list and going to a field), launch_command.cpp (the launch and its command line);
+/// TrainerChecks runs the trainer's checks and RunDestination holds the runs folder and run name.
 class SetupPage : public QWidget {
   Q_OBJECT
 
@@ -123,8 +130,8 @@ class SetupPage : public QWidget {
   widgets::LayerStackEditor* layerEditor() const { return m_layers; }
   ModelInfoView* modelInfoView() const { return m_modelInfo; }
   DataInfoView* dataInfoView() const { return m_dataInfo; }
-  TrainerQuery* modelInfoQuery() const { return m_modelQuery; }
-  TrainerQuery* dataInfoQuery() const { return m_dataQuery; }
+  TrainerQuery* modelInfoQuery() const;
+  TrainerQuery* dataInfoQuery() const;
   /// Shows `panel`.
   void showPanel(Panel panel);
   Panel currentPanel() const;
@@ -162,37 +169,48 @@ class SetupPage : public QWidget {
   void showEvent(QShowEvent* event) override;
 
  private:
-  void buildTopBar();
+  // The document and its edits (setup_page.cpp).
+  void documentReplaced();
+  void showDocumentInEditors();
+  void onFieldEdited(const QString& path);
+  void onLayersEdited();
+  void documentEdited(const QString& changedPath);
+  void requestModelInfo();
+  void requestDataInfo();
+  void destinationEdited();
+
+  // The panels (setup_form.cpp).
+  void createEditors();
   void buildPanels();
   QWidget* buildDatasetPanel();
   QWidget* buildModelPanel();
   QWidget* buildTrainingPanel();
   QWidget* buildDistributedPanel();
   QGroupBox* fieldGroup(const QString& title, const QStringList& paths, QWidget* parent);
-  void createEditors();
+  int panelOf(const QString& path) const;
 
-  void documentReplaced();
-  void showDocumentInEditors();
-  void onFieldEdited(const QString& path);
-  void onLayersEdited();
-  void documentEdited(const QString& changedPath);
-  void revalidate();
-  void refreshProblemList();
-  void refreshCommandLine();
-  void refreshSourceLabel();
+  // Which keys are in use (field_rules.cpp).
   void refreshModelKind();
   void refreshDependentFields();
-  void requestModelInfo();
-  void requestDataInfo();
-  void suggestRunName();
+
+  // Presets, files and the bar above the panels (config_source.cpp).
+  void buildTopBar();
   void chooseAndLoad();
   void chooseAndSave();
-  void chooseRunsFolder();
-  void showMessage(const QString& text, bool error);
-  void setDataProblem(const QString& problem);
   void askForDataFolder();
-  QStringList runDirectoryProblems() const;
-  int panelOf(const QString& path) const;
+  void showMessage(const QString& text, bool error);
+  void refreshSourceLabel();
+  QString runNameBase() const;
+
+  // Validation and the problem list (problems.cpp).
+  static void setLabelColor(QLabel* label, const QColor& color);
+  void buildProblemList();
+  void revalidate();
+  void setDataProblem(const QString& problem);
+  void refreshProblemList();
+
+  // The launch's command line (launch_command.cpp).
+  void refreshCommandLine();
 
   ConfigDocument* m_config = nullptr;                       // child of the page
   std::vector<std::pair<QString, QString>> m_configErrors;  // path, message
@@ -201,11 +219,9 @@ class SetupPage : public QWidget {
   QString m_preset;
   QString m_sourceFile;
   bool m_modified = false;
-  bool m_runNameAuto = true;
   QString m_trainerPath;
   QString m_trainerText;
-  std::string m_lastModelInput;
-  std::string m_lastDataInput;
+  TrainerChecks* m_checks = nullptr;  // child of the page
 
   QWidget* m_bar = nullptr;
   QComboBox* m_presetBox = nullptr;
@@ -213,8 +229,7 @@ class SetupPage : public QWidget {
   QPushButton* m_saveButton = nullptr;
   QLabel* m_source = nullptr;
   QLabel* m_message = nullptr;
-  QLineEdit* m_runsFolder = nullptr;
-  QLineEdit* m_runName = nullptr;
+  RunDestination* m_destination = nullptr;
   QLabel* m_trainer = nullptr;
   QLabel* m_summary = nullptr;
   QListWidget* m_problems = nullptr;
@@ -229,9 +244,6 @@ class SetupPage : public QWidget {
   QGroupBox* m_vqganGroup = nullptr;
   ModelInfoView* m_modelInfo = nullptr;
   DataInfoView* m_dataInfo = nullptr;
-  TrainerQuery* m_modelQuery = nullptr;
-  TrainerQuery* m_dataQuery = nullptr;
-  QTemporaryDir* m_previewDir = nullptr;
   QPlainTextEdit* m_commandLine = nullptr;
   QToolButton* m_copyCommand = nullptr;
   QLabel* m_commandNote = nullptr;
