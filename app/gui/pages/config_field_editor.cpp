@@ -346,55 +346,7 @@ void ConfigFieldEditor::focusInput() {
 }
 
 QString ConfigFieldEditor::humanName(const core::FieldInfo& field) {
-  static const QHash<QString, QString> kWords = {
-      {QStringLiteral("lr"), QStringLiteral("learning rate")},
-      {QStringLiteral("discr"), QStringLiteral("discriminator")},
-      {QStringLiteral("num"), QStringLiteral("number of")},
-      {QStringLiteral("nproc"), QStringLiteral("processes")},
-      {QStringLiteral("nnodes"), QStringLiteral("nodes")},
-      {QStringLiteral("addr"), QStringLiteral("address")},
-      {QStringLiteral("attn"), QStringLiteral("attention")},
-      {QStringLiteral("conv"), QStringLiteral("convolution")},
-      {QStringLiteral("recon"), QStringLiteral("reconstruction")},
-      {QStringLiteral("mult"), QStringLiteral("multiplier")},
-      {QStringLiteral("ff"), QStringLiteral("feed-forward")},
-      {QStringLiteral("mem"), QStringLiteral("memory")},
-      {QStringLiteral("kv"), QStringLiteral("key/values")},
-      {QStringLiteral("cond"), QStringLiteral("conditioning")},
-      {QStringLiteral("ema"), QStringLiteral("EMA")},
-      {QStringLiteral("fsq"), QStringLiteral("FSQ")},
-      {QStringLiteral("vq"), QStringLiteral("VQ")},
-      {QStringLiteral("lfq"), QStringLiteral("LFQ")},
-      {QStringLiteral("r1"), QStringLiteral("R1")},
-      {QStringLiteral("lecam"), QStringLiteral("LeCAM")},
-      {QStringLiteral("lpips"), QStringLiteral("LPIPS")},
-      {QStringLiteral("gpu"), QStringLiteral("GPU")},
-      {QStringLiteral("ids"), QStringLiteral("IDs")},
-      {QStringLiteral("l2"), QStringLiteral("L2")},
-      {QStringLiteral("adam"), QStringLiteral("Adam")},
-      {QStringLiteral("hflip"), QStringLiteral("horizontal flip")},
-      {QStringLiteral("patchgan"), QStringLiteral("PatchGAN")},
-      {QStringLiteral("grad"), QStringLiteral("gradient")},
-      {QStringLiteral("accum"), QStringLiteral("accumulation")},
-      {QStringLiteral("nan"), QStringLiteral("NaN")},
-      {QStringLiteral("res"), QStringLiteral("residual")},
-  };
-  const QString path = QString::fromStdString(field.path);
-  QStringList words = path.section(QLatin1Char('.'), -1).split(QLatin1Char('_'));
-  // "time_budget_s" and "bucket_mb" end with their unit, which the label shows anyway.
-  const QString unit = QString::fromStdString(field.spec.unitName()).toLower();
-  if (words.size() > 1 && (words.back() == QLatin1String("s") ||
-                           (words.back() == QLatin1String("mb") && unit == QLatin1String("mib")))) {
-    words.pop_back();
-  }
-  // "num_frames" reads "Number of frames"; inside a name ("attn_num_mem_kv") "num" says nothing.
-  for (int i = 1; i < words.size(); ++i) {
-    if (words[i] == QLatin1String("num")) words.removeAt(i--);
-  }
-  for (QString& word : words) word = kWords.value(word, word);
-  QString name = words.join(QLatin1Char(' '));
-  if (!name.isEmpty() && name.front().isLower()) name[0] = name.front().toUpper();
-  return name;
+  return QString::fromStdString(core::fieldLabel(field));
 }
 
 QString ConfigFieldEditor::describe(const core::FieldInfo& field) {
@@ -428,6 +380,8 @@ QString ConfigFieldEditor::describe(const core::FieldInfo& field) {
                                               : QString::fromStdString(d.dump());
   if (defaultText.isEmpty()) defaultText = tr("empty");
   lines << tr("Default: %1").arg(defaultText.toHtmlEscaped());
+  if (const auto& when = spec.condition())
+    lines << tr("Used only when %1").arg(QString::fromLatin1(when->text).toHtmlEscaped());
   return lines.join(QStringLiteral("<br>"));
 }
 

@@ -59,8 +59,7 @@ class ConfigFieldEditor : public QWidget {
   /// Gives the input keyboard focus (and selects text fields' text).
   void focusInput();
 
-  /// Human label of a key without unit: "train.lr" -> "Learning rate", "data.num_frames" ->
-  /// "Number of frames".
+  /// core::fieldLabel: "train.lr" -> "Learning rate", "data.num_frames" -> "Number of frames".
   static QString humanName(const core::FieldInfo& field);
   /// Tooltip: key path, documentation, allowed range or values, unit and default.
   static QString describe(const core::FieldInfo& field);
