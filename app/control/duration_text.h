@@ -1,13 +1,11 @@
 #pragma once
-// The one way the front end writes a duration (ETAs, "no output for ...", stop grace), in the
-// window and in the headless runner's lines alike.
+// core::formatDuration as a QString, for the window and the headless runner's lines.
 
 #include <QString>
 
 namespace tb::app {
 
-/// "12s", "4m18s", "1h02m", "2d05h" (rounded to the second, then cut to two units); "?" for NaN,
-/// infinity or a negative value.
+/// core::formatDuration: "12s", "4m18s", "1h02m", "2d05h"; "?" for NaN, infinity or < 0.
 QString formatDuration(double seconds);
 
 }  // namespace tb::app

@@ -28,8 +28,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::ordered_json;
 
-const std::vector<std::string> kWhats = {"gen-step-recon", "gen-step",   "discr-step", "encode",
-                                         "decode",         "train-step", "conv-check"};
+const std::vector<std::string> kWhats = {"gen-step-recon", "gen-step",     "discr-step",
+                                         "encode",         "decode",       "train-step",
+                                         "conv-check",     "fid-features", "fvd-features"};
 
 double peakRssMb() { return static_cast<double>(peakResidentBytes()) / (1024.0 * 1024.0); }
 
@@ -322,6 +323,7 @@ int bench(const BenchArgs& args) {
                     (guess ? " (did you mean \"" + *guess + "\"?)" : ""),
                 "one of " + list);
   }
+  if (args.what == "fid-features" || args.what == "fvd-features") return benchFeatures(args);
   core::RunConfig config;
   if (!loadConfigArgument(args.config, args.preset, config)) return 2;
   if (!args.device.empty()) config.train.device = args.device;

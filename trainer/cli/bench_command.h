@@ -19,6 +19,8 @@ struct BenchArgs {
   ///                 discriminator steps, gradient clipping, both AdamW updates, the EMA
   /// conv-check      not a timing: every convolution gen-step runs, forward and backward at
   ///                 --precision (bf16 unless fp16) against fp32 on the device
+  /// fid-features    InceptionV3 of rFID over --batch 256 px images (images_per_s), no config
+  /// fvd-features    I3D of rFVD over --batch 16-frame 128 px clips (clips_per_s), no config
   std::string what;
   int batch = 0;                   ///< clips per micro-batch; 0: train.batch_size
   int steps = 3;                   ///< timed repetitions (median, min, max reported)
@@ -30,6 +32,10 @@ struct BenchArgs {
   std::string device;     ///< train.device value (auto, cpu, cuda, cuda:N); empty: the config's
   std::string precision;  ///< train.precision (fp32, bf16, fp16); empty: the config's
 };
+
+/// --what fid-features / fvd-features (bench_features.cpp): what, device, threads, batch,
+/// input_shape, median_s, min_s, max_s, images_per_s or clips_per_s, peak_rss_mb.
+int benchFeatures(const BenchArgs& args);
 
 /// Runs the benchmark. Exit 0 with the JSON object on stdout; 2 for an invalid configuration, an
 /// unknown --what, missing LPIPS weights (without --random-perceptual) or discr-step without a

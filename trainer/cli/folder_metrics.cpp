@@ -7,6 +7,7 @@
 #include "trainer/evaluation/fvd_i3d.h"
 #include "trainer/evaluation/image_metrics.h"
 #include "trainer/evaluation/lpips.h"
+#include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_folder.h"
 
 #include <nlohmann/json.hpp>
@@ -30,12 +31,6 @@ std::vector<std::string> relativeFiles(const std::string& root, media::MediaKind
   for (const std::string& path : media::scanMediaFolder(root, kind))
     out.push_back(fs::path(path).lexically_relative(root).generic_string());
   return out;
-}
-
-torch::Tensor framesTensor(const media::VideoFrames& f) {
-  return torch::from_blob(const_cast<std::uint8_t*>(f.rgb.data()), {f.count, f.height, f.width, 3},
-                          torch::kUInt8)
-      .clone();
 }
 
 }  // namespace
@@ -112,7 +107,7 @@ int computeFolderMetrics(const MetricsArgs& args) {
       if (!lpips.is_empty()) lpips_sum += metrics::lpips(lpips, a, b);
       if (fid) {
         const auto image = [](const media::VideoFrames& f) {
-          return framesTensor(f).permute({0, 3, 1, 2}).to(torch::kFloat32) / 255.0;
+          return media::framesToBytes(f).permute({0, 3, 1, 2}).to(torch::kFloat32) / 255.0;
         };
         reals.add(inception->forward(image(a)));
         fakes.add(inception->forward(image(b)));
@@ -123,8 +118,8 @@ int computeFolderMetrics(const MetricsArgs& args) {
                     << metrics::kFvdMinFrames << ": not in rFVD\n";
           ++short_clips;
         } else {
-          reals.add(i3d->forward(framesTensor(a).unsqueeze(0)));
-          fakes.add(i3d->forward(framesTensor(b).unsqueeze(0)));
+          reals.add(i3d->forward(media::framesToBytes(a).unsqueeze(0)));
+          fakes.add(i3d->forward(media::framesToBytes(b).unsqueeze(0)));
         }
       }
     } catch (const std::exception& e) {

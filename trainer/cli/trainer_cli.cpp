@@ -9,6 +9,7 @@
 #include "trainer/cli/compare_command.h"
 #include "trainer/cli/config_commands.h"
 #include "trainer/cli/data_commands.h"
+#include "trainer/cli/evaluate_command.h"
 #include "trainer/cli/magvit2_commands.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
@@ -190,6 +191,56 @@ int runTrainerCli(int argc, char** argv) {
                       "i3d_pretrained_400.pt (the I3D of VideoGPT / SEED-Voken): with two video "
                       "folders, adds \"rfvd\"");
 
+  cli::EvaluateArgs eva;
+  auto* evaluate = app.add_subcommand(
+      "evaluate",
+      "Score tokenizers as papers do over a folder of images (rFID) or videos (rFVD), with "
+      "PSNR/SSIM/LPIPS; write metrics.json and an evaluation card (card.md, card.json)");
+  evaluate
+      ->add_option("--checkpoint", eva.checkpoints,
+                   "NAME=PATH: a checkpoint folder or run directory (repeat)")
+      ->required();
+  evaluate->add_option("--data", eva.data, "Folder of images or videos, e.g. ImageNet val")
+      ->required();
+  evaluate
+      ->add_option("--data-type", eva.data_type,
+                   "images or videos (default: images when "
+                   "the folder has any)")
+      ->check(CLI::IsMember(core::compareDataTypes()));
+  evaluate->add_option("--out", eva.out, "Folder for metrics.json, card.md, card.json")->required();
+  evaluate->add_option("--split", eva.split, "The data's name in the card (default: the folder's)");
+  evaluate->add_option("--fid-weights", eva.fid_weights,
+                       "pt_inception-2015-12-05-6726825d.pth (pytorch-fid's InceptionV3): rFID");
+  evaluate->add_option("--fvd-weights", eva.fvd_weights,
+                       "i3d_pretrained_400.pt (the I3D of VideoGPT / SEED-Voken): rFVD");
+  evaluate->add_option("--lpips-net", eva.lpips_net, "LPIPS backbone: alex (default) or vgg")
+      ->check(CLI::IsMember(core::choiceNames<core::LpipsNet>()));
+  evaluate->add_option("--lpips-backbone", eva.lpips_backbone,
+                       "torch.save dict of the backbone's features.* tensors");
+  evaluate->add_option("--lpips-lin", eva.lpips_lin,
+                       "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
+  evaluate->add_option("--num", eva.num, "Files to evaluate (default: every usable one)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
+  evaluate
+      ->add_option("--image-size", eva.image_size,
+                   "Side after resize and centre crop (default: the first checkpoint's)")
+      ->check(CLI::Range(8, 4096));
+  evaluate
+      ->add_option("--frames", eva.frames,
+                   "Frames per video clip (default: the first checkpoint's data.num_frames)")
+      ->check(CLI::Range(1, 1024));
+  evaluate
+      ->add_option("--batch", eva.batch,
+                   "Clips per feature-network batch (default 16 images or 4 videos)")
+      ->check(CLI::Range(1, 4096));
+  evaluate->add_option(
+      "--cache", eva.cache,
+      "Folder of cached reals' statistics (default: ~/.cache/tokenbench/evaluation)");
+  evaluate->add_flag("--raw-weights", eva.raw_weights,
+                     "Use model.safetensors even when EMA weights exist");
+  evaluate->add_option("--device", eva.device,
+                       "auto (default: CUDA when available), cpu, cuda or cuda:N");
+
   cli::DataInfoArgs data_info_args;
   auto* data_info =
       app.add_subcommand("data-info",
@@ -366,6 +417,7 @@ int runTrainerCli(int argc, char** argv) {
     }
     return cli::compare(cmp);
   }
+  if (*evaluate) return cli::evaluate(eva);
   if (*init) return cli::initCheckpoint(model_config, model_preset, init_out);
   if (*baseline) {
     if (*base_seed_option) base.seed = base_seed;

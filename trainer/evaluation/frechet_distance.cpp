@@ -45,6 +45,36 @@ void FeatureStatistics::add(const torch::Tensor& features) {
   m_count = total;
 }
 
+void FeatureStatistics::save(const std::filesystem::path& file,
+                             const std::map<std::string, std::string>& metadata) const {
+  weights::saveTensors({{"count", torch::tensor({m_count}, torch::kInt64)},
+                        {"mean", m_mean},
+                        {"scatter", m_scatter}},
+                       file, metadata);
+}
+
+FeatureStatistics FeatureStatistics::load(const std::filesystem::path& file, std::int64_t dim) {
+  FeatureStatistics out(dim);
+  const weights::NamedTensors tensors = weights::loadTensors(file);
+  const auto named = [&](const char* name) {
+    for (const auto& [key, t] : tensors)
+      if (key == name) return t;
+    throw std::runtime_error(file.string() + ": no tensor \"" + name + "\" (not saved statistics)");
+  };
+  const torch::Tensor count = named("count"), mean = named("mean"), scatter = named("scatter");
+  if (count.numel() != 1 || mean.sizes() != torch::IntArrayRef{dim} ||
+      scatter.sizes() != torch::IntArrayRef{dim, dim} || mean.scalar_type() != torch::kFloat64 ||
+      scatter.scalar_type() != torch::kFloat64) {
+    throw std::runtime_error(file.string() + ": statistics of mean " +
+                             weights::shapeText(mean.sizes()) + ", expected float64 [" +
+                             std::to_string(dim) + "]");
+  }
+  out.m_count = count.to(torch::kInt64).item<std::int64_t>();
+  out.m_mean = mean;
+  out.m_scatter = scatter;
+  return out;
+}
+
 torch::Tensor FeatureStatistics::covariance() const {
   if (m_count < 2) {
     throw std::logic_error("feature statistics: a covariance needs 2 rows, there are " +

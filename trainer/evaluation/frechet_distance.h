@@ -21,6 +21,9 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
 
 namespace tb::trainer::metrics {
 
@@ -42,6 +45,14 @@ class FeatureStatistics {
   /// `[dim, dim]` float64, divided by count - 1 (numpy's np.cov(rowvar=False)). Throws
   /// std::logic_error with fewer than 2 rows.
   torch::Tensor covariance() const;
+
+  /// Writes the statistics (count, mean, scatter, float64) to a safetensors file, atomically,
+  /// with string metadata.
+  void save(const std::filesystem::path& file,
+            const std::map<std::string, std::string>& metadata) const;
+  /// Statistics saved by save(). Throws std::runtime_error naming the file when it is not such a
+  /// file or its dimension is not `dim`.
+  static FeatureStatistics load(const std::filesystem::path& file, std::int64_t dim);
 
  private:
   std::int64_t m_dim;

@@ -20,6 +20,15 @@ torch::Tensor framesToTensor(const std::uint8_t* rgb, int count, int height, int
   return bytes.permute({3, 0, 1, 2}).to(torch::kFloat32).div_(127.5).sub_(1.0).contiguous();
 }
 
+torch::Tensor framesToBytes(const VideoFrames& frames) {
+  if (!frames.consistent())
+    throw std::invalid_argument(
+        "framesToBytes: rgb size does not match count x height x width x 3");
+  return torch::from_blob(const_cast<std::uint8_t*>(frames.rgb.data()),
+                          {frames.count, frames.height, frames.width, 3}, torch::kUInt8)
+      .clone();
+}
+
 VideoFrames tensorToFrames(const torch::Tensor& clip, double fps) {
   torch::Tensor t = clip.detach();
   if (t.dim() == 3) t = t.unsqueeze(1);

@@ -14,6 +14,10 @@ torch::Tensor framesToTensor(const VideoFrames& frames);
 /// a mapped shard); they are read once, never written, and the tensor owns its own copy.
 torch::Tensor framesToTensor(const std::uint8_t* rgb, int count, int height, int width);
 
+/// `[T, H, W, 3]` uint8, the frames as they are (what the rFID and rFVD feature networks take);
+/// the tensor owns its copy.
+torch::Tensor framesToBytes(const VideoFrames& frames);
+
 /// The inverse, for `[3, T, H, W]` or `[3, H, W]` (one frame) float tensors on any device:
 /// clamps to [-1, 1], maps to [0, 255] and rounds. Throws std::invalid_argument on other shapes.
 VideoFrames tensorToFrames(const torch::Tensor& clip, double fps = 0.0);

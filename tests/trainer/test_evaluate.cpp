@@ -1,0 +1,182 @@
+// `evaluate` over real files with the recipe's feature networks (no weight files needed): the
+// card records the protocol, the weight file's SHA-256 and the small-N warnings; the reals'
+// statistics are cached and reused to the bit; broken and too short files are named and skipped.
+#include "core/config_io.h"
+#include "core/sha256.h"
+#include "tests/trainer/fid_fvd_recipe.h"
+#include "tests/trainer/test_support.h"
+#include "trainer/cli/evaluate_command.h"
+#include "trainer/cli/model_commands.h"
+#include "trainer/evaluation/fid_inception.h"
+#include "trainer/evaluation/fvd_i3d.h"
+#if TB_WITH_OPENCV
+#include "trainer/media/image_reader.h"
+#endif
+#if TB_WITH_FFMPEG
+#include "trainer/media/video_encoder.h"
+#endif
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace tb::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using testing::TempFolder;
+
+Json readJson(const fs::path& file) {
+  std::ifstream in(file);
+  return Json::parse(in);
+}
+
+bool anyContains(const Json& lines, const std::string& text) {
+  for (const Json& line : lines)
+    if (line.get<std::string>().find(text) != std::string::npos) return true;
+  return false;
+}
+
+// A checkpoint written by `init` for `config`.
+fs::path initCheckpointOf(const TempFolder& dir, const core::RunConfig& config) {
+  const fs::path file = dir.path() / "config.json";
+  std::ofstream(file) << core::toJsonText(config);
+  const fs::path ckpt = dir.path() / "ckpt";
+  EXPECT_EQ(cli::initCheckpoint(file.string(), "", ckpt), 0);
+  return ckpt;
+}
+
+TEST(Evaluate, ImagesGiveACardAndTheRealsStatisticsAreReused) {
+#if !TB_WITH_OPENCV
+  GTEST_SKIP() << "writing the test images needs a build with OpenCV";
+#else
+  TempFolder dir;
+  core::RunConfig config = testing::tinyConfig();
+  config.model.kind = core::ModelKind::Vqgan;
+  config.model.vqgan.base_channels = 8;
+  config.model.vqgan.channel_mult = {1, 2};
+  config.model.vqgan.num_res_blocks = 1;
+  config.model.vqgan.attn_resolutions = {};
+  config.model.vqgan.z_channels = 8;
+  const fs::path ckpt = initCheckpointOf(dir, config);
+  const fs::path data = dir.path() / "images";
+  fs::create_directories(data);
+  const media::VideoFrames frames = testing::makeClip(24, 20, 10, 10.0);
+  for (int t = 0; t < frames.count; ++t)
+    media::writePng((data / ("image_" + std::to_string(t) + ".png")).string(), frames.width,
+                    frames.height, frames.frame(t));
+  std::ofstream(data / "empty.png");  // zero bytes: named and skipped
+
+  metrics::FidInception inception;
+  const std::string weights = dir.file("pt_inception.pth");
+  testing::saveGeneratedWeights(*inception, 8.0, weights);
+  cli::EvaluateArgs args;
+  args.checkpoints = {"tiny=" + ckpt.string()};
+  args.data = data.string();
+  args.out = dir.file("eval");
+  args.fid_weights = weights;
+  args.cache = dir.file("cache");
+  args.batch = 4;
+  const auto first = testing::captured([&] { return cli::evaluate(args); });
+  ASSERT_EQ(first.code, 0) << first.err;
+  const Json card = readJson(dir.path() / "eval" / "card.json");
+  EXPECT_EQ(card["data"]["type"], "images");
+  EXPECT_EQ(card["data"]["evaluated"], 10);
+  ASSERT_EQ(card["data"]["skipped"].size(), 1u);
+  EXPECT_NE(card["data"]["skipped"][0]["path"].get<std::string>().find("empty.png"),
+            std::string::npos);
+  EXPECT_EQ(card["feature_network"]["sha256"], core::sha256OfFile(weights));
+  EXPECT_FALSE(card["reals_cached"].get<bool>());
+  EXPECT_TRUE(anyContains(card["warnings"], "not more than the 2048 feature dimensions"));
+  EXPECT_TRUE(anyContains(card["warnings"], "50,000 ImageNet validation images"));
+  const Json& row = card["tokenizers"][0];
+  EXPECT_EQ(row["rfid_samples"], 10);
+  EXPECT_GT(row["rfid"].get<double>(), 0.0);  // an untrained tokenizer: far from the originals
+  EXPECT_GT(row["psnr"].get<double>(), 0.0);
+  const Json metrics = readJson(dir.path() / "eval" / "metrics.json");
+  EXPECT_EQ(metrics["tokenizers"][0]["rfid"], row["rfid"]);
+  EXPECT_NE(first.out.find("| tiny |"), std::string::npos) << first.out;  // the card's table
+  EXPECT_NE(first.err.find("ETA"), std::string::npos);
+
+  // The same data again: the reals' statistics come from the cache, and the figure is the same.
+  args.out = dir.file("eval2");
+  const auto second = testing::captured([&] { return cli::evaluate(args); });
+  ASSERT_EQ(second.code, 0) << second.err;
+  const Json again = readJson(dir.path() / "eval2" / "card.json");
+  EXPECT_TRUE(again["reals_cached"].get<bool>());
+  EXPECT_EQ(again["reals_cache"], card["reals_cache"]);
+  EXPECT_EQ(again["tokenizers"][0]["rfid"].get<double>(), row["rfid"].get<double>());
+
+  // Fewer images are other data: not the cached statistics.
+  args.out = dir.file("eval3");
+  args.num = 4;
+  const auto fewer = testing::captured([&] { return cli::evaluate(args); });
+  ASSERT_EQ(fewer.code, 0) << fewer.err;
+  const Json four = readJson(dir.path() / "eval3" / "card.json");
+  EXPECT_FALSE(four["reals_cached"].get<bool>());
+  EXPECT_EQ(four["tokenizers"][0]["rfid_samples"], 4);
+
+  // The other network's weights, and a weight file that is not one, are refused by name.
+  args.fvd_weights = weights;
+  args.fid_weights.clear();
+  const auto wrong = testing::captured([&] { return cli::evaluate(args); });
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.err.find("holds images; rFID takes --fid-weights"), std::string::npos)
+      << wrong.err;
+  args.fvd_weights.clear();
+  args.fid_weights = (data / "image_0.png").string();
+  const auto broken = testing::captured([&] { return cli::evaluate(args); });
+  EXPECT_EQ(broken.code, 2);
+  EXPECT_NE(broken.err.find("image_0.png"), std::string::npos) << broken.err;
+#endif
+}
+
+TEST(Evaluate, VideosGiveRfvdAndShortVideosAreSkipped) {
+#if !TB_WITH_FFMPEG
+  GTEST_SKIP() << "writing the test videos needs a build with FFmpeg";
+#else
+  TempFolder dir;
+  const fs::path ckpt = initCheckpointOf(dir, testing::tinyConfig());
+  const fs::path data = dir.path() / "videos";
+  fs::create_directories(data);
+  for (int k = 0; k < 3; ++k)
+    media::writeVideo((data / ("clip_" + std::to_string(k) + ".mkv")).string(),
+                      testing::makeClip(24 + 4 * k, 20, 9, 10.0));
+  media::writeVideo((data / "short.mkv").string(), testing::makeClip(24, 20, 5, 10.0));
+
+  metrics::FvdI3d i3d;
+  const std::string weights = dir.file("i3d_pretrained_400.pt");
+  testing::saveGeneratedWeights(*i3d, 6.0, weights);
+  cli::EvaluateArgs args;
+  args.checkpoints = {"tiny=" + ckpt.string()};
+  args.data = data.string();
+  args.out = dir.file("eval");
+  args.fvd_weights = weights;
+  args.cache = dir.file("cache");
+  args.frames = 5;
+  const auto refused = testing::captured([&] { return cli::evaluate(args); });
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("--frames 5: the I3D of rFVD needs at least 9"), std::string::npos)
+      << refused.err;
+
+  args.frames = 9;
+  const auto result = testing::captured([&] { return cli::evaluate(args); });
+  ASSERT_EQ(result.code, 0) << result.err;
+  const Json card = readJson(dir.path() / "eval" / "card.json");
+  EXPECT_EQ(card["data"]["type"], "videos");
+  EXPECT_EQ(card["protocol"]["frames"], 9);
+  EXPECT_EQ(card["data"]["evaluated"], 3);
+  ASSERT_EQ(card["data"]["skipped"].size(), 1u);
+  EXPECT_NE(card["data"]["skipped"][0]["path"].get<std::string>().find("short.mkv"),
+            std::string::npos);
+  EXPECT_EQ(card["tokenizers"][0]["rfvd_samples"], 3);
+  EXPECT_GT(card["tokenizers"][0]["rfvd"].get<double>(), 0.0);
+  EXPECT_TRUE(anyContains(card["warnings"], "UCF-101 test split"));
+#endif
+}
+
+}  // namespace
+}  // namespace tb::trainer
