@@ -1,10 +1,10 @@
 #include "app/control/headless_runner.h"
 
-#include "app/control/duration_text.h"
 #include "app/control/exit_code.h"
 #include "app/control/launch_request.h"
 #include "app/control/stop_signal_notifier.h"
 #include "app/control/wire_text.h"
+#include "app/text/duration_text.h"
 #include "core/metric_names.h"
 #include "core/metrics_log.h"
 

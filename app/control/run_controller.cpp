@@ -1,7 +1,6 @@
 #include "app/control/run_controller.h"
 
-#include "app/control/duration_text.h"
-
+#include "app/text/duration_text.h"
 #include "core/run_directory.h"
 
 #include <QDir>

@@ -1,7 +1,7 @@
 #include "app/gui/run_control_bar.h"
 
-#include "app/control/duration_text.h"
 #include "app/control/wire_text.h"
+#include "app/text/duration_text.h"
 #include "widgets/colours.h"
 
 #include <QApplication>

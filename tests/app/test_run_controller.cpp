@@ -1,9 +1,9 @@
 // RunController against a fake trainer (tests/app/fake_trainer.cpp) that completes, crashes,
 // fails, hangs, floods and prints garbage: every ending must become its own state, with the
 // words a person needs, and the stop sequence must escalate exactly as far as needed.
-#include "app/control/duration_text.h"
 #include "app/control/run_controller.h"
 #include "app/control/wire_text.h"
+#include "app/text/duration_text.h"
 #include "core/metric_names.h"
 #include "core/metrics_log.h"
 #include "tests/app/tiny_real_run.h"
