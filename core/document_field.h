@@ -18,7 +18,7 @@
 namespace tb::core {
 
 /// Options of one document field (a builder: chain the setters). The default: required on read,
-/// always written.
+/// always written. Texts are kept as views: pass string literals.
 class DocField {
  public:
   enum class Presence {
