@@ -11,10 +11,14 @@
 //    "per_frame":{<name>:{"psnr":[..],"ssim":[..]}, ...}}
 //
 // Written with two-space indentation and a final newline (toJsonText). Readers accept a document
-// without "version" or "per_frame" (trainers before them) and refuse another version.
+// without "version" or "per_frame" (trainers before them) and refuse another version. The
+// structs below describe their keys once (describe(), core/document_field.h).
+
+#include "core/document_field.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <limits>
 #include <optional>
 #include <string>
@@ -33,6 +37,13 @@ struct CompareScores {
   double ssim = std::numeric_limits<double>::quiet_NaN();  ///< [0, 1], higher is better
   /// LPIPS distance (lower is better); absent when compare ran without LPIPS weights.
   std::optional<double> lpips;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("psnr", psnr, DocField().nanAsNull());
+    v.field("ssim", ssim, DocField().nanAsNull());
+    v.field("lpips", lpips, DocField().nanAsNull());
+  }
 };
 
 /// One `--checkpoint NAME=PATH` of the comparison.
@@ -42,6 +53,16 @@ struct CompareTokenizer {
   std::string weights;     ///< weights file it loaded ("ema.safetensors", "model.safetensors")
   std::string model_kind;  ///< "magvit2", "vqgan", "classic_vq"
   std::string label;       ///< what a reference codec is ("classic VQ, 10 bits/token"); else ""
+
+  template <class V>
+  void describe(V& v) {
+    v.field("name", name);
+    v.require(!name.empty(), "a tokenizer has an empty \"name\"");
+    v.field("checkpoint", checkpoint);
+    v.field("weights", weights);
+    v.field("model_kind", model_kind);
+    v.field("label", label, DocField().omitUnset());
+  }
 };
 
 /// One compared clip; scores[k] belongs to tokenizers[k].
@@ -52,6 +73,18 @@ struct CompareClip {
   int width = 0;       ///< frame width in pixels (0: unknown)
   int height = 0;      ///< frame height in pixels (0: unknown)
   std::vector<CompareScores> scores;
+
+  /// "metrics" holds `scores` by tokenizer name (`tokenizerNames`, the report's). Reports before
+  /// "clip" number their clips by `position` in the list.
+  template <class V>
+  void describe(V& v, const std::vector<std::string>& tokenizerNames, int position) {
+    v.fieldOr("clip", index, position);
+    v.field("source", source, DocField().optional());
+    v.field("frames", frames, DocField().optional());
+    v.field("width", width, DocField().optional());
+    v.field("height", height, DocField().optional());
+    v.keyed("metrics", scores, tokenizerNames, "tokenizer");
+  }
 };
 
 /// Mean scores by frame position over the clips (a causal tokenizer codes its first frame
@@ -59,6 +92,12 @@ struct CompareClip {
 struct CompareFrameMeans {
   std::vector<double> psnr;  ///< dB, one per frame position
   std::vector<double> ssim;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("psnr", psnr, DocField().nanAsNull());
+    v.field("ssim", ssim, DocField().nanAsNull());
+  }
 };
 
 /// DIR/metrics.json. Every per-tokenizer list (clip scores, mean, per_frame) follows
@@ -68,9 +107,33 @@ struct CompareReport {
   std::vector<CompareClip> clips;
   std::vector<CompareScores> mean;
   std::vector<CompareFrameMeans> per_frame;
+
+  /// Names of `tokenizers`, in order: the keys of every per-tokenizer object.
+  std::vector<std::string> tokenizerNames() const;
+
+  /// The document's keys after "version", in order. A reader refuses a report without
+  /// tokenizers or with two of one name.
+  template <class V>
+  void describe(V& v) {
+    v.field("tokenizers", tokenizers, DocField().element("a tokenizer"));
+    v.require(!tokenizers.empty(), "\"tokenizers\" is empty");
+    const std::string repeated = repeatedTokenizerName();
+    v.require(repeated.empty(), "two tokenizers are named \"" + repeated + "\"");
+    const std::vector<std::string> names = tokenizerNames();
+    v.field("clips", clips, DocField().element("a clip"),
+            [&](auto& c, CompareClip& clip, std::size_t position) {
+              clip.describe(c, names, static_cast<int>(position));
+            });
+    v.keyed("mean", mean, names, "tokenizer");
+    v.keyed("per_frame", per_frame, names, "tokenizer", DocField().omitUnset());
+  }
+
+ private:
+  // The first name two tokenizers share; "" when there is none.
+  std::string repeatedTokenizerName() const;
 };
 
-/// The document, "version" first, keys in the order above.
+/// The document: "version", then the keys of CompareReport::describe.
 nlohmann::ordered_json toJson(const CompareReport& report);
 /// toJson as the trainer writes it: indented by two spaces, with a final newline.
 std::string toJsonText(const CompareReport& report);

@@ -1,13 +1,12 @@
 #pragma once
 // The data-info document: what `tokenbench-trainer data-info` prints (stdout, one JSON line)
 // and the Setup page's Dataset panel shows. Both sides use this struct and its JSON, tested
-// against tests/golden/data_info_v1.json. Keys, in order: "version", "type", "path",
-// "valid_path" (only when set), "files", "train_files", "valid_files", "train_clips",
-// "valid_clips", "frames" {min, max, total}, "resolutions" [{width, height, files}],
-// "skipped" [{path, reason}], "shards" and "valid_shards" (only for data.type shards),
-// "preview" [{source, png}].
+// against tests/golden/data_info_v1.json. Keys: "version", then those of DataInfo::describe in
+// its order ("valid_path" only when set, "shards" and "valid_shards" only for data.type shards).
 //
 // Readers accept a document without "version" (trainers before it) and refuse another version.
+
+#include "core/document_field.h"
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +32,19 @@ struct ShardSetInfo {
   std::int64_t clips = 0;
   std::int64_t bytes = 0;
   bool verified = false;  ///< checksums were checked (data-info --verify)
+
+  template <class V>
+  void describe(V& v) {
+    v.field("data_type", data_type);
+    v.field("image_size", image_size);
+    v.field("num_frames", num_frames);
+    v.field("frame_stride", frame_stride);
+    v.field("count", count);
+    v.field("usable", usable);
+    v.field("clips", clips);
+    v.field("bytes", bytes);
+    v.field("verified", verified);
+  }
 };
 
 struct DataInfo {
@@ -51,11 +63,24 @@ struct DataInfo {
     int width = 0;
     int height = 0;
     std::int64_t files = 0;
+
+    template <class V>
+    void describe(V& v) {
+      v.field("width", width);
+      v.field("height", height);
+      v.field("files", files);
+    }
   };
   std::vector<Resolution> resolutions;  ///< ascending by (width, height)
   struct Skipped {
     std::string path;
     std::string reason;  ///< e.g. "no video stream"
+
+    template <class V>
+    void describe(V& v) {
+      v.field("path", path);
+      v.field("reason", reason);
+    }
   };
   std::vector<Skipped> skipped;              ///< files the index could not use
   std::optional<ShardSetInfo> shards;        ///< training shards (data.type shards)
@@ -63,8 +88,38 @@ struct DataInfo {
   struct Preview {
     std::string source;  ///< the file the clip comes from
     std::string png;     ///< absolute path of its strip of frames
+
+    template <class V>
+    void describe(V& v) {
+      v.field("source", source);
+      v.field("png", png);
+    }
   };
   std::vector<Preview> preview;  ///< with --preview
+
+  /// The document's keys after "version", in order.
+  template <class V>
+  void describe(V& v) {
+    v.field("type", type);
+    v.field("path", path);
+    v.field("valid_path", valid_path, DocField().omitUnset());
+    v.field("files", files);
+    v.field("train_files", train_files);
+    v.field("valid_files", valid_files);
+    v.field("train_clips", train_clips);
+    v.field("valid_clips", valid_clips);
+    v.object("frames", [&](auto& frames) {
+      frames.field("min", min_frames);
+      frames.field("max", max_frames);
+      frames.field("total", total_frames);
+    });
+    v.field("resolutions", resolutions);
+    v.field("skipped", skipped);
+    v.field("shards", shards);
+    v.field("valid_shards", valid_shards);
+    // A document printed without --preview by an older trainer may lack the key.
+    v.field("preview", preview, DocField().optional());
+  }
 };
 
 /// The document, keys in the documented order, "version" first.

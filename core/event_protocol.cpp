@@ -1,17 +1,15 @@
 #include "core/event_protocol.h"
 
+#include "core/detail/document_json.h"
 #include "core/version.h"
 
 #include <nlohmann/json.hpp>
 
-#include <cmath>
-#include <limits>
-#include <type_traits>
-
 namespace tb::core {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using detail::Json;
+using detail::jsonTypeName;
 using Kind = ProtocolError::Kind;
 
 constexpr std::size_t kMaxQuotedBytes = 64;
@@ -32,307 +30,54 @@ std::string quoteForMessage(std::string_view text) {
   return out;
 }
 
-const char* jsonTypeName(const Json& value) {
-  if (value.is_number_float()) return "float";
-  if (value.is_number()) return "integer";
-  return value.type_name();
-}
-
-Json encodeDouble(double value) {
-  if (!std::isfinite(value)) return Json(nullptr);
-  return Json(value);
-}
-
 ProtocolError makeError(Kind kind, std::string message) {
   return ProtocolError{kind, std::move(message)};
 }
 
-// Reads the fields of one event object. The first problem is kept and later reads become
-// no-ops, so decoders read straight through and check ok() once.
-class FieldReader {
- public:
-  FieldReader(const Json& object, std::string_view type) : m_object(object), m_type(type) {}
-
-  bool ok() const { return !m_error.has_value(); }
-  ProtocolError takeError() { return std::move(*m_error); }
-
-  std::string string(const char* name) {
-    const Json* value = find(name, true);
-    if (value == nullptr) return {};
-    if (!value->is_string()) {
-      wrongType(name, "a string", *value);
-      return {};
-    }
-    return value->get<std::string>();
+// "an integer", as in `field "step" in checkpoint event must be an integer, got string`.
+const char* expectedText(detail::JsonExpect expected) {
+  switch (expected) {
+    case detail::JsonExpect::Integer:
+      return "an integer";
+    case detail::JsonExpect::NullableNumber:
+      return "a number or null";
+    case detail::JsonExpect::String:
+      return "a string";
+    case detail::JsonExpect::Object:
+      return "an object";
+    default:  // no v1 event field has another type
+      return "a valid value";
   }
+}
 
-  std::string optionalString(const char* name) {
-    const Json* value = find(name, false);
-    if (value == nullptr) return {};
-    if (!value->is_string()) {
-      wrongType(name, "a string", *value);
-      return {};
-    }
-    return value->get<std::string>();
+// A refused field in the protocol's words: `missing field "step" in progress event`.
+ProtocolError fieldError(const detail::FieldError& error, std::string_view type) {
+  using Problem = detail::FieldError::Problem;
+  const std::string field = "field \"" + error.field + "\" in " + std::string(type) + " event";
+  switch (error.problem) {
+    case Problem::Missing:
+      return makeError(Kind::MissingField, "missing " + field);
+    case Problem::WrongType:
+      return makeError(Kind::WrongFieldType,
+                       field + " must be " + expectedText(error.expected) + ", got " + error.got);
+    case Problem::OutOfRange:
+      return makeError(Kind::WrongFieldType, field + " is out of range: " + error.value);
+    case Problem::NotAllowed:
+      return makeError(Kind::WrongFieldType, field + " has value " + quoteForMessage(error.value) +
+                                                 ", expected one of " + error.allowed);
+    case Problem::BadEntry:
+      return makeError(Kind::WrongFieldType,
+                       "value " + quoteForMessage(error.key) + " of " + field + " must be " +
+                           expectedText(error.expected) + ", got " + error.got);
+    default:  // lists, keyed objects and document rules: no v1 event has them
+      return makeError(Kind::WrongFieldType, field + ": " + detail::documentErrorText(error));
   }
-
-  // `allowed` is a '|'-separated list of values.
-  std::string oneOf(const char* name, std::string_view allowed) {
-    std::string text = string(name);
-    if (!ok()) return text;
-    std::size_t begin = 0;
-    while (begin <= allowed.size()) {
-      std::size_t end = allowed.find('|', begin);
-      if (end == std::string_view::npos) end = allowed.size();
-      if (allowed.substr(begin, end - begin) == text) return text;
-      begin = end + 1;
-    }
-    fail(Kind::WrongFieldType, "field \"" + std::string(name) + "\" in " + std::string(m_type) +
-                                   " event has value " + quoteForMessage(text) +
-                                   ", expected one of " + std::string(allowed));
-    return text;
-  }
-
-  std::int64_t int64(const char* name) { return readInt64(find(name, true), name).value_or(0); }
-
-  std::optional<std::int64_t> optionalInt64(const char* name) {
-    return readInt64(find(name, false), name);
-  }
-
-  int int32(const char* name) {
-    const std::optional<std::int64_t> value = readInt64(find(name, true), name);
-    if (!value) return 0;
-    if (*value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max()) {
-      fail(Kind::WrongFieldType, "field \"" + std::string(name) + "\" in " + std::string(m_type) +
-                                     " event is out of range: " + std::to_string(*value));
-      return 0;
-    }
-    return static_cast<int>(*value);
-  }
-
-  double number(const char* name) {
-    const Json* value = find(name, true);
-    if (value == nullptr) return 0.0;
-    return readDouble(*value, name);
-  }
-
-  std::vector<std::pair<std::string, double>> numberMap(const char* name) {
-    std::vector<std::pair<std::string, double>> out;
-    const Json* value = find(name, true);
-    if (value == nullptr) return out;
-    if (!value->is_object()) {
-      wrongType(name, "an object", *value);
-      return out;
-    }
-    out.reserve(value->size());
-    for (const auto& [key, entry] : value->items()) {
-      if (!entry.is_number() && !entry.is_null()) {
-        fail(Kind::WrongFieldType, "value " + quoteForMessage(key) + " of field \"" +
-                                       std::string(name) + "\" in " + std::string(m_type) +
-                                       " event must be a number or null, got " +
-                                       jsonTypeName(entry));
-        return out;
-      }
-      out.emplace_back(key, readDouble(entry, name));
-    }
-    return out;
-  }
-
- private:
-  const Json* find(const char* name, bool required) {
-    if (!ok()) return nullptr;
-    const auto it = m_object.find(name);
-    if (it == m_object.end()) {
-      if (required) {
-        fail(Kind::MissingField,
-             "missing field \"" + std::string(name) + "\" in " + std::string(m_type) + " event");
-      }
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  std::optional<std::int64_t> readInt64(const Json* value, const char* name) {
-    if (value == nullptr) return std::nullopt;
-    if (value->is_number_integer() && !value->is_number_unsigned()) {
-      return value->get<std::int64_t>();
-    }
-    if (value->is_number_unsigned()) {
-      const auto raw = value->get<std::uint64_t>();
-      if (raw <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        return static_cast<std::int64_t>(raw);
-      }
-      fail(Kind::WrongFieldType, "field \"" + std::string(name) + "\" in " + std::string(m_type) +
-                                     " event is out of range: " + std::to_string(raw));
-      return std::nullopt;
-    }
-    wrongType(name, "an integer", *value);
-    return std::nullopt;
-  }
-
-  double readDouble(const Json& value, const char* name) {
-    if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (!value.is_number()) {
-      wrongType(name, "a number or null", value);
-      return 0.0;
-    }
-    return value.get<double>();
-  }
-
-  void wrongType(const char* name, const char* expected, const Json& value) {
-    fail(Kind::WrongFieldType, "field \"" + std::string(name) + "\" in " + std::string(m_type) +
-                                   " event must be " + expected + ", got " + jsonTypeName(value));
-  }
-
-  void fail(Kind kind, std::string message) {
-    if (ok()) m_error = makeError(kind, std::move(message));
-  }
-
-  const Json& m_object;
-  std::string_view m_type;
-  std::optional<ProtocolError> m_error;
-};
-
-// --- per-type encoders: key order here IS the wire order ---------------------------------
-
-void encodeFields(Json& j, const HelloEvent& e) {
-  j["trainer_version"] = e.trainer_version;
-  j["torch_version"] = e.torch_version;
-  j["protocol"] = e.protocol;
-  j["world_size"] = e.world_size;
-  j["launcher"] = e.launcher;
-  j["device"] = e.device;
-  if (!e.device_name.empty()) j["device_name"] = e.device_name;
-  if (e.device_memory_bytes > 0) j["device_memory_bytes"] = e.device_memory_bytes;
-  j["blas"] = e.blas;
-  j["threads"] = e.threads;
-  j["interop_threads"] = e.interop_threads;
-  j["run_dir"] = e.run_dir;
-}
-
-void encodeFields(Json& j, const ProgressEvent& e) {
-  j["step"] = e.step;
-  j["total"] = e.total;
-  j["it_per_s"] = encodeDouble(e.it_per_s);
-  j["eta_s"] = encodeDouble(e.eta_s);
-}
-
-void encodeFields(Json& j, const MetricEvent& e) {
-  j["step"] = e.step;
-  Json values = Json::object();
-  for (const auto& [name, value] : e.values) values[name] = encodeDouble(value);
-  j["values"] = std::move(values);
-}
-
-void encodeFields(Json& j, const SampleEvent& e) {
-  j["step"] = e.step;
-  j["kind"] = e.kind;
-  j["path"] = e.path;
-}
-
-void encodeFields(Json& j, const CheckpointEvent& e) {
-  j["step"] = e.step;
-  j["path"] = e.path;
-}
-
-void encodeFields(Json& j, const LogEvent& e) {
-  j["level"] = e.level;
-  j["text"] = e.text;
-}
-
-void encodeFields(Json& j, const WarningEvent& e) {
-  j["code"] = e.code;
-  j["message"] = e.message;
-  if (e.step) j["step"] = *e.step;
-}
-
-void encodeFields(Json& j, const ErrorEvent& e) {
-  j["code"] = e.code;
-  j["message"] = e.message;
-  j["hint"] = e.hint;
-}
-
-void encodeFields(Json& j, const DoneEvent& e) {
-  j["status"] = e.status;
-  if (e.step) j["step"] = *e.step;
-}
-
-// --- per-type decoders -----------------------------------------------------------------
-
-Event decodeFields(FieldReader& r, HelloEvent e) {
-  e.trainer_version = r.string("trainer_version");
-  e.torch_version = r.string("torch_version");
-  e.protocol = r.int32("protocol");
-  e.world_size = r.int32("world_size");
-  e.launcher = r.string("launcher");
-  e.device = r.string("device");
-  e.device_name = r.optionalString("device_name");
-  e.device_memory_bytes = r.optionalInt64("device_memory_bytes").value_or(0);
-  e.blas = r.string("blas");
-  e.threads = r.int32("threads");
-  e.interop_threads = r.int32("interop_threads");
-  e.run_dir = r.string("run_dir");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, ProgressEvent e) {
-  e.step = r.int64("step");
-  e.total = r.int64("total");
-  e.it_per_s = r.number("it_per_s");
-  e.eta_s = r.number("eta_s");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, MetricEvent e) {
-  e.step = r.int64("step");
-  e.values = r.numberMap("values");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, SampleEvent e) {
-  e.step = r.int64("step");
-  e.kind = r.string("kind");
-  e.path = r.string("path");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, CheckpointEvent e) {
-  e.step = r.int64("step");
-  e.path = r.string("path");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, LogEvent e) {
-  e.level = r.oneOf("level", "debug|info|warning|error");
-  e.text = r.string("text");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, WarningEvent e) {
-  e.code = r.string("code");
-  e.message = r.string("message");
-  e.step = r.optionalInt64("step");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, ErrorEvent e) {
-  e.code = r.string("code");
-  e.message = r.string("message");
-  e.hint = r.string("hint");
-  return e;
-}
-
-Event decodeFields(FieldReader& r, DoneEvent e) {
-  e.status = r.oneOf("status", "completed|stopped|failed");
-  e.step = r.optionalInt64("step");
-  return e;
 }
 
 template <std::size_t I = 0>
 std::optional<Event> defaultEventOfType(std::string_view type) {
   if constexpr (I < std::variant_size_v<Event>) {
-    Event candidate{std::in_place_index<I>};
-    if (eventTypeName(candidate) == type) return candidate;
+    if (std::variant_alternative_t<I, Event>::kType == type) return Event{std::in_place_index<I>};
     return defaultEventOfType<I + 1>(type);
   } else {
     return std::nullopt;
@@ -369,11 +114,13 @@ DecodeResult decodeObject(const Json& object) {
   std::optional<Event> event = defaultEventOfType(type);
   if (!event) return {makeError(Kind::UnknownType, "unknown event type " + quoteForMessage(type))};
 
-  FieldReader reader(object, type);
-  Event decoded =
-      std::visit([&](auto& empty) { return decodeFields(reader, std::move(empty)); }, *event);
-  if (!reader.ok()) return {reader.takeError()};
-  return {std::move(decoded)};
+  try {
+    detail::DocumentReader reader(object);
+    std::visit([&](auto& e) { e.describe(reader); }, *event);
+  } catch (const detail::FieldError& error) {
+    return {fieldError(error, type)};
+  }
+  return {std::move(*event)};
 }
 
 }  // namespace
@@ -399,27 +146,15 @@ std::string_view protocolErrorKindName(ProtocolError::Kind kind) {
 }
 
 std::string_view eventTypeName(const Event& event) {
-  return std::visit(
-      [](const auto& e) -> std::string_view {
-        using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, HelloEvent>) return "hello";
-        if constexpr (std::is_same_v<T, ProgressEvent>) return "progress";
-        if constexpr (std::is_same_v<T, MetricEvent>) return "metric";
-        if constexpr (std::is_same_v<T, SampleEvent>) return "sample";
-        if constexpr (std::is_same_v<T, CheckpointEvent>) return "checkpoint";
-        if constexpr (std::is_same_v<T, LogEvent>) return "log";
-        if constexpr (std::is_same_v<T, WarningEvent>) return "warning";
-        if constexpr (std::is_same_v<T, ErrorEvent>) return "error";
-        if constexpr (std::is_same_v<T, DoneEvent>) return "done";
-      },
-      event);
+  return std::visit([](const auto& e) { return e.kType; }, event);
 }
 
 std::string encodeEvent(const Event& event) {
   Json j = Json::object();
   j["v"] = kProtocolVersion;
   j["type"] = std::string(eventTypeName(event));
-  std::visit([&](const auto& e) { encodeFields(j, e); }, event);
+  detail::DocumentWriter writer(j);
+  std::visit([&](const auto& e) { detail::describable(e).describe(writer); }, event);
   // replace: a path with non-UTF-8 bytes must not make the trainer throw mid-run.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

@@ -7,7 +7,9 @@
 // trainer may add optional fields; removing or retyping a field needs a new protocol version.
 //
 // Both processes use this one implementation, and both are tested against
-// tests/golden/events_v1.ndjson (one line of every type, byte-exact encoder output).
+// tests/golden/events_v1.ndjson (one line of every type, byte-exact encoder output). Each event
+// type names itself (kType) and describes its fields once (describe(), core/document_field.h):
+// the encoder and the decoder both walk that description, in its order.
 //
 // Numbers: int64 fields are JSON integers (a float such as 120.0 is rejected). Double fields are
 // written with the shortest text that reads back to the same double; JSON has no NaN/Inf, so a
@@ -17,6 +19,8 @@
 //
 // Paths (sample, checkpoint) are relative to the run directory, or absolute; readers check them
 // with RunDirectory::contains before opening anything.
+
+#include "core/document_field.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +55,23 @@ struct HelloEvent {
   std::string device_name;      ///< e.g. "NVIDIA H200", or the CPU's model (optional)
   std::int64_t device_memory_bytes =
       0;  ///< the GPU's memory, or the machine's (optional; 0: unknown)
+
+  static constexpr std::string_view kType = "hello";
+  template <class V>
+  void describe(V& v) {
+    v.field("trainer_version", trainer_version);
+    v.field("torch_version", torch_version);
+    v.field("protocol", protocol);
+    v.field("world_size", world_size);
+    v.field("launcher", launcher);
+    v.field("device", device);
+    v.field("device_name", device_name, DocField().omitUnset());
+    v.field("device_memory_bytes", device_memory_bytes, DocField().omitUnset());
+    v.field("blas", blas);
+    v.field("threads", threads);
+    v.field("interop_threads", interop_threads);
+    v.field("run_dir", run_dir);
+  }
 };
 
 /// `{"type":"progress"}`: throughput and position in the run.
@@ -59,6 +80,15 @@ struct ProgressEvent {
   std::int64_t total = 0;  ///< optimizer steps planned
   double it_per_s = 0.0;   ///< optimizer steps per second (NaN: unknown)
   double eta_s = 0.0;      ///< seconds to go (NaN: unknown)
+
+  static constexpr std::string_view kType = "progress";
+  template <class V>
+  void describe(V& v) {
+    v.field("step", step);
+    v.field("total", total);
+    v.field("it_per_s", it_per_s, DocField().nanAsNull());
+    v.field("eta_s", eta_s, DocField().nanAsNull());
+  }
 };
 
 /// `{"type":"metric"}`: scalar metrics at one step; decoded, no longer sent (see `values`).
@@ -68,6 +98,13 @@ struct MetricEvent {
   /// once (last value, first position). Metric rows go to metrics.jsonl only: the type stays in
   /// v1 so that older trainers' streams and their runs' events.jsonl decode; readers ignore it.
   std::vector<std::pair<std::string, double>> values;
+
+  static constexpr std::string_view kType = "metric";
+  template <class V>
+  void describe(V& v) {
+    v.field("step", step);
+    v.field("values", values, DocField().nanAsNull());
+  }
 };
 
 /// `{"type":"sample"}`: an image/clip file that is already complete on disk.
@@ -75,18 +112,40 @@ struct SampleEvent {
   std::int64_t step = 0;
   std::string kind;  ///< e.g. "reconstruction", "comparison"
   std::string path;  ///< relative to the run directory, or absolute
+
+  static constexpr std::string_view kType = "sample";
+  template <class V>
+  void describe(V& v) {
+    v.field("step", step);
+    v.field("kind", kind);
+    v.field("path", path);
+  }
 };
 
 /// `{"type":"checkpoint"}`: a checkpoint folder that is complete on disk.
 struct CheckpointEvent {
   std::int64_t step = 0;
   std::string path;  ///< relative to the run directory, or absolute
+
+  static constexpr std::string_view kType = "checkpoint";
+  template <class V>
+  void describe(V& v) {
+    v.field("step", step);
+    v.field("path", path);
+  }
 };
 
 /// `{"type":"log"}`: a line for the user-visible log.
 struct LogEvent {
   std::string level;  ///< "debug", "info", "warning" or "error" (anything else is rejected)
   std::string text;
+
+  static constexpr std::string_view kType = "log";
+  template <class V>
+  void describe(V& v) {
+    v.field("level", level, DocField().oneOf("debug|info|warning|error"));
+    v.field("text", text);
+  }
 };
 
 /// `{"type":"warning"}`: something the user should see, training continues.
@@ -94,6 +153,14 @@ struct WarningEvent {
   std::string code;                  ///< stable machine-readable identifier, e.g. "nan_loss"
   std::string message;               ///< human-readable
   std::optional<std::int64_t> step;  ///< omitted from the line when empty
+
+  static constexpr std::string_view kType = "warning";
+  template <class V>
+  void describe(V& v) {
+    v.field("code", code);
+    v.field("message", message);
+    v.field("step", step);
+  }
 };
 
 /// `{"type":"error"}`: a fatal problem; a `done` with status "failed" follows.
@@ -101,12 +168,27 @@ struct ErrorEvent {
   std::string code;     ///< stable machine-readable identifier, e.g. "dataset_empty"
   std::string message;  ///< human-readable
   std::string hint;     ///< what the user can do about it; may be empty (always written)
+
+  static constexpr std::string_view kType = "error";
+  template <class V>
+  void describe(V& v) {
+    v.field("code", code);
+    v.field("message", message);
+    v.field("hint", hint);
+  }
 };
 
 /// `{"type":"done"}`: last event. Success is exit code 0 *and* a done event.
 struct DoneEvent {
   std::string status;  ///< "completed", "stopped" or "failed" (anything else is rejected)
   std::optional<std::int64_t> step;  ///< last step reached; omitted from the line when empty
+
+  static constexpr std::string_view kType = "done";
+  template <class V>
+  void describe(V& v) {
+    v.field("status", status, DocField().oneOf("completed|stopped|failed"));
+    v.field("step", step);
+  }
 };
 
 /// One event. The index order is fixed; eventTypeName() gives the wire name.

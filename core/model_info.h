@@ -10,6 +10,8 @@
 //
 // Readers accept a document without "version" (trainers before it) and refuse another version.
 
+#include "core/document_field.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -39,9 +41,30 @@ struct ModelInfo {
   double forward_flops_per_clip = 0.0;          ///< tokenizer forward pass, FLOP
   int batch_size = 0;                           ///< train.batch_size the memory estimate assumes
   std::int64_t peak_training_memory_bytes = 0;  ///< estimate for one process, bytes
+
+  /// The document's keys after "version", in order.
+  template <class V>
+  void describe(V& v) {
+    v.field("kind", kind);
+    v.object("params", [&](auto& params) {
+      params.field("tokenizer", tokenizer_params);
+      params.field("encoder", encoder_params);
+      params.field("decoder", decoder_params);
+      params.field("quantizer", quantizer_params);
+      params.field("discriminator", discriminator_params);
+    });
+    v.field("input_shape", input_shape);
+    v.field("token_grid", token_grid);
+    v.field("tokens_per_clip", tokens_per_clip);
+    v.field("bits_per_token", bits_per_token);
+    v.field("compression_ratio", compression_ratio);
+    v.field("forward_flops_per_clip", forward_flops_per_clip);
+    v.field("batch_size", batch_size);
+    v.field("peak_training_memory_bytes", peak_training_memory_bytes);
+  }
 };
 
-/// The document, keys in the order above, "version" first.
+/// The document: "version", then the keys of ModelInfo::describe.
 nlohmann::ordered_json toJson(const ModelInfo& info);
 
 /// Reads a document (JSON text). Returns nullopt, with the reason in `error` when given (e.g.

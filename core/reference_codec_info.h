@@ -3,6 +3,8 @@
 // how it was fitted and its held-out scores). The trainer writes it; the window reads it to draw
 // the reference line on the validation PSNR curve.
 
+#include "core/document_field.h"
+
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -27,6 +29,24 @@ struct ReferenceCodecInfo {
   /// the configuration has no validation clips.
   std::optional<double> valid_psnr, valid_ssim;
   std::int64_t valid_clips = 0;
+
+  /// The file's keys, in order. Only "name", "bits_per_token" and "codebook_size" are required.
+  template <class V>
+  void describe(V& v) {
+    v.field("name", name);
+    v.field("kind", kind, DocField().optional());
+    v.field("bits_per_token", bits_per_token);
+    v.field("codebook_size", codebook_size);
+    v.field("codebooks", codebooks, DocField().optional());
+    v.field("token_grid", token_grid, DocField().optional());
+    v.field("fit_blocks", fit_blocks, DocField().optional());
+    v.field("fit_clips", fit_clips, DocField().optional());
+    v.field("fit_seconds", fit_seconds, DocField().optional());
+    v.field("seed", seed, DocField().optional());
+    v.field("valid_clips", valid_clips, DocField().optional());
+    v.field("valid_psnr", valid_psnr);
+    v.field("valid_ssim", valid_ssim);
+  }
 };
 
 /// The JSON text of `info` (one object, 2-space indented, trailing newline).

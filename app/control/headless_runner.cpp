@@ -1,10 +1,11 @@
 #include "app/control/headless_runner.h"
 
-#include "app/control/duration_text.h"
 #include "app/control/exit_code.h"
 #include "app/control/launch_request.h"
 #include "app/control/stop_signal_notifier.h"
 #include "app/control/wire_text.h"
+#include "app/text/duration_text.h"
+#include "app/text/run_status_text.h"
 #include "core/metric_names.h"
 #include "core/metrics_log.h"
 
@@ -197,7 +198,7 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
   QObject::connect(&controller, &RunController::stateChanged, [&](RunController::State state) {
     if (state == RunController::State::Unresponsive) {
       wasUnresponsive = true;
-      say(err, QStringLiteral("tokenbench: warning: trainer ") + controller.describe());
+      say(err, QStringLiteral("tokenbench: warning: trainer ") + describeRun(controller.status()));
     } else if (wasUnresponsive && controller.isActive()) {
       wasUnresponsive = false;
       say(err, "tokenbench: the trainer speaks again");
@@ -208,7 +209,7 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
     if (!controller.isActive()) return;
     controller.stop();
     QString line = QStringLiteral("tokenbench: %1: %2")
-                       .arg(QLatin1String(signalWord(signal)), controller.describe());
+                       .arg(QLatin1String(signalWord(signal)), describeRun(controller.status()));
     if (stopSignalsSeen++ == 0) {
       line += QStringLiteral(" (again: SIGTERM to the trainer; a third time: SIGKILL)");
     }
@@ -223,7 +224,7 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
   if (unprinted) {
     printProgress(*unprinted);
   }
-  say(err, QStringLiteral("tokenbench: ") + controller.describe());
+  say(err, QStringLiteral("tokenbench: ") + describeRun(controller.status()));
   if (controller.garbageLines() > 0 || controller.rejectedPaths() > 0) {
     say(err, QStringLiteral("tokenbench: ignored %1 stdout line(s) that were not events and %2 "
                             "path(s) outside the run directory")
@@ -262,8 +263,7 @@ int HeadlessRunner::runCompare(const CompareRequest& request, std::ostream& err)
     loop.exec();
   }
   if (process.exitStatus() == QProcess::CrashExit) {
-    say(err, QStringLiteral("tokenbench: compare ended by %1")
-                 .arg(RunController::signalName(process.exitCode())));
+    say(err, QStringLiteral("tokenbench: compare ended by %1").arg(signalName(process.exitCode())));
     return toInt(ExitCode::Failure);
   }
   return process.exitCode();

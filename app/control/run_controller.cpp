@@ -1,13 +1,11 @@
 #include "app/control/run_controller.h"
 
-#include "app/control/duration_text.h"
-
+#include "app/text/run_status_text.h"
 #include "core/run_directory.h"
 
 #include <QDir>
 #include <QFileInfo>
 
-#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <type_traits>
@@ -17,9 +15,6 @@
 
 namespace tb::app {
 namespace {
-
-// Longest stderr line quoted in describe().
-constexpr int kMaxQuotedChars = 240;
 
 QString fromUtf8(const std::string& text) {
   return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
@@ -183,149 +178,27 @@ bool RunController::isFailure(State state) {
   }
 }
 
-QString RunController::stateName(State state) {
-  switch (state) {
-    case State::Idle:
-      return tr("idle");
-    case State::Starting:
-      return tr("starting");
-    case State::Running:
-      return tr("running");
-    case State::Stopping:
-      return tr("stopping");
-    case State::Completed:
-      return tr("completed");
-    case State::Stopped:
-      return tr("stopped");
-    case State::FailedToStart:
-      return tr("failed to start");
-    case State::Crashed:
-      return tr("crashed");
-    case State::Killed:
-      return tr("killed");
-    case State::ExitedWithError:
-      return tr("exited with error");
-    case State::ExitedWithoutDone:
-      return tr("exited without done");
-    case State::Unresponsive:
-      return tr("unresponsive");
-  }
-  return {};
-}
-
-QString RunController::signalName(int signal) {
-  switch (signal) {
-    case SIGABRT:
-      return QStringLiteral("SIGABRT");
-    case SIGBUS:
-      return QStringLiteral("SIGBUS");
-    case SIGFPE:
-      return QStringLiteral("SIGFPE");
-    case SIGHUP:
-      return QStringLiteral("SIGHUP");
-    case SIGILL:
-      return QStringLiteral("SIGILL");
-    case SIGINT:
-      return QStringLiteral("SIGINT");
-    case SIGKILL:
-      return QStringLiteral("SIGKILL");
-    case SIGPIPE:
-      return QStringLiteral("SIGPIPE");
-    case SIGQUIT:
-      return QStringLiteral("SIGQUIT");
-    case SIGSEGV:
-      return QStringLiteral("SIGSEGV");
-    case SIGTERM:
-      return QStringLiteral("SIGTERM");
-    case SIGTRAP:
-      return QStringLiteral("SIGTRAP");
-    case SIGXCPU:
-      return QStringLiteral("SIGXCPU");
-    case SIGXFSZ:
-      return QStringLiteral("SIGXFSZ");
-    default:
-      return QStringLiteral("signal %1").arg(signal);
-  }
-}
-
-QString RunController::describe() const {
-  const QString atStep =
-      m_lastStep >= 0 ? tr(" at step %1").arg(m_lastStep) : tr(" before the first step");
-  QString lastStderr;
+RunStatus RunController::status() const {
+  RunStatus status;
+  status.state = m_state;
+  status.trainer = m_request.trainer;
+  status.lastStep = m_lastStep;
+  status.progress = m_lastProgress;
+  status.error = m_lastError;
+  status.done = m_done;
+  status.stopStage = m_stopStage;
+  status.stopGraceMs = m_stopGraceMs;
+  status.exitCode = m_exitCode;
+  status.exitSignal = m_exitSignal;
+  status.startError = m_startError;
   for (auto it = m_stderrTail.rbegin(); it != m_stderrTail.rend(); ++it) {
     if (!it->trimmed().isEmpty()) {
-      lastStderr = it->trimmed();
+      status.lastStderrLine = it->trimmed();
       break;
     }
   }
-  if (lastStderr.size() > kMaxQuotedChars) {
-    lastStderr = lastStderr.left(kMaxQuotedChars) + QStringLiteral("\u2026");
-  }
-  const QString program = QFileInfo(m_request.trainer).fileName();
-
-  switch (m_state) {
-    case State::Idle:
-      return tr("no run started");
-    case State::Starting:
-      return tr("starting %1").arg(program);
-    case State::Running: {
-      if (!m_lastProgress) {
-        return m_lastStep >= 0 ? tr("running, step %1").arg(m_lastStep) : tr("running");
-      }
-      QString text = tr("running, step %1/%2").arg(m_lastProgress->step).arg(m_lastProgress->total);
-      if (std::isfinite(m_lastProgress->eta_s)) {
-        text += tr(", ETA %1").arg(formatDuration(m_lastProgress->eta_s));
-      }
-      return text;
-    }
-    case State::Stopping:
-      switch (m_stopStage) {
-        case 1:
-          return tr("stopping: stop requested%1").arg(atStep);
-        case 2:
-          return tr("stopping: SIGTERM sent (no stop after %1)")
-              .arg(formatDuration(m_stopGraceMs / 1000.0));
-        default:
-          return tr("stopping: SIGKILL sent");
-      }
-    case State::Completed:
-      return tr("completed%1").arg(atStep);
-    case State::Stopped:
-      return tr("stopped%1").arg(atStep);
-    case State::FailedToStart:
-      return tr("failed to start %1: %2").arg(m_request.trainer, m_startError);
-    case State::Crashed:
-      return tr("crashed (%1)%2").arg(signalName(m_exitSignal), atStep);
-    case State::Killed: {
-      QString text = tr("killed (%1)%2").arg(signalName(m_exitSignal), atStep);
-      if (m_stopStage >= 2) {
-        text += m_exitSignal == SIGKILL ? tr(" after it ignored the stop request and SIGTERM")
-                                        : tr(" after it ignored the stop request");
-      }
-      return text;
-    }
-    case State::ExitedWithError: {
-      if (m_lastError) {
-        return tr("failed%1: %2").arg(atStep, fromUtf8(m_lastError->message));
-      }
-      QString text = m_exitCode == 2 ? tr("exited with status 2 (usage or configuration error)")
-                                     : tr("exited with status %1%2").arg(m_exitCode).arg(atStep);
-      if (m_exitCode == 0 && m_done) {
-        text = tr("reported done \"%1\"%2").arg(fromUtf8(m_done->status), atStep);
-      }
-      if (!lastStderr.isEmpty()) {
-        text += QStringLiteral(": ") + lastStderr;
-      }
-      return text;
-    }
-    case State::ExitedWithoutDone:
-      return tr("exited with status 0%1 without reporting done").arg(atStep);
-    case State::Unresponsive:
-      return tr("unresponsive: no output for %1%2")
-          .arg(formatDuration(static_cast<double>(m_sinceOutput.elapsed()) / 1000.0))
-          .arg(m_lastStep >= 0 ? tr(" (step %1)").arg(m_lastStep) : QString());
-  }
-  return {};
+  status.silentForS = static_cast<double>(m_sinceOutput.elapsed()) / 1000.0;
+  return status;
 }
 
 qint64 RunController::processId() const {
@@ -398,10 +271,8 @@ void RunController::readStderr() {
   noteOutput();
   for (const core::EventLineSplitter::Line& line :
        m_stderrSplitter.feed(std::string_view(bytes.constData(), bytes.size()))) {
-    keepStderrLine(
-        line.oversized
-            ? tr("[a stderr line longer than %1 KiB was dropped]").arg(kMaxStderrLineBytes / 1024)
-            : fromUtf8(line.text));
+    keepStderrLine(line.oversized ? droppedStderrLineText(kMaxStderrLineBytes)
+                                  : fromUtf8(line.text));
   }
 }
 
@@ -427,8 +298,7 @@ void RunController::handleLine(const core::EventLineSplitter::Line& line) {
     return;
   }
   ++m_garbageLines;
-  reportProblem(tr("ignored a stdout line that is not an event (%1)")
-                    .arg(fromUtf8(decoded.error()->message)));
+  reportProblem(ignoredLineText(decoded.error()->message));
 }
 
 void RunController::reportProblem(const QString& message) {
@@ -441,8 +311,7 @@ bool RunController::acceptPath(const std::string& path, const char* what, QStrin
   const fs::path root(m_request.command.run_dir);
   if (m_request.command.run_dir.empty() || !core::RunDirectory(root).contains(path)) {
     ++m_rejectedPaths;
-    reportProblem(
-        tr("ignored a %1 outside the run directory: %2").arg(QLatin1String(what), fromUtf8(path)));
+    reportProblem(ignoredPathText(what, path));
     return false;
   }
   const fs::path p(path);

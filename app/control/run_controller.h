@@ -3,6 +3,7 @@
 // its human log, and turns every way the process can end into one distinct state.
 
 #include "app/control/launch_request.h"
+#include "app/text/run_status.h"
 #include "core/control_message.h"
 #include "core/event_protocol.h"
 
@@ -32,27 +33,17 @@ namespace tb::app {
 /// The stream is run control only (hello, progress, sample, checkpoint, warning, error, done);
 /// metric rows are read from the run's metrics.jsonl. A `metric` event of an older trainer still
 /// decodes and is counted in eventCount(), and otherwise ignored.
+///
+/// The controller keeps data, not words: status() is a snapshot that app/text/run_status_text.h
+/// puts into sentences for the window and the headless runner alike.
 class RunController : public QObject {
   Q_OBJECT
 
  public:
-  /// Where the run is. Terminal states (Completed ... ExitedWithoutDone) stay until the next
-  /// start(); Unresponsive returns to Running (or Stopping) as soon as the trainer speaks again.
-  enum class State {
-    Idle,               ///< nothing started yet
-    Starting,           ///< process launched, no event yet
-    Running,            ///< events arriving
-    Stopping,           ///< stop requested, waiting for the process to end
-    Completed,          ///< exit 0 after done "completed"
-    Stopped,            ///< exit 0 after done "stopped"
-    FailedToStart,      ///< the program could not be executed
-    Crashed,            ///< ended by a fault signal (SIGSEGV, SIGABRT, ...)
-    Killed,             ///< ended by SIGKILL/SIGTERM/SIGINT/SIGHUP (ours or someone else's)
-    ExitedWithError,    ///< exit status != 0, or a done "failed"; see lastError()
-    ExitedWithoutDone,  ///< exit 0 without a done event
-    Unresponsive,       ///< no output for watchdogTimeoutMs(); the process is kept
-  };
-  Q_ENUM(State)
+  /// Where the run is (declared with the plain data a front end reads, RunStatus). Terminal
+  /// states (Completed ... ExitedWithoutDone) stay until the next start(); Unresponsive returns
+  /// to Running (or Stopping) as soon as the trainer speaks again.
+  using State = RunStatus::State;
 
   /// Stderr lines kept for the report.
   static constexpr int kStderrTailLines = 50;
@@ -99,11 +90,8 @@ class RunController : public QObject {
   static bool isSuccess(State state);
   /// True for the states a run ends in badly (FailedToStart ... ExitedWithoutDone).
   static bool isFailure(State state);
-  /// Short lower-case name: "running", "exited with error", ...
-  static QString stateName(State state);
-  /// One line for a person: "running, step 120/1000", "crashed (SIGSEGV) at step 120",
-  /// "failed at step 30: data.path is not a folder", "unresponsive: no output for 5m00s".
-  QString describe() const;
+  /// Everything a front end needs to say where the run is, now (describeRun() says it).
+  RunStatus status() const;
 
   /// The request as started (runDir absolute).
   const LaunchRequest& request() const { return m_request; }
@@ -137,9 +125,6 @@ class RunController : public QObject {
   std::uint64_t rejectedPaths() const { return m_rejectedPaths; }
   /// The most recent protocol problem as a sentence; empty when none.
   QString lastProtocolProblem() const { return m_lastProblem; }
-
-  /// Name of a signal: "SIGSEGV", or "signal 42".
-  static QString signalName(int signal);
 
  Q_SIGNALS:
   void stateChanged(tb::app::RunController::State state);

@@ -10,6 +10,7 @@
 #include "app/gui/pages/setup/setup_page.h"
 #include "app/gui/run_control_bar.h"
 #include "app/gui/window_settings.h"
+#include "app/text/run_status_text.h"
 
 #include <QAction>
 #include <QDir>
@@ -42,7 +43,8 @@ QWidget* MainWindow::createRunControl() {
   connect(m_runControlBar, &RunControlBar::runDirectoryReady, this,
           &MainWindow::onRunDirectoryReady);
   connect(m_runController, &RunController::finished, this, [this] {
-    statusBar()->showMessage(tr("Run %1").arg(m_runController->describe()), kStatusMessageMs);
+    statusBar()->showMessage(tr("Run %1").arg(describeRun(m_runController->status())),
+                             kStatusMessageMs);
     m_monitorPage->pollNow();  // the Monitor tells at once that no trainer runs any more
   });
   // Cues from the launched run's stream; the pages read what they show from its files.
@@ -173,7 +175,7 @@ bool MainWindow::confirmCloseWithRun() {
     return true;
   }
   QMessageBox box(QMessageBox::Question, tr("Quit Tokenbench"),
-                  tr("A run is in progress (%1).").arg(m_runController->describe()),
+                  tr("A run is in progress (%1).").arg(describeRun(m_runController->status())),
                   QMessageBox::Cancel, this);
   box.setObjectName(QStringLiteral("quitWithRunBox"));
   box.setInformativeText(
@@ -184,11 +186,11 @@ bool MainWindow::confirmCloseWithRun() {
   // The run goes on while the question is open: its step and ETA too.
   const QMetaObject::Connection progress =
       connect(m_runController, &RunController::progressReceived, &box, [this, &box] {
-        box.setText(tr("A run is in progress (%1).").arg(m_runController->describe()));
+        box.setText(tr("A run is in progress (%1).").arg(describeRun(m_runController->status())));
       });
   const QMetaObject::Connection ended =
       connect(m_runController, &RunController::finished, &box, [this, &box, stopAndQuit] {
-        box.setText(tr("The run has ended (%1).").arg(m_runController->describe()));
+        box.setText(tr("The run has ended (%1).").arg(describeRun(m_runController->status())));
         box.setInformativeText(tr("Nothing is left to stop."));
         stopAndQuit->setText(tr("Quit"));
       });

@@ -1,8 +1,9 @@
 #include "app/gui/run_control_bar.h"
 
-#include "app/control/duration_text.h"
 #include "app/control/wire_text.h"
 #include "app/gui/resume_target.h"
+#include "app/text/duration_text.h"
+#include "app/text/run_status_text.h"
 #include "widgets/colours.h"
 
 #include <QApplication>
@@ -225,7 +226,7 @@ QString RunControlBar::textFor(RunController::State state) const {
   if (state == RunController::State::Running) {
     return tr("Running");
   }
-  return capitalized(m_controller->describe());
+  return capitalized(describeRun(m_controller->status()));
 }
 
 void RunControlBar::showState(const QString& text, const QColor& color) {
@@ -486,7 +487,7 @@ void RunControlBar::onProtocolWarning() {
 }
 
 void RunControlBar::onFinished(RunController::State state) {
-  QStringList lines{capitalized(m_controller->describe())};
+  QStringList lines{capitalized(describeRun(m_controller->status()))};
   if (const auto& error = m_controller->lastError()) {
     lines << QString() << tr("Error [%1]: %2").arg(fromUtf8(error->code), fromUtf8(error->message));
     if (!error->hint.empty()) {

@@ -1,9 +1,10 @@
 // RunController against a fake trainer (tests/app/fake_trainer.cpp) that completes, crashes,
 // fails, hangs, floods and prints garbage: every ending must become its own state, with the
 // words a person needs, and the stop sequence must escalate exactly as far as needed.
-#include "app/control/duration_text.h"
 #include "app/control/run_controller.h"
 #include "app/control/wire_text.h"
+#include "app/text/duration_text.h"
+#include "app/text/run_status_text.h"
 #include "core/metric_names.h"
 #include "core/metrics_log.h"
 #include "tests/app/tiny_real_run.h"
@@ -24,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+using tb::app::describeRun;
 using tb::app::LaunchRequest;
 using tb::app::RunController;
 using State = RunController::State;
@@ -111,7 +113,7 @@ class TestRunController : public QObject {
     QCOMPARE(controller.lastStep(), 20);
     QCOMPARE(controller.exitCode(), 0);
     QVERIFY(controller.stderrTail().contains(QStringLiteral("fake: done")));
-    QCOMPARE(controller.describe(), QStringLiteral("completed at step 20"));
+    QCOMPARE(describeRun(controller.status()), QStringLiteral("completed at step 20"));
     QVERIFY(!controller.isActive());
     QCOMPARE(controller.processId(), 0);
   }
@@ -150,8 +152,9 @@ class TestRunController : public QObject {
     QCOMPARE(runToEnd(controller, r), State::FailedToStart);
     QCOMPARE(finished.count(), 1);
     QVERIFY(!controller.startError().isEmpty());
-    QVERIFY2(controller.describe().startsWith(QStringLiteral("failed to start ") + program),
-             qPrintable(controller.describe()));
+    QVERIFY2(
+        describeRun(controller.status()).startsWith(QStringLiteral("failed to start ") + program),
+        qPrintable(describeRun(controller.status())));
     QVERIFY(RunController::isFailure(controller.state()));
     QVERIFY(!controller.isActive());
   }
@@ -160,7 +163,7 @@ class TestRunController : public QObject {
     RunController controller;
     QCOMPARE(runToEnd(controller, request("crash")), State::Crashed);
     QCOMPARE(controller.exitSignal(), SIGABRT);
-    QCOMPARE(controller.describe(), QStringLiteral("crashed (SIGABRT) at step 3"));
+    QCOMPARE(describeRun(controller.status()), QStringLiteral("crashed (SIGABRT) at step 3"));
     QCOMPARE(controller.stderrTail().last(), QStringLiteral("fake: about to abort"));
   }
 
@@ -175,7 +178,7 @@ class TestRunController : public QObject {
              QStringLiteral("data_path_missing"));
     QCOMPARE(QString::fromStdString(controller.lastError()->hint),
              QStringLiteral("point data.path at a folder of videos"));
-    QCOMPARE(controller.describe(),
+    QCOMPARE(describeRun(controller.status()),
              QStringLiteral("failed at step 2: data.path \"/nowhere\" is not a folder"));
     QVERIFY(controller.doneEvent() && controller.doneEvent()->status == "failed");
   }
@@ -186,7 +189,7 @@ class TestRunController : public QObject {
     QCOMPARE(controller.exitCode(), 3);
     QCOMPARE(controller.exitSignal(), 0);
     QVERIFY(!controller.lastError());
-    QCOMPARE(controller.describe(),
+    QCOMPARE(describeRun(controller.status()),
              QStringLiteral("exited with status 3 at step 2: fake: giving up with status 3"));
     QVERIFY(controller.stderrTail().contains(QStringLiteral("fake: something went wrong")));
   }
@@ -196,17 +199,17 @@ class TestRunController : public QObject {
     QCOMPARE(runToEnd(controller, request("usage")), State::ExitedWithError);
     QCOMPARE(controller.exitCode(), 2);
     QCOMPARE(controller.eventCount(), quint64(0));
-    QVERIFY2(controller.describe().startsWith(
-                 QStringLiteral("exited with status 2 (usage or configuration error): "
-                                "tokenbench-trainer train: ")),
-             qPrintable(controller.describe()));
+    QVERIFY2(describeRun(controller.status())
+                 .startsWith(QStringLiteral("exited with status 2 (usage or configuration error): "
+                                            "tokenbench-trainer train: ")),
+             qPrintable(describeRun(controller.status())));
   }
 
   void exitZeroWithoutDoneIsNotSuccess() {
     RunController controller;
     QCOMPARE(runToEnd(controller, request("nodone")), State::ExitedWithoutDone);
     QVERIFY(RunController::isFailure(controller.state()));
-    QCOMPARE(controller.describe(),
+    QCOMPARE(describeRun(controller.status()),
              QStringLiteral("exited with status 0 at step 3 without reporting done"));
   }
 
@@ -244,7 +247,7 @@ class TestRunController : public QObject {
     QCOMPARE(controller.garbageLines(), quint64(0));
     QCOMPARE(problems.count(), 0);
     QCOMPARE(progress.count(), 1);
-    QCOMPARE(controller.describe(), QStringLiteral("completed at step 20"));
+    QCOMPARE(describeRun(controller.status()), QStringLiteral("completed at step 20"));
   }
 
   void garbageIsCountedNeverFatal() {
@@ -289,7 +292,7 @@ class TestRunController : public QObject {
     connect(&controller, &RunController::stateChanged, this, [&](State s) {
       if (s == State::Unresponsive) {
         pidWhenSilent = controller.processId();
-        textWhenSilent = controller.describe();
+        textWhenSilent = describeRun(controller.status());
       }
     });
     QCOMPARE(runToEnd(controller, request("silent")), State::Completed);
@@ -313,13 +316,14 @@ class TestRunController : public QObject {
     clock.start();
     controller.stop();
     QCOMPARE(controller.state(), State::Stopping);
-    QVERIFY(controller.describe().startsWith(QStringLiteral("stopping: stop requested")));
+    QVERIFY(
+        describeRun(controller.status()).startsWith(QStringLiteral("stopping: stop requested")));
     QVERIFY(finished.wait(kTimeoutMs));
     QCOMPARE(controller.state(), State::Stopped);
     QVERIFY2(clock.elapsed() < 5000, "the stop line alone should have stopped it");
     QVERIFY2(controller.stderrTail().join(QLatin1Char('\n')).contains(QLatin1String("(stop)")),
              qPrintable(controller.stderrTail().join(QLatin1Char('\n'))));
-    QVERIFY(controller.describe().startsWith(QStringLiteral("stopped at step ")));
+    QVERIFY(describeRun(controller.status()).startsWith(QStringLiteral("stopped at step ")));
   }
 
   void stopSendsSigtermWhenTheStopLineIsIgnored() {
@@ -338,9 +342,10 @@ class TestRunController : public QObject {
     QCOMPARE(controller.state(), State::Killed);
     QCOMPARE(controller.exitSignal(), SIGTERM);
     QVERIFY2(
-        controller.describe().startsWith(QStringLiteral("killed (SIGTERM) at step ")) &&
-            controller.describe().endsWith(QStringLiteral("after it ignored the stop request")),
-        qPrintable(controller.describe()));
+        describeRun(controller.status()).startsWith(QStringLiteral("killed (SIGTERM) at step ")) &&
+            describeRun(controller.status())
+                .endsWith(QStringLiteral("after it ignored the stop request")),
+        qPrintable(describeRun(controller.status())));
   }
 
   void stopSendsSigkillWhenSigtermIsIgnored() {
@@ -359,8 +364,9 @@ class TestRunController : public QObject {
     QVERIFY2(clock.elapsed() >= 600, "stop line, 300 ms, SIGTERM, 300 ms, SIGKILL");
     QCOMPARE(controller.state(), State::Killed);
     QCOMPARE(controller.exitSignal(), SIGKILL);
-    QCOMPARE(controller.describe(), QStringLiteral("killed (SIGKILL) before the first step after "
-                                                   "it ignored the stop request and SIGTERM"));
+    QCOMPARE(describeRun(controller.status()),
+             QStringLiteral("killed (SIGKILL) before the first step after "
+                            "it ignored the stop request and SIGTERM"));
     QCOMPARE(states(stateSpy).last(), State::Killed);
   }
 
@@ -374,7 +380,7 @@ class TestRunController : public QObject {
     clock.start();
     controller.stop();  // stop line (default grace: 15 s)
     controller.stop();  // SIGTERM now
-    QVERIFY(controller.describe().startsWith(QStringLiteral("stopping: SIGTERM sent")));
+    QVERIFY(describeRun(controller.status()).startsWith(QStringLiteral("stopping: SIGTERM sent")));
     controller.stop();  // SIGKILL now
     QVERIFY(finished.wait(kTimeoutMs));
     QVERIFY(clock.elapsed() < 5000);
@@ -457,8 +463,9 @@ class TestRunController : public QObject {
     r.setConfigFile(config);
     r.setRunDir(m_dir.filePath(QStringLiteral("real_run")));
     const State end = runToEnd(controller, r, 10 * 60 * 1000);  // seconds, unless the CPUs are busy
-    QVERIFY2(end == State::Completed, qPrintable(controller.describe() + QLatin1Char('\n') +
-                                                 controller.stderrTail().join(QLatin1Char('\n'))));
+    QVERIFY2(end == State::Completed,
+             qPrintable(describeRun(controller.status()) + QLatin1Char('\n') +
+                        controller.stderrTail().join(QLatin1Char('\n'))));
     QCOMPARE(hello.count(), 1);
     QStringList metricNames;
     std::int64_t lastTrainStep = 0;
@@ -484,7 +491,7 @@ class TestRunController : public QObject {
     QVERIFY(checkpoints.count() >= 1);
     QVERIFY(QFile::exists(checkpoints.last().at(1).toString() + QStringLiteral("/COMPLETE")));
     QCOMPARE(controller.garbageLines(), quint64(0));
-    QCOMPARE(controller.describe(), QStringLiteral("completed at step 6"));
+    QCOMPARE(describeRun(controller.status()), QStringLiteral("completed at step 6"));
   }
 
   void formats() {
@@ -496,9 +503,9 @@ class TestRunController : public QObject {
     QCOMPARE(tb::app::formatDuration(std::numeric_limits<double>::quiet_NaN()),
              QStringLiteral("?"));
     QCOMPARE(tb::app::formatDuration(-1), QStringLiteral("?"));
-    QCOMPARE(RunController::signalName(SIGSEGV), QStringLiteral("SIGSEGV"));
-    QCOMPARE(RunController::signalName(63), QStringLiteral("signal 63"));
-    QCOMPARE(RunController::stateName(State::ExitedWithoutDone),
+    QCOMPARE(tb::app::signalName(SIGSEGV), QStringLiteral("SIGSEGV"));
+    QCOMPARE(tb::app::signalName(63), QStringLiteral("signal 63"));
+    QCOMPARE(tb::app::runStateName(State::ExitedWithoutDone),
              QStringLiteral("exited without done"));
   }
 

@@ -1,5 +1,5 @@
 #include "app/gui/pages/run_progress_view.h"
-#include "app/control/duration_text.h"
+#include "app/text/duration_text.h"
 #include "widgets/colours.h"
 
 #include <QHBoxLayout>

@@ -1,4 +1,4 @@
-#include "app/control/duration_text.h"
+#include "app/text/duration_text.h"
 
 #include "core/duration_text.h"
 
