@@ -8,7 +8,8 @@
 //    "clips":[{"clip":k,"source":..,"frames":..,"width":..,"height":..,
 //              "metrics":{<name>:{"psnr":..,"ssim":..[,"lpips":..]}, ...}}, ...],
 //    "mean":{<name>:{"psnr":..,"ssim":..[,"lpips":..]}, ...},
-//    "per_frame":{<name>:{"psnr":[..],"ssim":[..]}, ...}}
+//    "per_frame":{<name>:{"psnr":[..],"ssim":[..]}, ...}
+//    [,"rfid_samples":N][,"rfvd_samples":N]}       (and "rfid" / "rfvd" in "mean")
 //
 // Written with two-space indentation and a final newline (toJsonText). Readers accept a document
 // without "version" or "per_frame" (trainers before them) and refuse another version. The
@@ -37,12 +38,19 @@ struct CompareScores {
   double ssim = std::numeric_limits<double>::quiet_NaN();  ///< [0, 1], higher is better
   /// LPIPS distance (lower is better); absent when compare ran without LPIPS weights.
   std::optional<double> lpips;
+  /// rFID / rFVD over every compared clip (in "mean" only; absent without --fid-weights /
+  /// --fvd-weights). N is the report's rfid_samples / rfvd_samples: a few clips give a value
+  /// biased far upward, for comparing these tokenizers with each other only.
+  std::optional<double> rfid;
+  std::optional<double> rfvd;
 
   template <class V>
   void describe(V& v) {
     v.field("psnr", psnr, DocField().nanAsNull());
     v.field("ssim", ssim, DocField().nanAsNull());
     v.field("lpips", lpips, DocField().nanAsNull());
+    v.field("rfid", rfid, DocField().nanAsNull());
+    v.field("rfvd", rfvd, DocField().nanAsNull());
   }
 };
 
@@ -107,6 +115,8 @@ struct CompareReport {
   std::vector<CompareClip> clips;
   std::vector<CompareScores> mean;
   std::vector<CompareFrameMeans> per_frame;
+  std::optional<std::int64_t> rfid_samples;  ///< frames behind the means' rfid
+  std::optional<std::int64_t> rfvd_samples;  ///< clips behind the means' rfvd
 
   /// Names of `tokenizers`, in order: the keys of every per-tokenizer object.
   std::vector<std::string> tokenizerNames() const;
@@ -126,6 +136,8 @@ struct CompareReport {
             });
     v.keyed("mean", mean, names, "tokenizer");
     v.keyed("per_frame", per_frame, names, "tokenizer", DocField().omitUnset());
+    v.field("rfid_samples", rfid_samples);
+    v.field("rfvd_samples", rfvd_samples);
   }
 
  private:

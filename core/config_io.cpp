@@ -257,7 +257,8 @@ const std::vector<std::string>& resumeSafeKeys() {
   static const std::vector<std::string> k = {
       "train.max_steps", "train.log_every", "train.valid_every", "train.valid_clips",
       "train.sample_every", "train.checkpoint_every", "train.checkpoint_total_limit",
-      "train.checkpoint_keep", "train.time_budget_s",
+      "train.checkpoint_keep", "train.time_budget_s", "eval.every_steps", "eval.clips",
+      "eval.fid_weights", "eval.fvd_weights",
       // Read only when a run starts from step 0.
       "train.init_checkpoint", "data.workers", "data.prefetch", "train.threads",
       // Losses switched on later in a run: the LPIPS network is frozen and read from its files,

@@ -78,6 +78,9 @@ const std::map<std::string, std::string>& sectionIntroductions() {
        "The GAN discriminator (trained when `loss.adversarial_weight` > 0)."},
       {"loss", "Reconstruction, perceptual and adversarial losses and their weights."},
       {"train", "Optimisation, schedule, precision, EMA, validation, samples and checkpoints."},
+      {"eval",
+       "rFID and rFVD during training, as `evaluate` computes them (see "
+       "[evaluation.md](evaluation.md))."},
       {"distributed",
        "Processes, nodes and the c10d rendezvous (see [distributed.md](distributed.md))."},
   };

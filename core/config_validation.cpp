@@ -323,6 +323,18 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   };
   checkWeightFile("loss.lpips_backbone", config.loss.lpips_backbone);
   checkWeightFile("loss.lpips_lin", config.loss.lpips_lin);
+  checkWeightFile("eval.fid_weights", config.eval.fid_weights);
+  checkWeightFile("eval.fvd_weights", config.eval.fvd_weights);
+  const auto& ev = config.eval;
+  if (ev.every_steps > 0 && ev.fid_weights.empty() && ev.fvd_weights.empty()) {
+    errors.push_back({"eval.every_steps", "needs eval.fid_weights or eval.fvd_weights (or 0)"});
+  }
+  if (!ev.fvd_weights.empty() && d.num_frames < 9) {
+    errors.push_back({"eval.fvd_weights",
+                      "rFVD's I3D needs clips of at least 9 frames, "
+                      "data.num_frames is " +
+                          std::to_string(d.num_frames)});
+  }
 
   const auto& dist = config.distributed;
   if (dist.backend == Backend::Nccl && t.device == "cpu") {

@@ -18,6 +18,11 @@ inline constexpr std::string_view kValidReconLoss = "valid/recon_loss";
 inline constexpr std::string_view kValidPsnr = "valid/psnr";    ///< dB, higher is better
 inline constexpr std::string_view kValidSsim = "valid/ssim";    ///< [0, 1], higher is better
 inline constexpr std::string_view kValidLpips = "valid/lpips";  ///< >= 0, lower is better
+/// Fréchet distances on eval.clips held-out clips (lower is better); their N alongside.
+inline constexpr std::string_view kValidRfid = "valid/rfid";
+inline constexpr std::string_view kValidRfvd = "valid/rfvd";
+inline constexpr std::string_view kEvalRfidSamples = "eval/rfid_samples";
+inline constexpr std::string_view kEvalRfvdSamples = "eval/rfvd_samples";
 /// Share of the codebook used on the held-out clips, [0, 1].
 inline constexpr std::string_view kValidCodebookUsage = "valid/codebook_usage";
 /// exp(entropy) of code use on the held-out clips, in codes.

@@ -770,6 +770,43 @@ struct TrainConfig {
   }
 };
 
+struct EvalConfig {
+  int every_steps = 0;
+  int clips = 256;
+  std::string fid_weights;
+  std::string fvd_weights;
+
+  template <class V>
+  void describe(V& v) {
+    v.field(
+        "every_steps", every_steps,
+        FieldSpec("Steps between rFID / rFVD evaluations of the tokenizer (its EMA weights when "
+                  "there are any) on a fixed held-out subset; 0 never. The reals' statistics "
+                  "are computed once per run (<run>/eval/). valid/rfid, valid/rfvd")
+            .group("rFID and rFVD")
+            .unit("steps")
+            .min(0));
+    v.field("clips", clips,
+            FieldSpec(
+                "Held-out clips of each evaluation, spread evenly over the validation "
+                "clips and the same every time; fewer when there are fewer. rFID takes every frame "
+                "of them, rFVD each clip. Papers use 50,000 images and whole test splits: "
+                "a small N is biased upward and compares only with itself")
+                .group("rFID and rFVD")
+                .unit("clips")
+                .min(2)
+                .max(1000000));
+    v.field("fid_weights", fid_weights,
+            FieldSpec("pt_inception-2015-12-05-6726825d.pth, pytorch-fid's InceptionV3: logs "
+                      "valid/rfid; empty: no rFID")
+                .group("rFID and rFVD"));
+    v.field("fvd_weights", fvd_weights,
+            FieldSpec("i3d_pretrained_400.pt, the I3D of VideoGPT / SEED-Voken (clips of at "
+                      "least 9 frames): logs valid/rfvd; empty: no rFVD")
+                .group("rFID and rFVD"));
+  }
+};
+
 struct DistributedConfig {
   Strategy strategy = Strategy::None;
   Backend backend = Backend::Auto;
@@ -842,6 +879,7 @@ struct RunConfig {
   ModelConfig model;
   LossConfig loss;
   TrainConfig train;
+  EvalConfig eval;
   DistributedConfig distributed;
 
   template <class V>
@@ -851,6 +889,7 @@ struct RunConfig {
     v.section("model", model);
     v.section("loss", loss);
     v.section("train", train);
+    v.section("eval", eval);
     v.section("distributed", distributed);
   }
 };

@@ -38,6 +38,8 @@ std::vector<std::string> compareArguments(const CompareCommand& command) {
     args.insert(args.end(), {"--lpips-net", command.lpips_net, "--lpips-backbone",
                              command.lpips_backbone, "--lpips-lin", command.lpips_lin});
   }
+  if (!command.fid_weights.empty()) args.insert(args.end(), {"--fid-weights", command.fid_weights});
+  if (!command.fvd_weights.empty()) args.insert(args.end(), {"--fvd-weights", command.fvd_weights});
   if (command.raw_weights) args.emplace_back("--raw-weights");
   if (!command.device.empty() && command.device != "auto")
     args.insert(args.end(), {"--device", command.device});

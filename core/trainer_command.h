@@ -38,6 +38,8 @@ struct CompareCommand {
   std::string lpips_net = "alex";    ///< a LpipsNet name (with both weight files)
   std::string lpips_backbone;        ///< LPIPS backbone weights; empty: no LPIPS
   std::string lpips_lin;             ///< LPIPS linear-layer weights; empty: no LPIPS
+  std::string fid_weights;           ///< pytorch-fid's InceptionV3 weights; empty: no rFID
+  std::string fvd_weights;           ///< the I3D-400 weights; empty: no rFVD
   std::string device = "auto";       ///< where the tokenizers and LPIPS run: auto, cpu, cuda[:N]
   bool raw_weights = false;          ///< model.safetensors even where EMA weights exist
 };

@@ -24,9 +24,9 @@ struct RawOptions {
 };
 
 // The options that only --compare takes.
-constexpr const char* kCompareOptions[] = {"--checkpoint",     "--out",      "--data",
-                                           "--data-type",      "--clips",    "--lpips-net",
-                                           "--lpips-backbone", "--lpips-lin"};
+constexpr const char* kCompareOptions[] = {
+    "--checkpoint",     "--out",       "--data",        "--data-type",  "--clips", "--lpips-net",
+    "--lpips-backbone", "--lpips-lin", "--fid-weights", "--fvd-weights"};
 
 void describe(CLI::App& app, RawOptions& raw) {
   CommandLineOptions& o = raw.options;
@@ -73,6 +73,11 @@ void describe(CLI::App& app, RawOptions& raw) {
   app.add_option("--lpips-net", c.lpips_net, "With --compare: LPIPS backbone, alex or vgg")
       ->type_name("NET")
       ->check(CLI::IsMember(core::choiceNames<core::LpipsNet>()));
+  app.add_option("--fid-weights", c.fid_weights,
+                 "With --compare: pytorch-fid's InceptionV3 weights, adds rFID")
+      ->type_name("FILE");
+  app.add_option("--fvd-weights", c.fvd_weights, "With --compare: the I3D-400 weights, adds rFVD")
+      ->type_name("FILE");
   app.add_option("--lpips-backbone", c.lpips_backbone,
                  "With --compare: LPIPS backbone weights (torch.save dict)")
       ->type_name("FILE");
@@ -177,8 +182,9 @@ CommandLine::Result CommandLine::parse(const std::vector<std::string>& arguments
     return result;
   }
   // `--config ""` would otherwise look like "not given" to everything downstream.
-  for (const char* option : {"--config", "--run-dir", "--screenshot", "--trainer", "--time-budget",
-                             "--out", "--data", "--lpips-backbone", "--lpips-lin"}) {
+  for (const char* option :
+       {"--config", "--run-dir", "--screenshot", "--trainer", "--time-budget", "--out", "--data",
+        "--lpips-backbone", "--lpips-lin", "--fid-weights", "--fvd-weights"}) {
     if (app.get_option(option)->count() > 0 && app.get_option(option)->as<std::string>().empty()) {
       result.error = std::string(option) + ": the path is empty";
       return result;

@@ -39,6 +39,8 @@ struct RunSummaryReader::Cache {
   std::optional<double> bestPsnr;
   std::optional<double> bestSsim;
   std::optional<double> bestLpips;
+  std::optional<double> bestRfid;
+  std::optional<double> bestRfvd;
   // events.jsonl is reread only when its size or time changes.
   qint64 eventsSize = -1;
   QDateTime eventsModified;
@@ -145,6 +147,8 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
     cache->bestPsnr.reset();
     cache->bestSsim.reset();
     cache->bestLpips.reset();
+    cache->bestRfid.reset();
+    cache->bestRfvd.reset();
   }
   for (const core::MetricsRow& row : rows) {
     cache->step = row.step;
@@ -155,12 +159,18 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
         keepBest(cache->bestSsim, value, true);
       else if (name == core::metric::kValidLpips)
         keepBest(cache->bestLpips, value, false);
+      else if (name == core::metric::kValidRfid)
+        keepBest(cache->bestRfid, value, false);
+      else if (name == core::metric::kValidRfvd)
+        keepBest(cache->bestRfvd, value, false);
     }
   }
   summary.step = cache->step;
   summary.bestPsnr = cache->bestPsnr;
   summary.bestSsim = cache->bestSsim;
   summary.bestLpips = cache->bestLpips;
+  summary.bestRfid = cache->bestRfid;
+  summary.bestRfvd = cache->bestRfvd;
 
   const core::RunDirectory run = runDirectoryAt(summary.path);
   const QString events = pathText(run.eventsFile());

@@ -25,6 +25,8 @@ struct RunSummary {
   std::optional<double> bestPsnr;   ///< highest valid/psnr (dB)
   std::optional<double> bestSsim;   ///< highest valid/ssim
   std::optional<double> bestLpips;  ///< lowest valid/lpips
+  std::optional<double> bestRfid;   ///< lowest valid/rfid
+  std::optional<double> bestRfvd;   ///< lowest valid/rfvd
   QDateTime modified;               ///< latest change of config, metrics or events
 };
 

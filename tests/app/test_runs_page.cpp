@@ -84,8 +84,12 @@ class TestRunsPage : public QObject {
     using tb::core::HelloEvent;
     using tb::core::MetricEvent;  // beta's and alpha's trainer was older: it sent metric events
     makeRun(m_runs + "/alpha",
-            {trainRow(1, 0.5), validRow(100, 20.0, 0.5, 0.3), validRow(200, 25.0, 0.7, 0.25),
-             validRow(300, 22.0, 0.6, 0.2)},
+            {trainRow(1, 0.5),
+             validRow(100, 20.0, 0.5, 0.3),
+             validRow(200, 25.0, 0.7, 0.25),
+             {200, 1.7e9 + 200, {{"valid/rfid", 57.25}, {"eval/rfid_samples", 256}}},
+             validRow(300, 22.0, 0.6, 0.2),
+             {300, 1.7e9 + 300, {{"valid/rfid", 41.5}, {"eval/rfid_samples", 256}}}},
             {HelloEvent{}, MetricEvent{300, {}}, DoneEvent{"completed", 300}});
     makeRun(m_runs + "/beta", {trainRow(1, 0.9), trainRow(40, 0.4)},
             {HelloEvent{}, MetricEvent{40, {}}});  // no done: the trainer died
@@ -181,6 +185,8 @@ class TestRunsPage : public QObject {
     QCOMPARE(page.cellText(alpha, RunsPage::Psnr), QStringLiteral("25.00"));
     QCOMPARE(page.cellText(alpha, RunsPage::Ssim), QStringLiteral("0.7000"));
     QCOMPARE(page.cellText(alpha, RunsPage::Lpips), QStringLiteral("0.2000"));
+    QCOMPARE(page.cellText(alpha, RunsPage::Rfid), QStringLiteral("41.50"));  // the lowest
+    QCOMPARE(page.cellText(alpha, RunsPage::Rfvd), QStringLiteral("\u2014"));
     QCOMPARE(page.cellText(alpha, RunsPage::Location), QDir::toNativeSeparators(m_runs));
     QCOMPARE(page.cellText(rowOf(page, QStringLiteral("beta")), RunsPage::Status),
              QStringLiteral("interrupted"));

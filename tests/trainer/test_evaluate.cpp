@@ -1,14 +1,18 @@
 // `evaluate` over real files with the recipe's feature networks (no weight files needed): the
 // card records the protocol, the weight file's SHA-256 and the small-N warnings; the reals'
 // statistics are cached and reused to the bit; broken and too short files are named and skipped.
+#include "core/compare_report.h"
 #include "core/config_io.h"
+#include "core/metrics_log.h"
 #include "core/sha256.h"
 #include "tests/trainer/fid_fvd_recipe.h"
 #include "tests/trainer/test_support.h"
+#include "trainer/cli/compare_command.h"
 #include "trainer/cli/evaluate_command.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/evaluation/fid_inception.h"
 #include "trainer/evaluation/fvd_i3d.h"
+#include "trainer/training/training_run.h"
 #if TB_WITH_OPENCV
 #include "trainer/media/image_reader.h"
 #endif
@@ -19,8 +23,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 
 namespace tb::trainer {
 namespace {
@@ -176,6 +183,99 @@ TEST(Evaluate, VideosGiveRfvdAndShortVideosAreSkipped) {
   EXPECT_GT(card["tokenizers"][0]["rfvd"].get<double>(), 0.0);
   EXPECT_TRUE(anyContains(card["warnings"], "UCF-101 test split"));
 #endif
+}
+
+// Training with eval.every_steps: valid/rfid and its N in metrics.jsonl at every evaluation, the
+// reals' statistics written once into <run>/eval/ and read again by a resumed run.
+TEST(Evaluate, TrainingLogsRfidAndAResumeReusesTheRealsStatistics) {
+  TempFolder dir;
+  metrics::FidInception inception;
+  const std::string weights = dir.file("pt_inception.pth");
+  testing::saveGeneratedWeights(*inception, 8.0, weights);
+  core::RunConfig config = testing::tinyConfig();
+  config.data.synthetic_clips = 40;  // 4 held out
+  config.train.max_steps = 4;
+  config.train.checkpoint_every = 2;
+  config.eval.every_steps = 2;
+  config.eval.clips = 3;
+  config.eval.fid_weights = weights;
+  const fs::path run = dir.path() / "run";
+  ASSERT_EQ(testing::train(config, run).code, 0);
+
+  const auto rows = [&] {
+    std::vector<core::MetricsRow> out;
+    std::ifstream in(run / "metrics.jsonl");
+    for (std::string line; std::getline(in, line);)
+      if (auto row = core::parseMetricsLine(line)) out.push_back(*row);
+    return out;
+  };
+  const auto valueAt = [&](std::int64_t step, const std::string& name) {
+    std::optional<double> value;
+    for (const auto& row : rows())
+      if (row.step == step)
+        for (const auto& [key, v] : row.values)
+          if (key == name) value = v;
+    return value;
+  };
+  for (const std::int64_t step : {2, 4}) {
+    const auto rfid = valueAt(step, "valid/rfid");
+    ASSERT_TRUE(rfid) << "no valid/rfid at step " << step;
+    EXPECT_TRUE(std::isfinite(*rfid) && *rfid > 0) << *rfid;
+    EXPECT_EQ(valueAt(step, "eval/rfid_samples"), 15.0);  // 3 clips x 5 frames
+  }
+  std::vector<fs::path> cached;
+  for (const auto& entry : fs::directory_iterator(run / "eval")) cached.push_back(entry.path());
+  ASSERT_EQ(cached.size(), 1u);
+  const auto written = fs::last_write_time(cached[0]);
+
+  config.train.max_steps = 6;
+  ASSERT_EQ(testing::train(config, run, true).code, 0);
+  EXPECT_TRUE(valueAt(6, "valid/rfid"));
+  EXPECT_EQ(fs::last_write_time(cached[0]), written);  // read, not computed again
+
+  // A weight file that is not one ends the run with an error naming the key and the file.
+  config.eval.fid_weights = (run / "metrics.jsonl").string();
+  const auto bad = testing::train(config, dir.path() / "bad");
+  EXPECT_NE(bad.code, 0);
+  bool named = false;
+  for (const auto& e : bad.events)
+    named |= e.find("eval.fid_weights") != std::string::npos &&
+             e.find("metrics.jsonl") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+// compare --fid-weights: rFID of each tokenizer over every compared frame in the report's mean,
+// with its N; --fvd-weights on clips shorter than the I3D takes is refused naming the option.
+TEST(Evaluate, CompareAddsRfidOverEveryComparedFrame) {
+  TempFolder dir;
+  const fs::path ckpt = initCheckpointOf(dir, testing::tinyConfig());
+  metrics::FidInception inception;
+  const std::string weights = dir.file("pt_inception.pth");
+  testing::saveGeneratedWeights(*inception, 8.0, weights);
+  core::CompareCommand command;
+  command.entries = {{"tiny", ckpt.string()}};
+  command.out_dir = dir.file("compare");
+  command.clips = 2;
+  command.fid_weights = weights;
+  const auto result = testing::captured([&] { return cli::compare(command); });
+  ASSERT_EQ(result.code, 0) << result.err;
+  std::ifstream in(dir.path() / "compare" / "metrics.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string why;
+  const auto report = core::parseCompareReport(text, &why);
+  ASSERT_TRUE(report) << why;
+  ASSERT_TRUE(report->mean[0].rfid);
+  EXPECT_TRUE(std::isfinite(*report->mean[0].rfid) && *report->mean[0].rfid > 0);
+  EXPECT_EQ(report->rfid_samples, std::optional<std::int64_t>(10));  // 2 clips x 5 frames
+  EXPECT_FALSE(report->mean[0].rfvd);
+  EXPECT_NE(result.err.find("biased upward"), std::string::npos) << result.err;
+
+  command.fid_weights.clear();
+  command.fvd_weights = weights;
+  const auto refused = testing::captured([&] { return cli::compare(command); });
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("--fvd-weights: the compared clips have 5 frames"), std::string::npos)
+      << refused.err;
 }
 
 }  // namespace

@@ -7,9 +7,8 @@
 #include "core/version.h"
 #include "trainer/cli/token_commands.h"
 #include "trainer/data/clip_loader.h"
-#include "trainer/evaluation/fid_inception.h"
+#include "trainer/evaluation/feature_network.h"
 #include "trainer/evaluation/frechet_distance.h"
-#include "trainer/evaluation/fvd_i3d.h"
 #include "trainer/evaluation/lpips.h"
 #include "trainer/evaluation/validator.h"
 #include "trainer/media/frame_tensors.h"
@@ -41,56 +40,6 @@ constexpr std::int64_t kUcf101TestClips = 3783;
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
-};
-
-// The feature network of the protocol: pytorch-fid's InceptionV3 for images (rFID), the I3D-400
-// of VideoGPT / SEED-Voken for videos (rFVD).
-class FeatureNetwork {
- public:
-  FeatureNetwork(bool videos, const std::string& file, const torch::Device& device)
-      : m_videos(videos), m_file(file), m_device(device) {
-    if (videos) {
-      m_i3d = metrics::FvdI3d();
-      m_i3d->loadWeights(file);
-      m_i3d->to(device);
-    } else {
-      m_inception = metrics::FidInception();
-      m_inception->loadWeights(file);
-      m_inception->to(device);
-    }
-    m_sha256 = core::sha256OfFile(file);
-  }
-
-  const char* metric() const { return m_videos ? "rfvd" : "rfid"; }
-  std::int64_t dim() const { return m_videos ? 400 : 2048; }
-  const std::string& file() const { return m_file; }
-  const std::string& sha256() const { return m_sha256; }
-  Json describe() const {
-    Json j;
-    j["file"] = m_file;
-    j["sha256"] = m_sha256;
-    j["network"] = m_videos
-                       ? "I3D-400 (VideoGPT / SEED-Voken InceptionI3d), logits averaged over time"
-                       : "InceptionV3 of pytorch-fid, 2048-d pool3 features";
-    j["preprocessing"] = m_videos ? "uint8 frames, bilinear resize to 224 x 224, mapped to [-1, 1]"
-                                  : "uint8 / 255, bilinear resize to 299 x 299 without "
-                                    "antialiasing, mapped to [-1, 1]";
-    return j;
-  }
-
-  // [B, dim] features of uint8 clips ([T, H, W, 3] each; T = 1 for images).
-  torch::Tensor features(const std::vector<torch::Tensor>& clips) {
-    if (m_videos) return m_i3d->forward(torch::stack(clips).to(m_device));
-    const torch::Tensor images = torch::cat(clips).to(m_device);
-    return m_inception->forward(images.permute({0, 3, 1, 2}).to(torch::kFloat32) / 255.0);
-  }
-
- private:
-  bool m_videos;
-  std::string m_file, m_sha256;
-  torch::Device m_device;
-  metrics::FidInception m_inception{nullptr};
-  metrics::FvdI3d m_i3d{nullptr};
 };
 
 // One tokenizer under evaluation.
@@ -289,7 +238,7 @@ int run(const EvaluateArgs& args) {
                      ": the I3D of rFVD needs at least " + std::to_string(metrics::kFvdMinFrames) +
                      " frames per clip");
 
-  std::optional<FeatureNetwork> network;
+  std::optional<metrics::FeatureNetwork> network;
   metrics::Lpips lpips{nullptr};
   try {
     if (want_fid || want_fvd)
@@ -408,7 +357,10 @@ int run(const EvaluateArgs& args) {
   }
   if (network) {
     card["metric"] = network->metric();
-    card["feature_network"] = network->describe();
+    card["feature_network"] = {{"file", network->file()},
+                               {"sha256", network->sha256()},
+                               {"network", network->networkName()},
+                               {"preprocessing", network->preprocessing()}};
     card["reals_cache"] = cache_file.string();
     card["reals_cached"] = reals_cached;
     if (reals->count() < 2)

@@ -163,6 +163,10 @@ int runTrainerCli(int argc, char** argv) {
                       "torch.save dict of the backbone's features.* tensors");
   compare->add_option("--lpips-lin", cmp.lpips_lin,
                       "torch.save dict of the LPIPS lin<k>.model.1.weight tensors");
+  compare->add_option("--fid-weights", cmp.fid_weights,
+                      "pt_inception-2015-12-05-6726825d.pth: adds rFID over every compared frame");
+  compare->add_option("--fvd-weights", cmp.fvd_weights,
+                      "i3d_pretrained_400.pt: adds rFVD over the compared clips (>= 9 frames)");
   compare->add_flag("--raw-weights", cmp.raw_weights,
                     "Use model.safetensors even when EMA weights exist");
   compare->add_option("--device", cmp.device,

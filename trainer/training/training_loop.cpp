@@ -371,6 +371,14 @@ void TrainingLoop::afterStep(const Values& values) {
     onRankZero("valid", [&] { validate(); });
     if (shards) shards->release();
   }
+  if (m_config.eval.every_steps > 0 && m_progress.step % m_config.eval.every_steps == 0) {
+    distributed::ParameterShards* shards =
+        m_steps->parametersSharded() ? m_steps->shards() : nullptr;
+    std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
+    if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
+    onRankZero("eval", [&] { evaluateFrechet(); });
+    if (shards) shards->release();
+  }
   const bool periodic =
       m_train.checkpoint_every > 0 && m_progress.step % m_train.checkpoint_every == 0;
   if (periodic || m_agreed.checkpoint_now) {
@@ -425,6 +433,9 @@ void TrainingLoop::setUp() {
   if (!m_rank0) openData();
   m_log("data: " + m_dataset->describe());
   reportDataSkips(m_dataset->indexSkips());
+  if (m_config.eval.every_steps > 0 && m_rank0) {
+    m_frechet = std::make_unique<FrechetEvaluation>(m_config.eval, m_device, m_run.root() / "eval");
+  }
   m_loader = std::make_unique<data::ClipLoader>(
       *m_dataset, m_train.batch_size, m_config.data.workers, m_config.data.prefetch,
       m_group ? m_group->rank() : 0, m_group ? m_group->worldSize() : 1, m_device.is_cuda());
@@ -444,6 +455,23 @@ void TrainingLoop::reportDataSkips(const std::vector<data::SkippedFile>& skips) 
                 std::to_string(skips.size() - kNamed) + " more files skipped (see " +
                     (m_run.root() / "data_index.json").string() + ")");
   }
+}
+
+// rFID / rFVD on the first eval.clips validation picks, with the weights validation uses.
+void TrainingLoop::evaluateFrechet() {
+  if (m_dataset->validSize() == 0 || !m_frechet) return;
+  const EmaWeightsInUse ema(*m_tokenizer, m_ema);
+  const std::vector<std::int64_t> picks = m_dataset->validPicks(m_config.eval.clips);
+  std::string key = std::to_string(m_config.data.image_size) + "x" +
+                    std::to_string(m_config.data.num_frames) + ":";
+  for (const std::int64_t i : picks) key += std::to_string(i) + ",";
+  const auto start = Clock::now();
+  writeMetrics(m_frechet->score(
+      *m_tokenizer, static_cast<std::int64_t>(picks.size()),
+      [&](std::int64_t k) { return m_dataset->validSample(picks[static_cast<std::size_t>(k)]); },
+      key));
+  m_log("eval: rFID/rFVD of " + std::to_string(picks.size()) + " held-out clips in " +
+        seconds(secondsSince(start)));
 }
 
 void TrainingLoop::validate() {

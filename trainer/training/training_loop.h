@@ -10,6 +10,7 @@
 #include "core/run_lock.h"
 #include "trainer/data/clip_loader.h"
 #include "trainer/distributed/rank_group.h"
+#include "trainer/evaluation/frechet_evaluation.h"
 #include "trainer/evaluation/lpips.h"
 #include "trainer/event_sink.h"
 #include "trainer/models/discriminator.h"
@@ -90,6 +91,7 @@ class TrainingLoop {
   bool ganActive() const { return m_discr && m_progress.step >= m_config.loss.discr_start_step; }
   void updateEma() { trainer::updateEma(m_ema, *m_tokenizer, m_train, m_progress.step); }
   void validate();
+  void evaluateFrechet();
   void fitReference();
   void writeSample(const torch::Tensor& grid);
   void saveCheckpoint();
@@ -146,6 +148,7 @@ class TrainingLoop {
   std::unique_ptr<data::ClipDataset> m_dataset;
   std::unique_ptr<data::ClipLoader> m_loader;
   std::unique_ptr<core::MetricsWriter> m_metrics;
+  std::unique_ptr<FrechetEvaluation> m_frechet;  // rank 0, with eval.every_steps > 0
 
   RunProgress m_progress;
   std::int64_t m_last_checkpoint = -1;

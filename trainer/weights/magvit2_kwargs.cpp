@@ -490,8 +490,9 @@ KwargsExport exportVideoTokenizerKwargs(const core::RunConfig& c) {
     if (m.layers[i].name == "attend_time" && m.dim_cond > 0)
       refuse(key, "attend_time with model.dim_cond > 0: the reference conditions its feed-forward");
   }
-  if (q.type == core::QuantizerType::Vq)
-    refuse("model.quantizer.type", "\"vq\": the reference quantizes with LFQ or FSQ");
+  if (q.type != core::QuantizerType::Lfq && q.type != core::QuantizerType::Fsq)
+    refuse("model.quantizer.type", std::string("\"") + core::choiceName(q.type) +
+                                       "\": the reference quantizes with LFQ or FSQ");
   if (q.type == core::QuantizerType::Fsq && q.commitment_loss_weight > 0)
     refuse("model.quantizer.commitment_loss_weight",
            "the reference's FSQ has no commitment loss (set it to 0)");

@@ -125,6 +125,28 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
   QWidget* linRow = withBrowse(m_lpipsLin, &browse, this);
   connect(browse, &QToolButton::clicked, this,
           [this] { chooseFileFor(m_lpipsLin, tr("LPIPS Linear Weights")); });
+  m_fidWeights = new QLineEdit(this);
+  m_fidWeights->setObjectName(QStringLiteral("compareFidWeights"));
+  m_fidWeights->setPlaceholderText(tr("none: no rFID"));
+  m_fidWeights->setClearButtonEnabled(true);
+  m_fidWeights->setToolTip(
+      tr("pt_inception-2015-12-05-6726825d.pth (pytorch-fid's InceptionV3): rFID over every "
+         "compared frame, beside the means. With a few clips it ranks these tokenizers only: "
+         "papers use 50,000 images (tokenbench-trainer evaluate)"));
+  QWidget* fidRow = withBrowse(m_fidWeights, &browse, this);
+  connect(browse, &QToolButton::clicked, this,
+          [this] { chooseFileFor(m_fidWeights, tr("rFID Weights")); });
+  m_fvdWeights = new QLineEdit(this);
+  m_fvdWeights->setObjectName(QStringLiteral("compareFvdWeights"));
+  m_fvdWeights->setPlaceholderText(tr("none: no rFVD"));
+  m_fvdWeights->setClearButtonEnabled(true);
+  m_fvdWeights->setToolTip(
+      tr("i3d_pretrained_400.pt (VideoGPT / SEED-Voken's I3D): rFVD over the compared clips "
+         "(at least 9 frames). With a few clips it ranks these tokenizers only: papers use "
+         "UCF-101's 3,783 test clips"));
+  QWidget* fvdRow = withBrowse(m_fvdWeights, &browse, this);
+  connect(browse, &QToolButton::clicked, this,
+          [this] { chooseFileFor(m_fvdWeights, tr("rFVD Weights")); });
 
   m_output = new QLineEdit(this);
   m_output->setObjectName(QStringLiteral("compareOutput"));
@@ -142,6 +164,8 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
   form->addRow(tr("LPIPS net"), m_lpipsNet);
   form->addRow(tr("Backbone"), backboneRow);
   form->addRow(tr("Linear"), linRow);
+  form->addRow(tr("rFID weights"), fidRow);
+  form->addRow(tr("rFVD weights"), fvdRow);
   form->addRow(tr("Output"), outputRow);
 
   m_command = new QLabel(this);
@@ -198,9 +222,10 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
   layout->addWidget(m_open, 0, Qt::AlignLeft);
   layout->addWidget(group, 1);
 
-  m_inputs = {m_open,     m_entries, m_addEntry, m_removeEntry, m_data, dataRow,
-              m_dataType, m_clips,   m_lpipsNet, backboneRow,   linRow, outputRow};
-  for (QLineEdit* edit : {m_data, m_lpipsBackbone, m_lpipsLin, m_output}) {
+  m_inputs = {m_open,  m_entries,  m_addEntry,  m_removeEntry, m_data, dataRow, m_dataType,
+              m_clips, m_lpipsNet, backboneRow, linRow,        fidRow, fvdRow,  outputRow};
+  for (QLineEdit* edit :
+       {m_data, m_lpipsBackbone, m_lpipsLin, m_fidWeights, m_fvdWeights, m_output}) {
     connect(edit, &QLineEdit::textChanged, this, &CompareSetupForm::updateCommandLine);
   }
   connect(m_dataType, &QComboBox::currentIndexChanged, this, &CompareSetupForm::updateCommandLine);
@@ -355,6 +380,10 @@ core::CompareCommand CompareSetupForm::command() const {
   command.lpips_net = m_lpipsNet->currentData().toString().toStdString();
   command.lpips_backbone = fileSystemPath(m_lpipsBackbone->text().trimmed()).string();
   command.lpips_lin = fileSystemPath(m_lpipsLin->text().trimmed()).string();
+  if (!m_fidWeights->text().trimmed().isEmpty())
+    command.fid_weights = fileSystemPath(m_fidWeights->text().trimmed()).string();
+  if (!m_fvdWeights->text().trimmed().isEmpty())
+    command.fvd_weights = fileSystemPath(m_fvdWeights->text().trimmed()).string();
   return command;
 }
 

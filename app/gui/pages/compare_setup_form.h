@@ -101,6 +101,8 @@ class CompareSetupForm : public QWidget {
   QComboBox* m_lpipsNet = nullptr;
   QLineEdit* m_lpipsBackbone = nullptr;
   QLineEdit* m_lpipsLin = nullptr;
+  QLineEdit* m_fidWeights = nullptr;
+  QLineEdit* m_fvdWeights = nullptr;
   QLineEdit* m_output = nullptr;
   QLabel* m_command = nullptr;
   QPushButton* m_open = nullptr;

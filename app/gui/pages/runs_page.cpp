@@ -26,6 +26,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <iterator>
 
 namespace tb::app {
 namespace {
@@ -133,14 +134,20 @@ RunsPage::RunsPage(QWidget* parent)
 
   m_model = new QStandardItemModel(0, ColumnCount, this);
   m_model->setHorizontalHeaderLabels({tr("Name"), tr("Status"), tr("Step"), tr("Best PSNR"),
-                                      tr("Best SSIM"), tr("Best LPIPS"), tr("Modified"),
-                                      tr("Location")});
-  for (int column : {Step, Psnr, Ssim, Lpips}) {
+                                      tr("Best SSIM"), tr("Best LPIPS"), tr("Best rFID"),
+                                      tr("Best rFVD"), tr("Modified"), tr("Location")});
+  for (int column : {Step, Psnr, Ssim, Lpips, Rfid, Rfvd}) {
     m_model->horizontalHeaderItem(column)->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
   }
   m_model->horizontalHeaderItem(Psnr)->setToolTip(tr("Highest valid/psnr (dB)"));
   m_model->horizontalHeaderItem(Ssim)->setToolTip(tr("Highest valid/ssim"));
   m_model->horizontalHeaderItem(Lpips)->setToolTip(tr("Lowest valid/lpips"));
+  const QString frechet =
+      tr("Lowest %1 (eval.every_steps) on the run's eval.clips held-out clips. It depends on N "
+         "and the data: compare it with runs evaluated on the same clips, not with papers' "
+         "figures (50,000 images; UCF-101's 3,783 test clips)");
+  m_model->horizontalHeaderItem(Rfid)->setToolTip(frechet.arg(QStringLiteral("valid/rfid")));
+  m_model->horizontalHeaderItem(Rfvd)->setToolTip(frechet.arg(QStringLiteral("valid/rfvd")));
   m_proxy = new QSortFilterProxyModel(this);
   m_proxy->setSourceModel(m_model);
   m_proxy->setSortRole(kSortRole);
@@ -162,9 +169,11 @@ RunsPage::RunsPage(QWidget* parent)
   QHeaderView* columns = m_view->header();
   columns->setStretchLastSection(true);
   columns->setSectionsMovable(false);
-  const int widths[] = {220, 110, 80, 90, 90, 90, 140};
+  // Every column but the last (Location stretches), in Column order.
+  constexpr int kWidths[] = {220, 110, 80, 90, 90, 90, 90, 90, 140};
+  static_assert(std::size(kWidths) == Location, "one width per column before Location");
   for (int column = 0; column < Location; ++column) {
-    columns->resizeSection(column, widths[column]);
+    columns->resizeSection(column, kWidths[column]);
   }
 
   m_empty = new EmptyState(QString(), QString(), this);
@@ -353,7 +362,8 @@ void RunsPage::updateRow(const RunSummary& summary) {
     QList<QStandardItem*> items;
     for (int column = 0; column < ColumnCount; ++column) {
       auto* item = new QStandardItem;
-      if (column == Step || column == Psnr || column == Ssim || column == Lpips) {
+      if (column == Step || column == Psnr || column == Ssim || column == Lpips || column == Rfid ||
+          column == Rfvd) {
         item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       }
       items.append(item);
@@ -378,6 +388,10 @@ void RunsPage::updateRow(const RunSummary& summary) {
   // Lower LPIPS is better: a missing one sorts above every number.
   setCell(item(Lpips), summary.bestLpips ? QString::number(*summary.bestLpips, 'f', 4) : kMissing,
           summary.bestLpips ? QVariant(*summary.bestLpips) : QVariant(1e300));
+  setCell(item(Rfid), summary.bestRfid ? QString::number(*summary.bestRfid, 'f', 2) : kMissing,
+          summary.bestRfid ? QVariant(*summary.bestRfid) : QVariant(1e300));
+  setCell(item(Rfvd), summary.bestRfvd ? QString::number(*summary.bestRfvd, 'f', 2) : kMissing,
+          summary.bestRfvd ? QVariant(*summary.bestRfvd) : QVariant(1e300));
   setCell(item(Modified),
           summary.modified.isValid() ? summary.modified.toString(QStringLiteral("yyyy-MM-dd HH:mm"))
                                      : kMissing,

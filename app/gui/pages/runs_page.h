@@ -37,7 +37,19 @@ class RunsPage : public QWidget {
 
  public:
   /// Table columns, in order.
-  enum Column { Name, Status, Step, Psnr, Ssim, Lpips, Modified, Location, ColumnCount };
+  enum Column {
+    Name,
+    Status,
+    Step,
+    Psnr,
+    Ssim,
+    Lpips,
+    Rfid,
+    Rfvd,
+    Modified,
+    Location,
+    ColumnCount
+  };
 
   /// Default time between two rereads of the runs.
   static constexpr int kDefaultRefreshMs = 5000;

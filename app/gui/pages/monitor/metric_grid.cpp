@@ -56,6 +56,14 @@ MetricGrid::MetricGrid(const FollowedRuns& runs, double smoothing, QWidget* pare
     panel->plot = new widgets::CurvePlot(host);
     panel->plot->setObjectName(QStringLiteral("panel_%1").arg(QLatin1String(spec.id)));
     panel->plot->setTitle(tr(spec.title));
+    if (QLatin1String(spec.id) == QLatin1String("frechet")) {
+      panel->plot->setToolTip(
+          tr("Fréchet distances of the reconstructions of eval.clips held-out clips from the "
+             "clips themselves (lower is better), with InceptionV3 features (rFID, every frame) "
+             "or I3D features (rFVD, every clip). The number depends on N (papers use 50,000 "
+             "ImageNet images or UCF-101's 3,783 test clips; a smaller N reads higher), the "
+             "resize and the data: compare it only with runs evaluated the same way."));
+    }
     panel->plot->setMinimumSize(kPanelMinimumWidth - 60, kPanelMinimumHeight);
     panel->plot->setSmoothing(spec.smoothed ? m_smoothing : 0.0);
     panel->plot->setWholeNumberX(!spec.wallClock);
@@ -149,7 +157,26 @@ bool MetricGrid::plotMetric(int runIndex, const QString& metric, int from) {
     styleSeries(*panel, runIndex, metric);
     panel->plot->setSeriesVisible(name, isShown(*panel, metric));
   }
+  if (runIndex == 0 && metric.startsWith(QLatin1String("eval/"))) retitleFrechet(run.metrics);
   return true;
+}
+
+void MetricGrid::retitleFrechet(const RunMetrics& metrics) {
+  for (const auto& panel : m_panels) {
+    if (QLatin1String(panel->spec.id) != QLatin1String("frechet")) continue;
+    QStringList counts;
+    for (const auto& [metric, label] :
+         {std::pair{"eval/rfid_samples", "rFID"}, std::pair{"eval/rfvd_samples", "rFVD"}}) {
+      const RunMetrics::Series* series = metrics.series(QLatin1String(metric));
+      if (series != nullptr && !series->values.isEmpty()) {
+        counts << tr("%1 N = %2").arg(QLatin1String(label)).arg(series->values.back(), 0, 'f', 0);
+      }
+    }
+    const QString title = tr(panel->spec.title);
+    panel->plot->setTitle(counts.isEmpty() ? title
+                                           : title + QStringLiteral(" \u00b7 ") +
+                                                 counts.join(QStringLiteral(", ")));
+  }
 }
 
 void MetricGrid::removeSeriesOf(int runIndex) {

@@ -73,6 +73,8 @@ class MetricGrid : public QScrollArea {
   /// Draws the points of `metric` of run `runIndex` from point `from` on (0: all of them,
   /// replacing what was drawn). False when the run has no such metric or no panel takes it.
   bool plotMetric(int runIndex, const QString& metric, int from);
+  /// The rFID / rFVD panel's title with the open run's N (eval/rfid_samples, eval/rfvd_samples).
+  void retitleFrechet(const RunMetrics& metrics);
   /// Removes the series of every metric of run `runIndex`.
   void removeSeriesOf(int runIndex);
   /// Styles every series again (the colours mean metrics with one run, runs with several).
