@@ -1,3 +1,4 @@
+// Over 600 lines on purpose: one format, its header parser, reader and atomic writer together.
 #include "core/safetensors.h"
 
 #include "core/atomic_file.h"

@@ -15,32 +15,34 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-CompareScores scoresFrom(const core::CompareScores& scores) {
-  CompareScores s;
-  s.psnr = scores.psnr;
-  s.ssim = scores.ssim;
-  s.lpips = scores.lpips.value_or(kNaN);
-  return s;
-}
-
 QString clipName(int clipIndex) {
   return QStringLiteral("clip_%1").arg(clipIndex, 3, 10, QLatin1Char('0'));
 }
 
 }  // namespace
 
-CompareScores::CompareScores() : psnr(kNaN), ssim(kNaN), lpips(kNaN) {}
-
-double CompareScores::value(CompareMetric metric) const {
+double metricValue(const core::CompareScores& scores, CompareMetric metric) {
   switch (metric) {
     case CompareMetric::Psnr:
-      return psnr;
+      return scores.psnr;
     case CompareMetric::Ssim:
-      return ssim;
+      return scores.ssim;
     case CompareMetric::Lpips:
-      return lpips;
+      return scores.lpips.value_or(kNaN);
+    case CompareMetric::Rfid:
+      return scores.rfid.value_or(kNaN);
+    case CompareMetric::Rfvd:
+      return scores.rfvd.value_or(kNaN);
   }
   return kNaN;
+}
+
+QString describeTokenizer(const core::CompareTokenizer& tokenizer) {
+  return QString::fromStdString(tokenizer.label.empty() ? tokenizer.model_kind : tokenizer.label);
+}
+
+QString CompareReport::tokenizerName(int k) const {
+  return QString::fromStdString(m_document.tokenizers[static_cast<std::size_t>(k)].name);
 }
 
 std::optional<CompareReport> CompareReport::load(const QString& directory, QString* error) {
@@ -62,28 +64,7 @@ std::optional<CompareReport> CompareReport::load(const QString& directory, QStri
 
   CompareReport report;
   report.m_directory = QDir::cleanPath(QFileInfo(directory).absoluteFilePath());
-  for (const core::CompareTokenizer& t : document->tokenizers) {
-    report.m_tokenizers.append(
-        {QString::fromStdString(t.name), QString::fromStdString(t.checkpoint),
-         QString::fromStdString(t.weights), QString::fromStdString(t.model_kind),
-         QString::fromStdString(t.label)});
-  }
-  for (const core::CompareClip& c : document->clips) {
-    CompareClip clip;
-    clip.index = c.index;
-    clip.source = QString::fromStdString(c.source);
-    clip.frames = c.frames;
-    clip.width = c.width;
-    clip.height = c.height;
-    for (std::size_t k = 0; k < c.scores.size(); ++k) {
-      clip.scores.insert(report.m_tokenizers[static_cast<int>(k)].name, scoresFrom(c.scores[k]));
-    }
-    report.m_clips.append(clip);
-  }
-  for (std::size_t k = 0; k < document->mean.size(); ++k) {
-    report.m_mean.insert(report.m_tokenizers[static_cast<int>(k)].name,
-                         scoresFrom(document->mean[k]));
-  }
+  report.m_document = *document;
   return report;
 }
 
@@ -95,6 +76,10 @@ QString CompareReport::metricName(CompareMetric metric) {
       return QStringLiteral("SSIM");
     case CompareMetric::Lpips:
       return QStringLiteral("LPIPS");
+    case CompareMetric::Rfid:
+      return QStringLiteral("rFID");
+    case CompareMetric::Rfvd:
+      return QStringLiteral("rFVD");
   }
   return {};
 }
@@ -108,20 +93,28 @@ QString CompareReport::formatMetric(CompareMetric metric, double value) {
       return QString::number(value, 'f', 3);
     case CompareMetric::Lpips:
       return QString::number(value, 'f', 4);
+    case CompareMetric::Rfid:
+    case CompareMetric::Rfvd:
+      return QString::number(value, 'f', 2);
   }
   return {};
 }
 
-bool CompareReport::higherIsBetter(CompareMetric metric) { return metric != CompareMetric::Lpips; }
+bool CompareReport::higherIsBetter(CompareMetric metric) {
+  return metric == CompareMetric::Psnr || metric == CompareMetric::Ssim;
+}
 
 QVector<CompareMetric> CompareReport::metrics() const {
   QVector<CompareMetric> out;
-  for (CompareMetric metric : {CompareMetric::Psnr, CompareMetric::Ssim, CompareMetric::Lpips}) {
+  for (CompareMetric metric : {CompareMetric::Psnr, CompareMetric::Ssim, CompareMetric::Lpips,
+                               CompareMetric::Rfid, CompareMetric::Rfvd}) {
     bool present = false;
-    for (const CompareClip& clip : m_clips) {
-      for (const CompareScores& s : clip.scores) present = present || !std::isnan(s.value(metric));
+    for (const core::CompareClip& clip : clips()) {
+      for (const core::CompareScores& s : clip.scores)
+        present = present || !std::isnan(metricValue(s, metric));
     }
-    for (const CompareScores& s : m_mean) present = present || !std::isnan(s.value(metric));
+    for (const core::CompareScores& s : mean())
+      present = present || !std::isnan(metricValue(s, metric));
     if (present) out.append(metric);
   }
   return out;
@@ -143,11 +136,11 @@ QStringList CompareReport::outputFiles() const {
                               QStringLiteral("grid.png")}) {
     if (QFileInfo(dir.filePath(name)).isFile()) files << name;
   }
-  for (const CompareClip& clip : m_clips) {
+  for (const core::CompareClip& clip : clips()) {
     const QString gif = clipName(clip.index) + QStringLiteral(".gif");
     if (QFileInfo(dir.filePath(gif)).isFile()) files << gif;
     QStringList names{QStringLiteral("original")};
-    for (const CompareTokenizer& t : m_tokenizers) names << t.name;
+    for (int k = 0; k < tokenizerCount(); ++k) names << tokenizerName(k);
     for (const QString& name : names) {
       const QString strip = clipName(clip.index) + QLatin1Char('/') + name + QStringLiteral(".png");
       if (QFileInfo(dir.filePath(strip)).isFile()) files << strip;
@@ -159,13 +152,13 @@ QStringList CompareReport::outputFiles() const {
 QVector<widgets::ClipFrames> CompareReport::loadPanels(int clip, bool* lossless,
                                                        QString* error) const {
   if (lossless != nullptr) *lossless = false;
-  if (clip < 0 || clip >= m_clips.size()) {
+  if (clip < 0 || clip >= clipCount()) {
     if (error != nullptr) *error = QObject::tr("no clip %1 in this comparison").arg(clip);
     return {};
   }
-  const CompareClip& c = m_clips[clip];
+  const core::CompareClip& c = clips()[static_cast<std::size_t>(clip)];
   QStringList names{QStringLiteral("original")};
-  for (const CompareTokenizer& t : m_tokenizers) names << t.name;
+  for (int k = 0; k < tokenizerCount(); ++k) names << tokenizerName(k);
 
   bool allStrips = true;
   for (const QString& name : names)

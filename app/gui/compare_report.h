@@ -4,9 +4,9 @@
 // DIR/clip_<kkk>/<name>.png when present, else the palette-quantised DIR/clip_<kkk>.gif cut into
 // panels), DIR/metrics.csv and DIR/grid.png.
 
+#include "core/compare_report.h"
 #include "widgets/clip_frames.h"
 
-#include <QHash>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -16,42 +16,18 @@
 namespace tb::app {
 
 /// One metric of a comparison. PSNR in dB and SSIM in [0, 1]: higher is better; LPIPS (a
-/// perceptual distance): lower is better.
-enum class CompareMetric { Psnr, Ssim, Lpips };
+/// perceptual distance), rFID and rFVD (Fréchet distances over all the clips, in the mean
+/// only): lower is better.
+enum class CompareMetric { Psnr, Ssim, Lpips, Rfid, Rfvd };
 
-/// Scores of one tokenizer on one clip (or their mean). A metric the file does not hold is NaN.
-struct CompareScores {
-  double psnr;
-  double ssim;
-  double lpips;
+/// The value of `metric` in `scores`; NaN when the report does not hold it.
+double metricValue(const core::CompareScores& scores, CompareMetric metric);
 
-  CompareScores();
-  double value(CompareMetric metric) const;
-};
+/// A tokenizer's label, else its model kind ("classic VQ, 10 bits/token", "magvit2").
+QString describeTokenizer(const core::CompareTokenizer& tokenizer);
 
-/// One `--checkpoint NAME=PATH` of the comparison.
-struct CompareTokenizer {
-  QString name;        ///< column name, also the PNG strip's file name
-  QString checkpoint;  ///< checkpoint folder the trainer loaded
-  QString weights;     ///< which weights ("ema", "model", ...)
-  QString modelKind;   ///< "magvit2", "vqgan", "classic_vq" ...
-  QString label;       ///< what it is, for a reference codec ("classic VQ, 10 bits/token"); else ""
-
-  /// The label, else the model kind.
-  QString description() const { return label.isEmpty() ? modelKind : label; }
-};
-
-/// One compared clip.
-struct CompareClip {
-  int index = 0;   ///< k of clip_<kkk>
-  QString source;  ///< the file it came from, or "synthetic:k"
-  int frames = 0;  ///< frame count (0 when metrics.json predates the PNG strips)
-  int width = 0;   ///< frame width in pixels (0: unknown)
-  int height = 0;  ///< frame height in pixels (0: unknown)
-  QHash<QString, CompareScores> scores;  ///< by tokenizer name
-};
-
-/// A compare folder, loaded.
+/// A compare folder, loaded: core's report (the trainer's own structs, read as core reads them)
+/// and the files beside it.
 class CompareReport {
  public:
   /// Reads DIR/metrics.json through core (core::parseCompareReport). Returns nothing and sets
@@ -67,10 +43,19 @@ class CompareReport {
   static bool higherIsBetter(CompareMetric metric);
 
   const QString& directory() const { return m_directory; }
-  const QVector<CompareTokenizer>& tokenizers() const { return m_tokenizers; }
-  const QVector<CompareClip>& clips() const { return m_clips; }
-  const QHash<QString, CompareScores>& mean() const { return m_mean; }
-  /// Metrics present in the file, in the order PSNR, SSIM, LPIPS.
+  const core::CompareReport& document() const { return m_document; }
+  const std::vector<core::CompareTokenizer>& tokenizers() const { return m_document.tokenizers; }
+  const std::vector<core::CompareClip>& clips() const { return m_document.clips; }
+  /// Mean scores by tokenizer position; empty in a report without them.
+  const std::vector<core::CompareScores>& mean() const { return m_document.mean; }
+  int tokenizerCount() const { return static_cast<int>(m_document.tokenizers.size()); }
+  int clipCount() const { return static_cast<int>(m_document.clips.size()); }
+  /// The name of tokenizer `k` (a column and the name of its PNG strips).
+  QString tokenizerName(int k) const;
+  /// The N behind the means' rFID (frames) and rFVD (clips); 0 without them.
+  qint64 rfidSamples() const { return m_document.rfid_samples.value_or(0); }
+  qint64 rfvdSamples() const { return m_document.rfvd_samples.value_or(0); }
+  /// Metrics present in the file, in the order PSNR, SSIM, LPIPS, rFID, rFVD.
   QVector<CompareMetric> metrics() const;
 
   /// DIR/clip_<kkk>.gif for clip index `clipIndex`.
@@ -90,9 +75,7 @@ class CompareReport {
 
  private:
   QString m_directory;
-  QVector<CompareTokenizer> m_tokenizers;
-  QVector<CompareClip> m_clips;
-  QHash<QString, CompareScores> m_mean;
+  core::CompareReport m_document;
 };
 
 }  // namespace tb::app

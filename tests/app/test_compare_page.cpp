@@ -117,15 +117,16 @@ class ComparePageTest : public QObject {
     QString error;
     const std::optional<CompareReport> report = CompareReport::load(kCompareDemo, &error);
     QVERIFY2(report.has_value(), qPrintable(error));
-    QCOMPARE(report->tokenizers().size(), 2);
-    QCOMPARE(report->tokenizers()[0].name, QStringLiteral("untrained"));
-    QCOMPARE(report->tokenizers()[1].name, QStringLiteral("trained"));
-    QCOMPARE(report->clips().size(), 4);
-    QVERIFY(report->clips()[1].source.startsWith(QLatin1String("synthetic:")));
+    QCOMPARE(report->tokenizerCount(), 2);
+    QCOMPARE(report->tokenizerName(0), QStringLiteral("untrained"));
+    QCOMPARE(report->tokenizerName(1), QStringLiteral("trained"));
+    QCOMPARE(report->clipCount(), 4);
+    QVERIFY(report->clips()[1].source.rfind("synthetic:", 0) == 0);
     QCOMPARE(report->metrics(), (QVector<CompareMetric>{CompareMetric::Psnr, CompareMetric::Ssim}));
-    const double psnr = report->clips()[0].scores.value(QStringLiteral("trained")).psnr;
+    const double psnr = report->clips()[0].scores[1].psnr;  // "trained"
     QVERIFY(psnr > 5 && psnr < 60);
-    QVERIFY(std::isnan(report->clips()[0].scores.value(QStringLiteral("trained")).lpips));
+    QVERIFY(!report->clips()[0].scores[1].lpips);
+    QVERIFY(std::isnan(tb::app::metricValue(report->clips()[0].scores[1], CompareMetric::Lpips)));
 
     bool lossless = false;
     const QVector<tb::widgets::ClipFrames> panels = report->loadPanels(2, &lossless, &error);
@@ -160,17 +161,22 @@ class ComparePageTest : public QObject {
     QString error;
     const std::optional<CompareReport> report = CompareReport::load(dir.path(), &error);
     QVERIFY2(report, qPrintable(error));
-    QCOMPARE(report->tokenizers().size(), 3);
-    QCOMPARE(report->tokenizers()[1].checkpoint, QStringLiteral("/tmp/h3/a/checkpoints/step_200"));
-    QCOMPARE(report->tokenizers()[1].weights, QStringLiteral("ema.safetensors"));
-    QCOMPARE(report->tokenizers()[1].description(), QStringLiteral("magvit2"));
-    QCOMPARE(report->tokenizers()[2].description(), QStringLiteral("classic VQ, 8 bits/token"));
-    QCOMPARE(report->clips().size(), 4);
-    QCOMPARE(report->clips()[1].source, QStringLiteral("synthetic:389"));
+    QCOMPARE(report->tokenizerCount(), 3);
+    QCOMPARE(QString::fromStdString(report->tokenizers()[1].checkpoint),
+             QStringLiteral("/tmp/h3/a/checkpoints/step_200"));
+    QCOMPARE(QString::fromStdString(report->tokenizers()[1].weights),
+             QStringLiteral("ema.safetensors"));
+    QCOMPARE(tb::app::describeTokenizer(report->tokenizers()[1]), QStringLiteral("magvit2"));
+    QCOMPARE(tb::app::describeTokenizer(report->tokenizers()[2]),
+             QStringLiteral("classic VQ, 8 bits/token"));
+    QCOMPARE(report->clipCount(), 4);
+    QCOMPARE(QString::fromStdString(report->clips()[1].source), QStringLiteral("synthetic:389"));
     QCOMPARE(report->clips()[1].frames, 5);
-    QCOMPARE(report->clips()[1].scores.value(QStringLiteral("trained")).psnr, 13.221343257024392);
-    QCOMPARE(report->clips()[1].scores.value(QStringLiteral("trained")).lpips, 0.2975);
-    QCOMPARE(report->mean().value(QStringLiteral("classic-vq")).lpips, 0.3461);
+    QCOMPARE(report->tokenizerName(1), QStringLiteral("trained"));
+    QCOMPARE(report->clips()[1].scores[1].psnr, 13.221343257024392);
+    QCOMPARE(*report->clips()[1].scores[1].lpips, 0.2975);
+    QCOMPARE(report->tokenizerName(2), QStringLiteral("classic-vq"));
+    QCOMPARE(*report->mean()[2].lpips, 0.3461);
     QCOMPARE(report->metrics(), (QVector<tb::app::CompareMetric>{tb::app::CompareMetric::Psnr,
                                                                  tb::app::CompareMetric::Ssim,
                                                                  tb::app::CompareMetric::Lpips}));
@@ -684,13 +690,12 @@ class ComparePageTest : public QObject {
     QVERIFY(page->isShowingReview());
     const auto& report = page->review()->report();
     QVERIFY(report->directory().startsWith(dir.filePath(QStringLiteral("comparisons/"))));
-    QCOMPARE(report->clips().size(), 2);
-    QCOMPARE(report->tokenizers().size(), 2);
-    QCOMPARE(report->tokenizers()[1].name, QStringLiteral("demo-b"));
+    QCOMPARE(report->clipCount(), 2);
+    QCOMPARE(report->tokenizerCount(), 2);
+    QCOMPARE(report->tokenizerName(1), QStringLiteral("demo-b"));
     QVERIFY(page->review()->panelsAreLossless());
     // The same weights twice: identical reconstructions and metrics.
-    QCOMPARE(report->clips()[0].scores.value(QStringLiteral("demo-a")).psnr,
-             report->clips()[0].scores.value(QStringLiteral("demo-b")).psnr);
+    QCOMPARE(report->clips()[0].scores[0].psnr, report->clips()[0].scores[1].psnr);
     QCOMPARE(page->review()->players()[1]->frames(), page->review()->players()[2]->frames());
     QVERIFY(
         !page->setupForm()->findChild<QWidget*>(QStringLiteral("compareDataType"))->isEnabled());

@@ -1,3 +1,4 @@
+// Over 600 lines on purpose: one class, TrainingStep, the whole protocol of a step in one place.
 #include "trainer/training/training_step.h"
 
 #include "core/metric_names.h"

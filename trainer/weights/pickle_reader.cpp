@@ -1,3 +1,4 @@
+// Over 600 lines on purpose: one format, the pickle machine and the zip container it comes in.
 #include "trainer/weights/pickle_reader.h"
 
 #include <caffe2/serialize/inline_container.h>

@@ -42,7 +42,7 @@ constexpr int kGridGap = 12;
 constexpr int kGridFontPx = 13;
 
 QString panelName(const CompareReport& report, int panel) {
-  return panel == 0 ? QObject::tr("original") : report.tokenizers()[panel - 1].name;
+  return panel == 0 ? QObject::tr("original") : report.tokenizerName(panel - 1);
 }
 
 }  // namespace
@@ -185,13 +185,14 @@ void CompareReview::setReport(const std::optional<CompareReport>& report) {
     const QSignalBlocker block(m_clipBox);
     m_clipBox->clear();
     if (report) {
-      for (const CompareClip& clip : report->clips()) {
-        m_clipBox->addItem(tr("clip %1 \u00b7 %2").arg(clip.index).arg(clip.source));
+      for (const core::CompareClip& clip : report->clips()) {
+        m_clipBox->addItem(
+            tr("clip %1 \u00b7 %2").arg(clip.index).arg(QString::fromStdString(clip.source)));
       }
     }
   }
   rebuildPlayers();
-  const bool any = report && !report->clips().isEmpty();
+  const bool any = report && !report->clips().empty();
   m_clipBox->setEnabled(any);
   m_exportGrid->setEnabled(any);
   m_exportFiles->setEnabled(report.has_value());
@@ -210,15 +211,17 @@ void CompareReview::rebuildPlayers() {
   m_players.clear();
   if (!m_report) return;
   const auto zoom = static_cast<ClipPlayer::Zoom>(m_zoomBox->currentData().toInt());
-  for (int panel = 0; panel <= m_report->tokenizers().size(); ++panel) {
+  for (int panel = 0; panel <= m_report->tokenizerCount(); ++panel) {
     auto* player = new ClipPlayer(m_playerRow);
     player->setObjectName(QStringLiteral("panel%1").arg(panel));
     player->setTitle(panelName(*m_report, panel));
     player->setZoom(zoom);
     if (panel > 0) {
-      const CompareTokenizer& t = m_report->tokenizers()[panel - 1];
-      player->setToolTip(
-          tr("%1: %2 (%3 weights)\n%4").arg(t.name, t.description(), t.weights, t.checkpoint));
+      const core::CompareTokenizer& t = m_report->tokenizers()[static_cast<std::size_t>(panel - 1)];
+      player->setToolTip(tr("%1: %2 (%3 weights)\n%4")
+                             .arg(QString::fromStdString(t.name), describeTokenizer(t),
+                                  QString::fromStdString(t.weights),
+                                  QString::fromStdString(t.checkpoint)));
     }
     m_playerLayout->addWidget(player, 1);
     m_players.append(player);
@@ -227,7 +230,7 @@ void CompareReview::rebuildPlayers() {
 }
 
 void CompareReview::setCurrentClip(int clip) {
-  if (!m_report || clip < 0 || clip >= m_report->clips().size() || clip == m_currentClip) return;
+  if (!m_report || clip < 0 || clip >= m_report->clipCount() || clip == m_currentClip) return;
   m_currentClip = clip;
   {
     const QSignalBlocker block(m_clipBox);
@@ -264,11 +267,11 @@ void CompareReview::loadClip() {
   }
   showPanels();
 
-  const CompareClip& clip = m_report->clips()[m_currentClip];
+  const core::CompareClip& clip = m_report->clips()[static_cast<std::size_t>(m_currentClip)];
   QString text = tr("%1 \u2014 %2 tokenizer(s), %3 clip(s)")
                      .arg(QDir::toNativeSeparators(m_report->directory()))
-                     .arg(m_report->tokenizers().size())
-                     .arg(m_report->clips().size());
+                     .arg(m_report->tokenizerCount())
+                     .arg(m_report->clipCount());
   if (!m_panelError.isEmpty()) {
     text += QStringLiteral("\n") + tr("Cannot show clip %1: %2").arg(clip.index).arg(m_panelError);
   } else if (!m_lossless) {
@@ -310,9 +313,9 @@ void CompareReview::setZoom(ClipPlayer::Zoom zoom) {
 
 QStringList CompareReview::captionFor(int panel) const {
   if (!m_report || m_currentClip < 0) return {};
-  const CompareClip& clip = m_report->clips()[m_currentClip];
+  const core::CompareClip& clip = m_report->clips()[static_cast<std::size_t>(m_currentClip)];
   if (panel == 0) {
-    QStringList lines{clip.source};
+    QStringList lines{QString::fromStdString(clip.source)};
     if (!m_panels.isEmpty() && !m_panels[0].isEmpty()) {
       const QSize size = m_panels[0].front().size();
       lines << tr("%1\u00d7%2, %3 frame(s)")
@@ -323,10 +326,12 @@ QStringList CompareReview::captionFor(int panel) const {
     return lines;
   }
   QStringList lines;
-  const CompareScores scores = clip.scores.value(m_report->tokenizers()[panel - 1].name);
+  if (static_cast<std::size_t>(panel - 1) >= clip.scores.size()) return lines;
+  const core::CompareScores& scores = clip.scores[static_cast<std::size_t>(panel - 1)];
   for (CompareMetric metric : m_report->metrics()) {
-    lines << QStringLiteral("%1 %2").arg(CompareReport::metricName(metric),
-                                         CompareReport::formatMetric(metric, scores.value(metric)));
+    lines << QStringLiteral("%1 %2").arg(
+        CompareReport::metricName(metric),
+        CompareReport::formatMetric(metric, metricValue(scores, metric)));
   }
   return lines;
 }
@@ -399,14 +404,14 @@ QImage CompareReview::gridImage() const {
   QPainter painter(&image);
   painter.setRenderHint(QPainter::TextAntialiasing);
   painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
-  const CompareClip& clip = m_report->clips()[m_currentClip];
+  const core::CompareClip& clip = m_report->clips()[static_cast<std::size_t>(m_currentClip)];
   painter.setFont(font);
   painter.setPen(QColor(0x55, 0x55, 0x55));
   painter.drawText(QRect(kGridMargin, kGridMargin, width - 2 * kGridMargin, line),
                    Qt::AlignLeft | Qt::AlignVCenter,
                    metrics.elidedText(tr("clip %1 \u00b7 %2 \u00b7 frame %3 / %4")
                                           .arg(clip.index)
-                                          .arg(clip.source)
+                                          .arg(QString::fromStdString(clip.source))
                                           .arg(std::min(t, int(m_panels[0].size()) - 1) + 1)
                                           .arg(m_panels[0].size()),
                                       Qt::ElideMiddle, width - 2 * kGridMargin));
@@ -500,7 +505,8 @@ void CompareReview::chooseGridFile() {
   const QString suggested =
       QDir(m_report->directory())
           .filePath(QStringLiteral("review_clip_%1.png")
-                        .arg(m_report->clips()[m_currentClip].index, 3, 10, QLatin1Char('0')));
+                        .arg(m_report->clips()[static_cast<std::size_t>(m_currentClip)].index, 3,
+                             10, QLatin1Char('0')));
   const QString path = QFileDialog::getSaveFileName(this, tr("Export Grid PNG"), suggested,
                                                     tr("PNG images (*.png)"));
   if (path.isEmpty()) return;

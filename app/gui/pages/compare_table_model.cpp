@@ -16,12 +16,12 @@ void CompareTableModel::setReport(const std::optional<CompareReport>& report) {
 }
 
 int CompareTableModel::clipAt(int row) const {
-  if (!m_report || row < 0 || row >= m_report->clips().size()) return -1;
+  if (!m_report || row < 0 || row >= m_report->clipCount()) return -1;
   return row;
 }
 
 int CompareTableModel::rowOfClip(int clip) const {
-  if (!m_report || clip < 0 || clip >= m_report->clips().size()) return -1;
+  if (!m_report || clip < 0 || clip >= m_report->clipCount()) return -1;
   return clip;
 }
 
@@ -29,7 +29,7 @@ bool CompareTableModel::metricColumn(int column, int* tokenizer, CompareMetric* 
   const int offset = column - kFirstMetricColumn;
   if (!m_report || m_metrics.isEmpty() || offset < 0) return false;
   const int t = offset / static_cast<int>(m_metrics.size());
-  if (t >= m_report->tokenizers().size()) return false;
+  if (t >= m_report->tokenizerCount()) return false;
   if (tokenizer != nullptr) *tokenizer = t;
   if (metric != nullptr) *metric = m_metrics[offset % m_metrics.size()];
   return true;
@@ -37,21 +37,23 @@ bool CompareTableModel::metricColumn(int column, int* tokenizer, CompareMetric* 
 
 int CompareTableModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !m_report) return 0;
-  return static_cast<int>(m_report->clips().size()) + (m_report->mean().isEmpty() ? 0 : 1);
+  return m_report->clipCount() + (m_report->mean().empty() ? 0 : 1);
 }
 
 int CompareTableModel::columnCount(const QModelIndex& parent) const {
   if (parent.isValid() || !m_report) return 0;
-  return kFirstMetricColumn + static_cast<int>(m_report->tokenizers().size() * m_metrics.size());
+  return kFirstMetricColumn + m_report->tokenizerCount() * static_cast<int>(m_metrics.size());
 }
 
 bool CompareTableModel::isBest(int clip, int tokenizer, CompareMetric metric) const {
-  if (m_report->tokenizers().size() < 2) return false;
-  const auto& scores = clip >= 0 ? m_report->clips()[clip].scores : m_report->mean();
-  const double mine = scores.value(m_report->tokenizers()[tokenizer].name).value(metric);
+  if (m_report->tokenizerCount() < 2) return false;
+  const std::vector<core::CompareScores>& scores =
+      clip >= 0 ? m_report->clips()[static_cast<std::size_t>(clip)].scores : m_report->mean();
+  if (static_cast<std::size_t>(tokenizer) >= scores.size()) return false;
+  const double mine = metricValue(scores[static_cast<std::size_t>(tokenizer)], metric);
   if (std::isnan(mine)) return false;
-  for (const CompareTokenizer& other : m_report->tokenizers()) {
-    const double theirs = scores.value(other.name).value(metric);
+  for (const core::CompareScores& other : scores) {
+    const double theirs = metricValue(other, metric);
     if (std::isnan(theirs)) continue;
     if (CompareReport::higherIsBetter(metric) ? theirs > mine : theirs < mine) return false;
   }
@@ -70,7 +72,7 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
     if (mean) {
       if (role == Qt::DisplayRole) {
         return column == kClipColumn ? tr("mean")
-                                     : tr("%n clip(s)", nullptr, int(m_report->clips().size()));
+                                     : tr("%n clip(s)", nullptr, m_report->clipCount());
       }
       if (role == kSortRole) return column == kClipColumn ? QVariant(-1) : QVariant(QString());
       if (role == Qt::FontRole) {
@@ -80,13 +82,14 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     }
-    const CompareClip& c = m_report->clips()[clip];
+    const core::CompareClip& c = m_report->clips()[static_cast<std::size_t>(clip)];
     if (column == kClipColumn) {
       if (role == Qt::DisplayRole) return QString::number(c.index);
       if (role == kSortRole) return c.index;
       if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
     } else {
-      if (role == Qt::DisplayRole || role == kSortRole || role == Qt::ToolTipRole) return c.source;
+      if (role == Qt::DisplayRole || role == kSortRole || role == Qt::ToolTipRole)
+        return QString::fromStdString(c.source);
     }
     return {};
   }
@@ -94,9 +97,12 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
   int tokenizer = 0;
   CompareMetric metric = CompareMetric::Psnr;
   if (!metricColumn(column, &tokenizer, &metric)) return {};
-  const QString& name = m_report->tokenizers()[tokenizer].name;
-  const auto& scores = mean ? m_report->mean() : m_report->clips()[clip].scores;
-  const double value = scores.value(name).value(metric);
+  const QString name = m_report->tokenizerName(tokenizer);
+  const std::vector<core::CompareScores>& scores =
+      mean ? m_report->mean() : m_report->clips()[static_cast<std::size_t>(clip)].scores;
+  const double value = static_cast<std::size_t>(tokenizer) < scores.size()
+                           ? metricValue(scores[static_cast<std::size_t>(tokenizer)], metric)
+                           : std::nan("");
   switch (role) {
     case Qt::DisplayRole:
       return CompareReport::formatMetric(metric, value);
@@ -111,9 +117,20 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
       return font;
     }
     case Qt::ToolTipRole:
+      if (metric == CompareMetric::Rfid || metric == CompareMetric::Rfvd) {
+        const bool fid = metric == CompareMetric::Rfid;
+        return tr("%1 of %2 over every compared %3 (N = %4; lower is better). Papers use %5: "
+                  "with this few the value is biased far upward and ranks these tokenizers "
+                  "only; tokenbench-trainer evaluate gives the full protocol.")
+            .arg(CompareReport::metricName(metric), name, fid ? tr("frame") : tr("clip"))
+            .arg(fid ? m_report->rfidSamples() : m_report->rfvdSamples())
+            .arg(fid ? tr("50,000 images") : tr("UCF-101's 3,783 test clips"));
+      }
       return tr("%1 of %2 on %3 (%4 is better)")
           .arg(CompareReport::metricName(metric), name,
-               mean ? tr("all clips (mean)") : m_report->clips()[clip].source,
+               mean ? tr("all clips (mean)")
+                    : QString::fromStdString(
+                          m_report->clips()[static_cast<std::size_t>(clip)].source),
                CompareReport::higherIsBetter(metric) ? tr("higher") : tr("lower"));
     default:
       return {};
@@ -128,15 +145,18 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
   int tokenizer = 0;
   CompareMetric metric = CompareMetric::Psnr;
   if (!metricColumn(section, &tokenizer, &metric)) return {};
-  const CompareTokenizer& t = m_report->tokenizers()[tokenizer];
+  const core::CompareTokenizer& t = m_report->tokenizers()[static_cast<std::size_t>(tokenizer)];
+  const QString name = QString::fromStdString(t.name);
   if (role == Qt::ToolTipRole) {
+    const QString description = describeTokenizer(t);
     return tr("%1 (%2, %3 weights)\n%4")
-        .arg(t.name, t.description().isEmpty() ? tr("unknown model") : t.description(),
-             t.weights.isEmpty() ? tr("default") : t.weights, t.checkpoint);
+        .arg(name, description.isEmpty() ? tr("unknown model") : description,
+             t.weights.empty() ? tr("default") : QString::fromStdString(t.weights),
+             QString::fromStdString(t.checkpoint));
   }
   // Two lines, name over metric: the columns stay as narrow as their numbers.
   return QStringLiteral("%1\n%2%3")
-      .arg(t.name, CompareReport::metricName(metric),
+      .arg(name, CompareReport::metricName(metric),
            CompareReport::higherIsBetter(metric) ? QStringLiteral(" \u2191")
                                                  : QStringLiteral(" \u2193"));
 }

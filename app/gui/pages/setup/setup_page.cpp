@@ -106,6 +106,12 @@ void SetupPage::documentReplaced() {
   m_checks->forgetInputs();
   showDocumentInEditors();
   revalidate();
+  refreshAfterChange();
+}
+
+// What follows from the document's values: visible groups, greyed keys, the source line, the
+// command line, the trainer's model and data checks, and the page's listeners.
+void SetupPage::refreshAfterChange() {
   refreshModelKind();
   refreshDependentFields();
   refreshSourceLabel();
@@ -147,13 +153,7 @@ void SetupPage::documentEdited(const QString& changedPath) {
   m_modified = true;
   revalidate();
   Q_UNUSED(changedPath);
-  refreshModelKind();
-  refreshDependentFields();
-  refreshSourceLabel();
-  refreshCommandLine();
-  requestModelInfo();
-  requestDataInfo();
-  Q_EMIT configChanged();
+  refreshAfterChange();
 }
 
 // -- The trainer's checks ----------------------------------------------------------------------

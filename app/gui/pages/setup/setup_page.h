@@ -171,6 +171,7 @@ class SetupPage : public QWidget {
  private:
   // The document and its edits (setup_page.cpp).
   void documentReplaced();
+  void refreshAfterChange();
   void showDocumentInEditors();
   void onFieldEdited(const QString& path);
   void onLayersEdited();
