@@ -198,10 +198,12 @@ RunsPage::RunsPage(QWidget* parent)
   connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &RunsPage::updateOverlayButton);
 
+  // The header's state is saved behind its column count: a state from a build with other
+  // columns (the sort column is an index) is not restored onto these.
   const WindowSettings settings;
   const QByteArray tableState = settings.runsTableState();
-  if (!tableState.isEmpty()) {
-    columns->restoreState(tableState);
+  if (!tableState.isEmpty() && tableState.front() == static_cast<char>(ColumnCount)) {
+    columns->restoreState(tableState.mid(1));
   }
   const QString remembered = settings.runsFolder();
   m_folder = QDir::cleanPath(remembered.isEmpty() ? QDir::current().filePath(QStringLiteral("runs"))
@@ -218,7 +220,7 @@ RunsPage::RunsPage(QWidget* parent)
 
 RunsPage::~RunsPage() {
   WindowSettings settings;
-  settings.setRunsTableState(m_view->header()->saveState());
+  settings.setRunsTableState(static_cast<char>(ColumnCount) + m_view->header()->saveState());
 }
 
 void RunsPage::setFolder(const QString& path) {
