@@ -100,6 +100,8 @@ std::string fieldLabel(const FieldInfo& field) {
       {"accum", "accumulation"},
       {"nan", "NaN"},
       {"res", "residual"},
+      {"fid", "rFID"},
+      {"fvd", "rFVD"},
   };
   const std::size_t dot = field.path.rfind('.');
   const std::string key = dot == std::string::npos ? field.path : field.path.substr(dot + 1);
@@ -129,7 +131,10 @@ std::string fieldLabel(const FieldInfo& field) {
     if (!label.empty()) label += ' ';
     label += spelled == kWords.end() ? word : spelled->second;
   }
-  if (!label.empty() && label.front() >= 'a' && label.front() <= 'z') label.front() -= 'a' - 'A';
+  // Capitalised, unless it starts with a term spelled in mixed case ("rFID weights").
+  const bool mixed = label.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") < label.find(' ');
+  if (!label.empty() && !mixed && label.front() >= 'a' && label.front() <= 'z')
+    label.front() -= 'a' - 'A';
   return label;
 }
 

@@ -100,6 +100,7 @@ TEST(ConfigSchema, KeysHaveLabelsAndGroupsForForms) {
   EXPECT_EQ(fieldLabel(schemaField("model.attn_num_mem_kv")), "Attention memory key/values");
   EXPECT_EQ(fieldLabel(schemaField("train.time_budget_s")), "Time budget");
   EXPECT_EQ(fieldLabel(schemaField("distributed.bucket_mb")), "Bucket");
+  EXPECT_EQ(fieldLabel(schemaField("eval.fid_weights")), "rFID weights");
   EXPECT_EQ(fieldGroup(schemaField("train.lr")), "Optimisation");
   EXPECT_EQ(fieldGroup(schemaField("model.quantizer.vq_beta")), "Quantizer");
   EXPECT_EQ(fieldGroup(schemaField("distributed.zero3_units")), "Other: distributed");

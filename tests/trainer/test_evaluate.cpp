@@ -270,7 +270,21 @@ TEST(Evaluate, CompareAddsRfidOverEveryComparedFrame) {
   EXPECT_FALSE(report->mean[0].rfvd);
   EXPECT_NE(result.err.find("biased upward"), std::string::npos) << result.err;
 
+  // Without the flag, the first checkpoint's eval.fid_weights when the file is here.
+  core::RunConfig with_eval = testing::tinyConfig();
+  with_eval.eval.fid_weights = weights;
+  TempFolder other;
+  command.entries = {{"tiny", initCheckpointOf(other, with_eval).string()}};
   command.fid_weights.clear();
+  command.out_dir = dir.file("compare_config");
+  const auto configured = testing::captured([&] { return cli::compare(command); });
+  ASSERT_EQ(configured.code, 0) << configured.err;
+  std::ifstream again(dir.path() / "compare_config" / "metrics.json");
+  const auto from_config =
+      core::parseCompareReport(std::string((std::istreambuf_iterator<char>(again)), {}), &why);
+  ASSERT_TRUE(from_config) << why;
+  EXPECT_TRUE(from_config->mean[0].rfid);
+
   command.fvd_weights = weights;
   const auto refused = testing::captured([&] { return cli::compare(command); });
   EXPECT_EQ(refused.code, 2);

@@ -292,7 +292,23 @@ int compare(const core::CompareCommand& command) {
       report.mean.push_back(reportScores(m));
       report.per_frame.push_back({m.frame_psnr, m.frame_ssim});
     }
-    addFrechetDistances(command, frames, entries.front().checkpoint.device, report);
+    // The flags, else the first checkpoint's eval.fid_weights / eval.fvd_weights when the files
+    // are on this machine (a configuration may name another machine's).
+    core::CompareCommand frechet = command;
+    const core::EvalConfig& eval = entries.front().checkpoint.config.eval;
+    for (auto [flag, configured, key, metric] :
+         {std::tuple{&frechet.fid_weights, eval.fid_weights, "eval.fid_weights", "rFID"},
+          std::tuple{&frechet.fvd_weights, eval.fvd_weights, "eval.fvd_weights", "rFVD"}}) {
+      if (!flag->empty() || configured.empty()) continue;
+      std::error_code ec;
+      if (fs::is_regular_file(configured, ec)) {
+        *flag = configured;
+      } else {
+        std::cerr << "compare: " << key << " of " << entries.front().checkpoint.folder.string()
+                  << " (" << configured << ") is not here: no " << metric << "\n";
+      }
+    }
+    addFrechetDistances(frechet, frames, entries.front().checkpoint.device, report);
     core::writeFileAtomically(out / "metrics.json", core::toJsonText(report));
     core::writeFileAtomically(out / "metrics.csv", csv);
 

@@ -458,6 +458,8 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
     QString lpipsBackbone;
     QString lpipsLin;
     QString lpipsNet;
+    QString fidWeights;  // the run's eval.fid_weights / eval.fvd_weights, when they are here
+    QString fvdWeights;
   };
   m_reads->read(
       [file = pathText(runDirectoryAt(run).configFile())] {
@@ -480,6 +482,10 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
           suggestion.lpipsLin = lin;
           suggestion.lpipsNet = QString::fromLatin1(core::choiceName(config.loss.perceptual_net));
         }
+        if (QFileInfo(pathText(config.eval.fid_weights)).isFile())
+          suggestion.fidWeights = pathText(config.eval.fid_weights);
+        if (QFileInfo(pathText(config.eval.fvd_weights)).isFile())
+          suggestion.fvdWeights = pathText(config.eval.fvd_weights);
         return suggestion;
       },
       [this](const Suggestion& suggestion) {
@@ -495,6 +501,8 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
           const int net = m_lpipsNet->findData(suggestion.lpipsNet);
           if (net >= 0) m_lpipsNet->setCurrentIndex(net);
         }
+        if (m_fidWeights->text().isEmpty()) m_fidWeights->setText(suggestion.fidWeights);
+        if (m_fvdWeights->text().isEmpty()) m_fvdWeights->setText(suggestion.fvdWeights);
         updateCommandLine();
       });
 }

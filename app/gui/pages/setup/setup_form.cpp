@@ -117,7 +117,8 @@ void SetupPage::createEditors() {
     if (path == QLatin1String("data.path") || path == QLatin1String("data.valid_path")) {
       editor->setBrowse(ConfigFieldEditor::Browse::Directory);
     }
-    if (path == QLatin1String("loss.lpips_backbone") || path == QLatin1String("loss.lpips_lin")) {
+    if (path == QLatin1String("loss.lpips_backbone") || path == QLatin1String("loss.lpips_lin") ||
+        path == QLatin1String("eval.fid_weights") || path == QLatin1String("eval.fvd_weights")) {
       editor->setBrowse(ConfigFieldEditor::Browse::File);
     }
     connect(editor, &ConfigFieldEditor::edited, this, &SetupPage::onFieldEdited);
