@@ -361,24 +361,20 @@ void TrainingLoop::afterStep(const Values& values) {
     m_interval = Interval{};
     m_interval.start = Clock::now();
   }
-  if (m_train.valid_every > 0 && m_progress.step % m_train.valid_every == 0) {
-    // zero3: rank 0 validates alone, so it gathers the whole tokenizer first (with the EMA's
-    // values when there is one) and frees it after.
+  // zero3: rank 0 validates and evaluates alone, so it gathers the whole tokenizer first (with
+  // the EMA's values when there is one) and frees it after.
+  const auto onRankZeroWithWholeTokenizer = [&](const std::string& tag, auto&& work) {
     distributed::ParameterShards* shards =
         m_steps->parametersSharded() ? m_steps->shards() : nullptr;
     std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
     if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
-    onRankZero("valid", [&] { validate(); });
+    onRankZero(tag, work);
     if (shards) shards->release();
-  }
-  if (m_config.eval.every_steps > 0 && m_progress.step % m_config.eval.every_steps == 0) {
-    distributed::ParameterShards* shards =
-        m_steps->parametersSharded() ? m_steps->shards() : nullptr;
-    std::vector<torch::Tensor>& ema_shares = m_steps->emaShares();
-    if (shards) shards->gatherOnRank(0, ema_shares.empty() ? nullptr : &ema_shares);
-    onRankZero("eval", [&] { evaluateFrechet(); });
-    if (shards) shards->release();
-  }
+  };
+  if (m_train.valid_every > 0 && m_progress.step % m_train.valid_every == 0)
+    onRankZeroWithWholeTokenizer("valid", [&] { validate(); });
+  if (m_config.eval.every_steps > 0 && m_progress.step % m_config.eval.every_steps == 0)
+    onRankZeroWithWholeTokenizer("eval", [&] { evaluateFrechet(); });
   const bool periodic =
       m_train.checkpoint_every > 0 && m_progress.step % m_train.checkpoint_every == 0;
   if (periodic || m_agreed.checkpoint_now) {
