@@ -29,6 +29,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <sys/stat.h>
 #include <vector>
 
 #include <unistd.h>
@@ -117,6 +119,37 @@ TEST(MediaScan, FindsNestedFilesWithUpperCaseExtensionsAndIgnoresOthers) {
   const std::vector<std::string> expectedImages = {r + "/a/img.PNG", r + "/a/photo.jpeg"};
   EXPECT_EQ(images, expectedImages);
   EXPECT_EQ(scanMediaFolder(r, MediaKind::Video), videos);  // deterministic
+}
+
+// A named pipe given as a video or an image is refused at once, naming it; opening it would
+// block until a writer came (issue: `metrics good.mp4 pipe.mp4` hung).
+TEST(MediaInputs, ANamedPipeIsRefusedNotOpened) {
+  TempFolder dir;
+  for (const char* name : {"pipe.mp4", "pipe.png"}) {
+    const std::string fifo = dir.file(name);
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+#if TB_WITH_FFMPEG
+    if (std::string(name) == "pipe.mp4") {
+      try {
+        VideoDecoder decoder(fifo);
+        FAIL() << "opened a named pipe";
+      } catch (const MediaError& e) {
+        EXPECT_NE(std::string(e.what()).find("pipe.mp4"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("named pipe"), std::string::npos) << e.what();
+      }
+    }
+#endif
+#if TB_WITH_OPENCV
+    if (std::string(name) == "pipe.png") {
+      try {
+        ImageReader::read(fifo);
+        FAIL() << "read a named pipe";
+      } catch (const MediaError& e) {
+        EXPECT_NE(std::string(e.what()).find("named pipe"), std::string::npos) << e.what();
+      }
+    }
+#endif
+  }
 }
 
 TEST(MediaScan, MissingRootThrowsNamingIt) {

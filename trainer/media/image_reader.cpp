@@ -1,5 +1,7 @@
 #include "trainer/media/image_reader.h"
 
+#include "core/config_io.h"
+
 #include "core/atomic_file.h"
 #include "trainer/media/media_error.h"
 
@@ -45,6 +47,8 @@ cv::Mat toEightBit(const cv::Mat& image) {
 }  // namespace
 
 VideoFrames ImageReader::read(const std::string& path) {
+  if (const std::string kind = core::irregularFileKind(path); !kind.empty())
+    throw MediaError(path, "is " + kind + ", not an image file");
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw MediaError(path, "no such file");
   cv::Mat image;

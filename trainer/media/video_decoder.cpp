@@ -1,5 +1,7 @@
 #include "trainer/media/video_decoder.h"
 
+#include "core/config_io.h"
+
 #include "trainer/media/av_handles.h"
 #include "trainer/media/media_error.h"
 
@@ -43,6 +45,10 @@ class VideoDecoder::Impl {
   Impl(std::string path, VideoDecoderOptions options)
       : m_path(std::move(path)), m_options(options) {
     if (m_options.threads < 1) m_options.threads = 1;
+    // Opening a named pipe blocks until a writer comes, where no deadline reaches: only regular
+    // files are media inputs (as for weight files and data folders).
+    if (const std::string kind = core::irregularFileKind(m_path); !kind.empty())
+      fail("is " + kind + ", not a video file");
     armDeadline();
     try {
       open();
