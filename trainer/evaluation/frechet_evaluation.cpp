@@ -5,6 +5,7 @@
 #include "trainer/media/frame_tensors.h"
 #include "trainer/user_error.h"
 
+#include <algorithm>
 #include <system_error>
 
 namespace tb::trainer {
@@ -41,26 +42,26 @@ std::vector<std::pair<std::string, double>> FrechetEvaluation::score(
   for (Metric& m : m_metrics) {
     core::Sha256 key;
     key.update(m.network->sha256() + "\n" + clips_key);
-    const std::string wanted = key.hexDigest();
-    if (m.reals && m.reals_key == wanted) continue;
-    const std::filesystem::path file = m_folder / ("reals_" + std::string(m.network->metric()) +
-                                                   "_" + wanted.substr(0, 16) + ".safetensors");
+    const std::filesystem::path file =
+        m_folder / ("reals_" + std::string(m.network->metric()) + "_" +
+                    key.hexDigest().substr(0, 16) + ".safetensors");
+    if (m.reals && m.reals_file == file) continue;
+    m.reals_file = file;
     std::error_code ec;
     if (std::filesystem::is_regular_file(file, ec)) {
       try {
         m.reals = metrics::FeatureStatistics::load(file, m.network->dim());
-        m.reals_key = wanted;
         continue;
       } catch (const std::exception&) {
         // an unreadable cache is computed again below
       }
     }
     m.reals.emplace(m.network->dim());
-    m.reals_key = wanted;
   }
   // Which metrics still need their reals: those whose statistics are empty.
   std::vector<bool> need_reals;
   for (const Metric& m : m_metrics) need_reals.push_back(m.reals->count() == 0);
+  const bool any_reals = std::find(need_reals.begin(), need_reals.end(), true) != need_reals.end();
 
   std::vector<metrics::FeatureStatistics> fakes;
   for (const Metric& m : m_metrics) fakes.emplace_back(m.network->dim());
@@ -77,7 +78,7 @@ std::vector<std::pair<std::string, double>> FrechetEvaluation::score(
   for (std::int64_t i = 0; i < count; ++i) {
     const torch::Tensor clip = clipAt(i);
     const torch::Tensor recon = tokenizer.forward(clip.unsqueeze(0).to(m_device)).recon[0];
-    reals_batch.push_back(media::framesToBytes(media::tensorToFrames(clip)));
+    if (any_reals) reals_batch.push_back(media::framesToBytes(media::tensorToFrames(clip)));
     fakes_batch.push_back(media::framesToBytes(media::tensorToFrames(recon)));
     if ((i + 1) % kBatch == 0) flush();
   }
@@ -90,10 +91,7 @@ std::vector<std::pair<std::string, double>> FrechetEvaluation::score(
     if (need_reals[k]) {
       std::error_code ec;
       std::filesystem::create_directories(m_folder, ec);
-      const std::filesystem::path file =
-          m_folder / ("reals_" + std::string(m.network->metric()) + "_" +
-                      m.reals_key.substr(0, 16) + ".safetensors");
-      m.reals->save(file, {{"weights_sha256", m.network->sha256()}, {"clips", clips_key}});
+      m.reals->save(m.reals_file, {{"weights_sha256", m.network->sha256()}, {"clips", clips_key}});
     }
     if (m.reals->count() < 2) continue;
     const bool fvd = m.network->videos();

@@ -40,7 +40,7 @@ class FrechetEvaluation {
   struct Metric {
     std::unique_ptr<metrics::FeatureNetwork> network;
     std::optional<metrics::FeatureStatistics> reals;
-    std::string reals_key;
+    std::filesystem::path reals_file;  // <folder>/reals_<metric>_<key>: which clips they are
   };
 
   std::vector<Metric> m_metrics;
