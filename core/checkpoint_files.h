@@ -1,7 +1,7 @@
 #pragma once
 // The files of one checkpoint folder, named once. A checkpoint folder is checkpoints/step_<N>/
 // of a run directory (see RunDirectory), or a folder of its own written by `init`,
-// `import-magvit2` or `baseline`; the trainer writes it, the trainer and the window read it.
+// `import` or `baseline`; the trainer writes it, the trainer and the window read it.
 //
 //   config.json                  the run configuration that wrote it
 //   state.json                   step, learning-rate scale, schedule end, seconds, batches, ...
@@ -24,5 +24,9 @@ inline constexpr const char* kDiscriminator = "discriminator.safetensors";
 inline constexpr const char* kDiscriminatorOptimizer = "discr_optimizer.safetensors";
 inline constexpr const char* kRng = "rng.safetensors";
 inline constexpr const char* kComplete = "COMPLETE";
+
+/// model.safetensors metadata of an imported checkpoint: what the tokenizer is, for reports
+/// ("taming vqgan_imagenet_f16_16384", "LlamaGen vq_ds16_c2i", "magvit2-pytorch tokenizer").
+inline constexpr const char* kSourceNameKey = "source_name";
 
 }  // namespace tb::core::checkpoint_files

@@ -259,6 +259,7 @@ struct VqganConfig {
   std::vector<int> channel_mult = {1, 1, 2, 2, 4};
   int num_res_blocks = 2;
   std::vector<int> attn_resolutions = {16};
+  int resolution = 0;
   int z_channels = 256;
 
   template <class V>
@@ -277,10 +278,20 @@ struct VqganConfig {
     v.field("num_res_blocks", num_res_blocks,
             FieldSpec("Residual blocks per level").group("VQGAN architecture").min(1).max(8));
     v.field("attn_resolutions", attn_resolutions,
-            FieldSpec("Feature-map sides at which attention blocks are inserted")
+            FieldSpec("Feature-map sides at which attention blocks are inserted, counted from "
+                      "an image of side resolution")
                 .group("VQGAN architecture")
                 .unit("pixels")
                 .min(1));
+    v.field("resolution", resolution,
+            FieldSpec("Image side that places the attention blocks (taming's "
+                      "ddconfig.resolution): the level whose side, halved once per level from "
+                      "this, is in attn_resolutions gets attention, whatever size the images "
+                      "are; 0: data.image_size")
+                .group("VQGAN architecture")
+                .unit("pixels")
+                .min(0)
+                .max(16384));
     v.field("z_channels", z_channels,
             FieldSpec("Channels at the bottleneck before the quantizer projection")
                 .group("VQGAN architecture")

@@ -29,6 +29,7 @@ namespace tb::trainer {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CapturedStderr;
 using testing::TempFolder;
 using Json = nlohmann::json;
 
@@ -55,18 +56,6 @@ void expectSameTensors(const std::map<std::string, torch::Tensor>& a,
     EXPECT_TRUE(torch::equal(t, b.at(name))) << name;
   }
 }
-
-/// Everything written to std::cerr while it lives.
-class CapturedStderr {
- public:
-  CapturedStderr() : m_old(std::cerr.rdbuf(m_text.rdbuf())) {}
-  ~CapturedStderr() { std::cerr.rdbuf(m_old); }
-  std::string text() const { return m_text.str(); }
-
- private:
-  std::ostringstream m_text;
-  std::streambuf* m_old;
-};
 
 int importFixture(const std::string& weights, const fs::path& out, std::string* log = nullptr) {
   cli::ImportMagvit2Args args;
@@ -191,16 +180,33 @@ TEST(PickleReader, RefusesWhatItCannotReadNamingTheSourceAndOffset) {
 
 TEST(PickleReader, RefusesAFileThatIsNoTorchSaveArchive) {
   TempFolder dir;
-  const fs::path legacy = dir.path() / "legacy.pt";
-  std::ofstream(legacy) << "\x80\x02\x8a\x0alegacy pickle";
-  try {
-    weights::readTorchSave(legacy);
-    FAIL() << "no error";
-  } catch (const weights::PickleError& e) {
-    EXPECT_NE(std::string(e.what()).find(legacy.string() + ": not a torch.save zip archive"),
-              std::string::npos)
-        << e.what();
-  }
+  auto messageFor = [&](const std::string& name, const std::string& bytes) {
+    const fs::path file = dir.path() / name;
+    std::ofstream(file, std::ios::binary) << bytes;
+    try {
+      weights::readTorchSave(file);
+    } catch (const weights::PickleError& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  // torch.save's legacy format: protocol 2, then the magic number 0x1950a86a20f9469cfc6c.
+  const std::string legacy =
+      messageFor("legacy.pt", bytesOf("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
+                                      "K\x01.legacy pickle"));
+  EXPECT_EQ(
+      legacy.rfind((dir.path() / "legacy.pt").string() + ": written in torch's legacy format", 0),
+      0u)
+      << legacy;
+  EXPECT_NE(legacy.find("torch.save(torch.load('IN', map_location='cpu'), 'OUT')"),
+            std::string::npos);
+  EXPECT_EQ(messageFor("text.pt", "hello"),
+            (dir.path() / "text.pt").string() +
+                ": not a torch.save file (neither a zip archive nor torch's legacy format)");
+  EXPECT_EQ(messageFor("cut.pt", bytesOf("PK\x03\x04\x00\x00")),
+            (dir.path() / "cut.pt").string() +
+                ": no zip end-of-central-directory record (truncated, or not a zip archive): the "
+                "file is truncated or damaged");
 }
 
 TEST(PickleReader, RefusesAStorageOfTheWrongSize) {

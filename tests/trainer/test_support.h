@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -22,6 +24,20 @@
 namespace tb::trainer::testing {
 
 /// A fresh folder per test under the system temp folder, removed afterwards.
+/// Everything written to std::cerr while it lives.
+class CapturedStderr {
+ public:
+  CapturedStderr() : m_old(std::cerr.rdbuf(m_text.rdbuf())) {}
+  ~CapturedStderr() { std::cerr.rdbuf(m_old); }
+  CapturedStderr(const CapturedStderr&) = delete;
+  CapturedStderr& operator=(const CapturedStderr&) = delete;
+  std::string text() const { return m_text.str(); }
+
+ private:
+  std::ostringstream m_text;
+  std::streambuf* m_old;
+};
+
 class TempFolder {
  public:
   TempFolder() {

@@ -8,6 +8,7 @@
 #include "trainer/weights/magvit2_kwargs.h"
 #include "trainer/weights/magvit2_names.h"
 #include "trainer/weights/pickle_reader.h"
+#include "trainer/weights/reference_fill.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,14 +29,6 @@ using weights::ReferenceTensor;
 constexpr const char* kImport = "tokenbench-trainer import-magvit2: ";
 constexpr const char* kExport = "tokenbench-trainer export-magvit2: ";
 
-std::string shapeText(const std::vector<std::int64_t>& shape) {
-  std::ostringstream s;
-  s << "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << "]";
-  return s.str();
-}
-
 std::vector<std::int64_t> shapeOf(const torch::Tensor& t) { return t.sizes().vec(); }
 
 /// What a reference file holds.
@@ -50,16 +43,7 @@ struct ReferenceFile {
 std::map<std::string, torch::Tensor> stateDictOf(const weights::PickleValue& dict,
                                                  const fs::path& path) {
   std::map<std::string, torch::Tensor> out;
-  for (const auto& [key, value] : dict.entries) {
-    if (key->kind != weights::PickleValue::Kind::String ||
-        value->kind != weights::PickleValue::Kind::Tensor)
-      throw weights::PickleError(path.string() + ": state dict entry " +
-                                 (key->kind == weights::PickleValue::Kind::String
-                                      ? "'" + key->text + "'"
-                                      : key->describe()) +
-                                 " is a " + value->describe() + ", not a tensor");
-    out.emplace(key->text, value->tensor);
-  }
+  for (auto& [name, tensor] : weights::stateDictTensors(dict, path)) out.emplace(name, tensor);
   return out;
 }
 
@@ -99,32 +83,6 @@ ReferenceFile readReferenceFile(const fs::path& path) {
     }
   }
   return file;
-}
-
-/// Copies the file's tensors into `module` by `names`. Every reference name taken goes into
-/// `used`; every tensor the file lacks or holds in another shape is one line of `problems`.
-void fill(torch::nn::Module& module, const std::vector<ReferenceTensor>& names,
-          const std::map<std::string, torch::Tensor>& file, std::set<std::string>& used,
-          std::vector<std::string>& problems) {
-  std::map<std::string, torch::Tensor> targets;
-  for (auto& [name, tensor] : weights::stateDict(module)) targets.emplace(name, tensor);
-  torch::NoGradGuard no_grad;
-  for (const auto& n : names) {
-    const auto it = file.find(n.reference);
-    if (it == file.end()) {
-      problems.push_back("not in the file: " + n.reference + " " + shapeText(n.reference_shape) +
-                         " (Tokenbench " + n.tokenbench + ")");
-      continue;
-    }
-    used.insert(n.reference);
-    if (shapeOf(it->second) != n.reference_shape) {
-      problems.push_back("shape differs: " + n.reference + " " + shapeText(shapeOf(it->second)) +
-                         " in the file, " + shapeText(n.reference_shape) +
-                         " expected (Tokenbench " + n.tokenbench + ")");
-      continue;
-    }
-    targets.at(n.tokenbench).copy_(it->second.reshape(n.tokenbench_shape));
-  }
 }
 
 Json readKwargsFile(const fs::path& path) {
@@ -192,14 +150,15 @@ int importMagvit2(const ImportMagvit2Args& args) {
 
   std::set<std::string> used;
   std::vector<std::string> problems;
-  fill(*tokenizer, weights::referenceTokenizerTensors(magvit), file.tensors, used, problems);
+  weights::fillFromReference(*tokenizer, weights::referenceTokenizerTensors(magvit), file.tensors,
+                             used, problems);
   for (const auto& [name, expected] : weights::referenceConstants(magvit)) {
     const auto it = file.tensors.find(name);
     if (it == file.tensors.end()) continue;  // derived: a file without it loses nothing
     used.insert(name);
     if (shapeOf(it->second) != shapeOf(expected) ||
         !torch::equal(it->second.to(torch::kLong), expected))
-      problems.push_back("differs: " + name + " " + shapeText(shapeOf(it->second)) +
+      problems.push_back("differs: " + name + " " + weights::shapeText(shapeOf(it->second)) +
                          " is not the bit weights of a " + std::to_string(expected.numel()) +
                          "-bit LFQ codebook");
   }
@@ -208,7 +167,8 @@ int importMagvit2(const ImportMagvit2Args& args) {
     if (name.rfind("discr.", 0) == 0)
       discr_file.emplace(name, tensor);
     else if (!used.count(name))
-      problems.push_back("no place in Tokenbench: " + name + " " + shapeText(shapeOf(tensor)));
+      problems.push_back("no place in Tokenbench: " + name + " " +
+                         weights::shapeText(shapeOf(tensor)));
   }
   if (!problems.empty()) {
     std::cerr << kImport << args.weights << " does not fit the tokenizer " << kwargs_source
@@ -225,14 +185,14 @@ int importMagvit2(const ImportMagvit2Args& args) {
     try {
       auto discr = makeDiscriminator(config.model, config.data);
       std::set<std::string> discr_used;
-      fill(*discr,
-           weights::referenceDiscriminatorTensors(
-               dynamic_cast<const FrameDiscriminatorImpl&>(*discr)),
-           discr_file, discr_used, discr_problems);
+      weights::fillFromReference(*discr,
+                                 weights::referenceDiscriminatorTensors(
+                                     dynamic_cast<const FrameDiscriminatorImpl&>(*discr)),
+                                 discr_file, discr_used, discr_problems);
       for (const auto& [name, tensor] : discr_file)
         if (!discr_used.count(name))
           discr_problems.push_back("no place in Tokenbench: " + name + " " +
-                                   shapeText(shapeOf(tensor)));
+                                   weights::shapeText(shapeOf(tensor)));
       if (discr_problems.empty()) discr_tensors = weights::stateDict(*discr);
     } catch (const std::exception& e) {
       discr_problems.push_back(e.what());
@@ -249,7 +209,9 @@ int importMagvit2(const ImportMagvit2Args& args) {
       {"tokenbench_version", core::versionString()},
       {"model_kind", core::choiceName(config.model.kind)},
       {"imported_from", args.weights},
-      {"imported_format", "magvit2-pytorch " + file.format}};
+      {"imported_format", "magvit2-pytorch " + file.format},
+      {core::checkpoint_files::kSourceNameKey,
+       args.name.empty() ? "magvit2-pytorch " + weights_path.stem().string() : args.name}};
   if (!file.version.empty()) metadata["magvit2_pytorch_version"] = file.version;
   try {
     writeCheckpointFolder(args.out, config, weights::stateDict(*tokenizer), discr_tensors,

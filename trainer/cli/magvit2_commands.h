@@ -12,17 +12,18 @@ struct ImportMagvit2Args {
   /// KWARGS.json: the VideoTokenizer keyword arguments; may be empty when `weights` is a .pt file
   /// whose saved configuration is readable.
   std::string config;
-  std::string out;  ///< checkpoint folder to create (must not exist)
+  std::string out;   ///< checkpoint folder to create (must not exist)
+  std::string name;  ///< what reports call it; default "magvit2-pytorch <file name>"
 };
 
-/// `import-magvit2`: maps every tensor of the reference file onto Tokenbench's MAGVIT-v2
-/// tokenizer (and `discr.*` onto its frame discriminator when they fit; else they are reported on
-/// stderr and left out) and writes a checkpoint folder (model.safetensors,
-/// discriminator.safetensors, config.json with model.pixel_range zero_one) that tokenize,
-/// detokenize, compare, export-magvit2, the window and train.init_checkpoint accept. Prints the
-/// folder on stdout. Exit 0; 2 for an existing `out`, unreadable input, arguments Tokenbench
-/// cannot honour, or tensors that do not line up (every reference tensor without a place and
-/// every Tokenbench tensor left unfilled is listed on stderr with its shape); 1 when writing
+/// `import --format magvit2` (and its older name `import-magvit2`): maps every tensor of the
+/// reference file onto Tokenbench's MAGVIT-v2 tokenizer (and `discr.*` onto its frame discriminator
+/// when they fit; else they are reported on stderr and left out) and writes a checkpoint folder
+/// (model.safetensors, discriminator.safetensors, config.json with model.pixel_range zero_one) that
+/// tokenize, detokenize, compare, export-magvit2, the window and train.init_checkpoint accept.
+/// Prints the folder on stdout. Exit 0; 2 for an existing `out`, unreadable input, arguments
+/// Tokenbench cannot honour, or tensors that do not line up (every reference tensor without a place
+/// and every Tokenbench tensor left unfilled is listed on stderr with its shape); 1 when writing
 /// fails.
 int importMagvit2(const ImportMagvit2Args& args);
 

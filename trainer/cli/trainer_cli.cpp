@@ -10,6 +10,7 @@
 #include "trainer/cli/config_commands.h"
 #include "trainer/cli/data_commands.h"
 #include "trainer/cli/evaluate_command.h"
+#include "trainer/cli/import_command.h"
 #include "trainer/cli/magvit2_commands.h"
 #include "trainer/cli/metrics_commands.h"
 #include "trainer/cli/model_commands.h"
@@ -331,19 +332,29 @@ int runTrainerCli(int argc, char** argv) {
   baseline
       ->add_option("--iterations", base.iterations, "Lloyd iterations per codebook (default 15)")
       ->check(CLI::NonNegativeNumber);
-  cli::ImportMagvit2Args import_args;
-  auto* import_magvit2 = app.add_subcommand(
-      "import-magvit2",
-      "Turn a magvit2-pytorch VideoTokenizer checkpoint into a Tokenbench checkpoint folder");
-  import_magvit2
-      ->add_option(
-          "--weights", import_args.weights,
-          "safetensors of VideoTokenizer.state_dict(), or VideoTokenizer.save()'s .pt file")
-      ->required();
-  import_magvit2->add_option(
+  cli::ImportArgs import_args;
+  auto* import_command = app.add_subcommand(
+      "import",
+      "Turn another project's tokenizer checkpoint (magvit2-pytorch, taming-transformers VQGAN, "
+      "LlamaGen VQ) into a Tokenbench checkpoint folder");
+  import_command->alias("import-magvit2");
+  import_command
+      ->add_option("--format", import_args.format,
+                   "magvit2 (VideoTokenizer .pt or .safetensors), taming (Lightning .ckpt + its "
+                   "YAML), llamagen (vq_ds16_c2i.pt ...); default magvit2")
+      ->default_val("magvit2");
+  import_command->add_option("--weights", import_args.weights, "The checkpoint file")->required();
+  import_command->add_option(
       "--config", import_args.config,
-      "KWARGS.json: the VideoTokenizer keyword arguments (default: the .pt file's own)");
-  import_magvit2
+      "magvit2: KWARGS.json (default: the .pt file's own); taming: configs/model.yaml; "
+      "llamagen: ModelArgs JSON");
+  import_command->add_option("--model", import_args.model,
+                             "llamagen without --config: VQ-16 or VQ-8");
+  import_command->add_option(
+      "--name", import_args.name,
+      "What reports call it (default: the format and the file's name, e.g. \"taming "
+      "vqgan_imagenet_f16_16384\")");
+  import_command
       ->add_option("--out", import_args.out, "Checkpoint folder to create (must not exist)")
       ->required();
   cli::ExportMagvit2Args export_args;
@@ -372,7 +383,10 @@ int runTrainerCli(int argc, char** argv) {
   // CLI11 reports an unknown word as "A subcommand is required"; name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
     std::vector<std::string> names;
-    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    for (const auto* sub : app.get_subcommands({})) {
+      names.push_back(sub->get_name());
+      for (const auto& alias : sub->get_aliases()) names.push_back(alias);
+    }
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
       std::cerr << "tokenbench-trainer: unknown subcommand \"" << argv[1] << "\"";
       if (auto guess = core::closestMatch(argv[1], names))
@@ -427,7 +441,7 @@ int runTrainerCli(int argc, char** argv) {
     if (*base_seed_option) base.seed = base_seed;
     return cli::baseline(base);
   }
-  if (*import_magvit2) return cli::importMagvit2(import_args);
+  if (*import_command) return cli::importCheckpoint(import_args);
   if (*export_magvit2) return cli::exportMagvit2(export_args);
   std::cerr << app.help();
   return 2;

@@ -39,10 +39,16 @@ void validate(const core::VqganConfig& c, std::int64_t resolution) {
             "must be >= 1");
   require(c.num_res_blocks >= 1, "model.vqgan.num_res_blocks", "must be >= 1");
   require(c.z_channels >= 1, "model.vqgan.z_channels", "must be >= 1");
+  require(c.resolution >= 0, "model.vqgan.resolution", "must be >= 0");
   const std::int64_t f = std::int64_t{1} << (c.channel_mult.size() - 1);
   require(
       resolution % f == 0, "data.image_size",
       "must be a multiple of " + std::to_string(f) + " (2^(len(model.vqgan.channel_mult) - 1))");
+}
+
+/// The side attn_resolutions count from: model.vqgan.resolution, else the images' own.
+std::int64_t attentionSide(const core::VqganConfig& c, std::int64_t image_size) {
+  return c.resolution > 0 ? c.resolution : image_size;
 }
 
 }  // namespace
@@ -113,7 +119,7 @@ VqganEncoderImpl::VqganEncoderImpl(const core::VqganConfig& c, std::int64_t in_c
   const std::int64_t ch = c.base_channels;
   conv_in = register_module("conv_in", conv(in_channels, ch, 3));
   down = register_module("down", torch::nn::ModuleList());
-  std::int64_t res = resolution, block_in = ch;
+  std::int64_t res = attentionSide(c, resolution), block_in = ch;
   for (std::size_t i = 0; i < c.channel_mult.size(); ++i) {
     const std::int64_t block_out = ch * c.channel_mult[i];
     const bool last = i + 1 == c.channel_mult.size();
@@ -142,7 +148,7 @@ VqganDecoderImpl::VqganDecoderImpl(const core::VqganConfig& c, std::int64_t out_
   const std::int64_t ch = c.base_channels,
                      levels = static_cast<std::int64_t>(c.channel_mult.size());
   std::int64_t block_in = ch * c.channel_mult.back();
-  std::int64_t res = resolution >> (levels - 1);
+  std::int64_t res = attentionSide(c, resolution) >> (levels - 1);
   conv_in = register_module("conv_in", conv(c.z_channels, block_in, 3));
   mid_block_1 = register_module("mid_block_1", VqganResBlock(block_in, block_in));
   mid_attn_1 = register_module("mid_attn_1", VqganAttnBlock(block_in));

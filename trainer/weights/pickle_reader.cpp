@@ -1,11 +1,14 @@
 // Over 600 lines on purpose: one format, the pickle machine and the zip container it comes in.
 #include "trainer/weights/pickle_reader.h"
 
+#include "core/zip_directory.h"
+
 #include <caffe2/serialize/inline_container.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -628,28 +631,75 @@ PickleRef readPickle(const std::string& bytes, const std::string& source,
   return Machine(bytes, source, persistent_load).run();
 }
 
+namespace {
+
+/// What torch.save's legacy (pre-1.6) format starts with: pickle protocol 2, then the magic
+/// number 0x1950a86a20f9469cfc6c as a LONG1.
+constexpr unsigned char kLegacyMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
+                                          0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+
+std::string firstBytes(const std::filesystem::path& path, std::size_t count) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(count, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(count));
+  bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return bytes;
+}
+
+}  // namespace
+
 PickleRef readTorchSave(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw PickleError(path.string() + ": no such file");
+  const std::string head = firstBytes(path, sizeof kLegacyMagic);
+  if (head.size() == sizeof kLegacyMagic &&
+      std::memcmp(head.data(), kLegacyMagic, sizeof kLegacyMagic) == 0)
+    throw PickleError(
+        path.string() +
+        ": written in torch's legacy format (PyTorch before 1.6, or "
+        "_use_new_zipfile_serialization=False), which Tokenbench does not read. Save it again "
+        "with PyTorch 1.6 or newer: python3 -c \"import torch; "
+        "torch.save(torch.load('IN', map_location='cpu'), 'OUT')\" (a PyTorch Lightning "
+        ".ckpt needs pytorch_lightning importable for that, or save only its "
+        "torch.load('IN', map_location='cpu')['state_dict'])");
+  if (head.rfind("PK\x03\x04", 0) != 0)
+    throw PickleError(path.string() +
+                      ": not a torch.save file (neither a zip archive nor torch's legacy format)");
+  std::map<std::string, core::ZipEntry> directory;
+  try {
+    directory = core::readZipDirectory(path);
+  } catch (const core::ZipError& e) {
+    throw PickleError(std::string(e.what()) + ": the file is truncated or damaged");
+  }
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> archive;
   try {
     archive = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path.string());
   } catch (const c10::Error& e) {
-    throw PickleError(path.string() + ": not a torch.save zip archive (" +
-                      firstLine(e.what_without_backtrace()) +
-                      "); files written by PyTorch before 1.6, or with "
-                      "_use_new_zipfile_serialization=False, must be loaded and saved again with a "
-                      "newer PyTorch");
+    throw PickleError(path.string() + ": a damaged torch.save zip archive (" +
+                      firstLine(e.what_without_backtrace()) + ")");
   }
   auto record = [&](const std::string& name) {
+    std::string bytes;
     try {
       auto [data, size] = archive->getRecord(name);
-      return std::string(static_cast<const char*>(data.get()), size);
+      bytes.assign(static_cast<const char*>(data.get()), size);
     } catch (const c10::Error& e) {
       throw PickleError(path.string() + ": record " + name + ": " +
                         firstLine(e.what_without_backtrace()));
     }
+    // Records are stored as "<archive name>/<name>".
+    for (const auto& [full, entry] : directory) {
+      const auto slash = full.find('/');
+      if (slash == std::string::npos || full.compare(slash + 1, std::string::npos, name) != 0)
+        continue;
+      if (core::crc32(bytes.data(), bytes.size()) != entry.crc32)
+        throw PickleError(path.string() + ": record " + name +
+                          " fails its CRC-32 check: the file is damaged (its bytes changed "
+                          "after it was written)");
+      break;
+    }
+    return bytes;
   };
   if (archive->hasRecord("byteorder") && record("byteorder") != "little")
     throw PickleError(path.string() + ": big-endian tensors are not supported");
