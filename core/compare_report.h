@@ -4,7 +4,8 @@
 // tests/golden/compare_report_v1.json.
 //
 //   {"version":1,
-//    "tokenizers":[{"name":..,"checkpoint":..,"weights":..,"model_kind":..[,"label":..]}, ...],
+//    "tokenizers":[{"name":..,"checkpoint":..,"weights":..,"model_kind":..[,"label":..]
+//                   [,"source":..][,"token_grid":[t,h,w]][,"bits_per_token":..]}, ...],
 //    "clips":[{"clip":k,"source":..,"frames":..,"width":..,"height":..,
 //              "metrics":{<name>:{"psnr":..,"ssim":..[,"lpips":..]}, ...}}, ...],
 //    "mean":{<name>:{"psnr":..,"ssim":..[,"lpips":..]}, ...},
@@ -61,6 +62,12 @@ struct CompareTokenizer {
   std::string weights;     ///< weights file it loaded ("ema.safetensors", "model.safetensors")
   std::string model_kind;  ///< "magvit2", "vqgan", "classic_vq"
   std::string label;       ///< what a reference codec is ("classic VQ, 10 bits/token"); else ""
+  /// Where the tokenizer comes from: an import's name ("taming vqgan_imagenet_f16_16384",
+  /// "LlamaGen vq_ds16_c2i"), "Tokenbench MAGVIT-v2", ...; "" in reports before it.
+  std::string source;
+  /// Its token grid [t, h, w] for the compared clips; empty in reports before it.
+  std::vector<std::int64_t> token_grid;
+  double bits_per_token = 0;  ///< log2 of its codebook x codebooks; 0 in reports before it
 
   template <class V>
   void describe(V& v) {
@@ -70,6 +77,9 @@ struct CompareTokenizer {
     v.field("weights", weights);
     v.field("model_kind", model_kind);
     v.field("label", label, DocField().omitUnset());
+    v.field("source", source, DocField().omitUnset());
+    v.field("token_grid", token_grid, DocField().omitUnset());
+    v.field("bits_per_token", bits_per_token, DocField().omitUnset());
   }
 };
 

@@ -38,7 +38,22 @@ double metricValue(const core::CompareScores& scores, CompareMetric metric) {
 }
 
 QString describeTokenizer(const core::CompareTokenizer& tokenizer) {
+  if (!tokenizer.source.empty()) return QString::fromStdString(tokenizer.source);
   return QString::fromStdString(tokenizer.label.empty() ? tokenizer.model_kind : tokenizer.label);
+}
+
+QString tokenizerSummary(const core::CompareTokenizer& tokenizer) {
+  QString text = describeTokenizer(tokenizer);
+  if (tokenizer.token_grid.size() == 3) {
+    text += QStringLiteral(" \u00b7 ") + QObject::tr("%1\u00d7%2\u00d7%3 tokens")
+                                             .arg(tokenizer.token_grid[0])
+                                             .arg(tokenizer.token_grid[1])
+                                             .arg(tokenizer.token_grid[2]);
+  }
+  if (tokenizer.bits_per_token > 0)
+    text += QStringLiteral(" \u00b7 ") +
+            QObject::tr("%1 bits/token").arg(tokenizer.bits_per_token, 0, 'g', 4);
+  return text;
 }
 
 QString CompareReport::tokenizerName(int k) const {

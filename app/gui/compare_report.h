@@ -23,8 +23,13 @@ enum class CompareMetric { Psnr, Ssim, Lpips, Rfid, Rfvd };
 /// The value of `metric` in `scores`; NaN when the report does not hold it.
 double metricValue(const core::CompareScores& scores, CompareMetric metric);
 
-/// A tokenizer's label, else its model kind ("classic VQ, 10 bits/token", "magvit2").
+/// Where a tokenizer comes from ("taming vqgan_imagenet_f16_16384", "Tokenbench MAGVIT-v2"),
+/// else its label, else its model kind (reports before "source").
 QString describeTokenizer(const core::CompareTokenizer& tokenizer);
+
+/// describeTokenizer, its token grid for the compared clips and its bits per token, when the
+/// report has them: "LlamaGen vq_ds16_c2i \u00b7 17\u00d716\u00d716 tokens \u00b7 14 bits/token".
+QString tokenizerSummary(const core::CompareTokenizer& tokenizer);
 
 /// A compare folder, loaded: core's report (the trainer's own structs, read as core reads them)
 /// and the files beside it.

@@ -166,7 +166,17 @@ class ComparePageTest : public QObject {
              QStringLiteral("/tmp/h3/a/checkpoints/step_200"));
     QCOMPARE(QString::fromStdString(report->tokenizers()[1].weights),
              QStringLiteral("ema.safetensors"));
-    QCOMPARE(tb::app::describeTokenizer(report->tokenizers()[1]), QStringLiteral("magvit2"));
+    QCOMPARE(tb::app::describeTokenizer(report->tokenizers()[1]),
+             QStringLiteral("Tokenbench MAGVIT-v2"));
+    QCOMPARE(
+        tb::app::tokenizerSummary(report->tokenizers()[1]),
+        QStringLiteral("Tokenbench MAGVIT-v2 \u00b7 2\u00d78\u00d78 tokens \u00b7 10 bits/token"));
+    // A report written before "source": the model kind.
+    tb::core::CompareTokenizer old = report->tokenizers()[1];
+    old.source.clear();
+    old.token_grid.clear();
+    old.bits_per_token = 0;
+    QCOMPARE(tb::app::tokenizerSummary(old), QStringLiteral("magvit2"));
     QCOMPARE(tb::app::describeTokenizer(report->tokenizers()[2]),
              QStringLiteral("classic VQ, 8 bits/token"));
     QCOMPARE(report->clipCount(), 4);

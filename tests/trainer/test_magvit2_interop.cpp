@@ -394,10 +394,47 @@ TEST(Magvit2Import, TokenizingALosslessVideoOfTheFramesGivesTheReferenceCodes) {
   args.input = (dir.path() / "videos").string();
   args.out = (dir.path() / "tokens").string();
   ASSERT_EQ(cli::tokenize(args), 0);
-  const auto tokens =
-      tensorsOf(dir.path() / "tokens" / "fixture_clip0000.safetensors").at("tokens");
+  const auto tokens = tensorsOf(dir.path() / "tokens" / "fixture.safetensors").at("tokens");
   const auto expected = tensorsOf(kFixture / "expected.safetensors").at("codes")[0];
   EXPECT_TRUE(torch::equal(tokens.to(torch::kLong), expected));
+}
+
+// A magvit2-pytorch user with only the keyword arguments and a state dict: a 9-frame video codes
+// whole (in chunks of one latent frame, the causal state carried across), whatever
+// data.num_frames the import wrote, and its first 5 frames, which a causal tokenizer codes
+// without looking further, give the reference's codes of those 5 frames.
+TEST(Magvit2Import, ANineFrameVideoTokenizesWholeWithKwargsOnly) {
+  REQUIRE_FIXTURE();
+  TempFolder dir;
+  ASSERT_EQ(importFixture("tokenizer.safetensors", dir.path() / "ckpt"), 0);
+  const torch::Tensor five = tensorsOf(kFixture / "input.safetensors").at("frames_u8");
+  ASSERT_EQ(five.size(0), 5);
+  // Frames 5-8: the first four again, in reverse.
+  const torch::Tensor frames = torch::cat({five, five.slice(0, 0, 4).flip({0})}, 0).contiguous();
+  media::VideoFrames clip;
+  clip.width = static_cast<int>(frames.size(2));
+  clip.height = static_cast<int>(frames.size(1));
+  clip.count = 9;
+  clip.fps = 8;
+  clip.rgb.assign(frames.data_ptr<std::uint8_t>(),
+                  frames.data_ptr<std::uint8_t>() + frames.numel());
+  const fs::path video = dir.path() / "nine.mkv";
+  media::writeVideo(video.string(), clip);  // FFV1: lossless
+
+  cli::TokenizeArgs args;
+  args.checkpoint = (dir.path() / "ckpt").string();
+  args.input = video.string();
+  args.out = (dir.path() / "tokens").string();
+  args.chunk = 1;
+  CapturedStderr err;
+  ASSERT_EQ(cli::tokenize(args), 0) << err.text();
+  EXPECT_EQ(err.text().find("coding frames"), std::string::npos) << err.text();  // all 9
+  const auto tokens = tensorsOf(dir.path() / "tokens" / "nine.safetensors").at("tokens");
+  const auto expected = tensorsOf(kFixture / "expected.safetensors").at("codes")[0];
+  const auto ckpt = cli::loadCheckpoint(dir.path() / "ckpt");
+  EXPECT_EQ(tokens.size(0), ckpt.tokenizer->tokenGrid(9, clip.width)[0]);
+  EXPECT_GT(tokens.size(0), expected.size(0));
+  EXPECT_TRUE(torch::equal(tokens.slice(0, 0, expected.size(0)).to(torch::kLong), expected));
 }
 #endif
 

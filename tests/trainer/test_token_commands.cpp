@@ -73,8 +73,11 @@ struct Fixture {
     std::ofstream(input / "broken.mp4") << "not a video";
   }
 
+  /// Today's clip cutting: consecutive 5-frame clips.
   TokenizeArgs tokenizeArgs() const {
-    return {ckpt.string(), input.string(), out.string(), 0, false};
+    TokenizeArgs args{ckpt.string(), input.string(), out.string(), 0, false};
+    args.clip_frames = 5;
+    return args;
   }
 };
 
@@ -121,6 +124,73 @@ TEST(TokenCommands, TokenizeWritesOneFileOfModelTokensPerClip) {
   ASSERT_EQ(manifest.size(), 3u);
   EXPECT_EQ(manifest[0]["clip"], "still");
   EXPECT_EQ(manifest[2]["clip"], "sub__walk_clip0001");
+}
+
+TEST(TokenCommands, TokenizeCodesEachVideoWholeInChunksAsOnePass) {
+  Fixture fx;
+  TokenizeArgs args = fx.tokenizeArgs();
+  args.clip_frames = 0;
+  args.chunk = 2;
+  std::string log;
+  {
+    testing::CapturedStderr err;
+    ASSERT_EQ(tokenize(args), 0);
+    log = err.text();
+  }
+  // 12 frames: a causal tokenizer with time factor 2 codes 1 + 2k of them.
+  EXPECT_NE(log.find("walk.mkv: coding frames 0-10 of 12; this tokenizer codes 1 + k x 2 "
+                     "frames, the last 1 dropped"),
+            std::string::npos)
+      << log;
+  std::map<std::string, std::string> meta;
+  const torch::Tensor tokens = readTokens(fx.out / "sub__walk.safetensors", &meta);
+  EXPECT_EQ(meta["frame_count"], "11");
+  EXPECT_EQ(meta["whole_video"], "true");
+  const auto ckpt = loadCheckpoint(fx.ckpt);
+  const auto grid = ckpt.tokenizer->tokenGrid(11, 16);
+  EXPECT_EQ(tokens.sizes().vec(), std::vector<std::int64_t>(grid.begin(), grid.end()));
+  EXPECT_EQ(tokens.size(0), 6);
+
+  // Three chunks of 2 latent frames give what one pass over the 11 frames gives.
+  media::VideoDecoder decoder((fx.input / "sub" / "walk.mkv").string());
+  media::ClipRequest request;
+  request.count = 11;
+  request.resizeShortSide = 16;
+  request.cropSize = 16;
+  const torch::Tensor video = media::framesToTensor(decoder.decode(request)).unsqueeze(0);
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(tokens.to(torch::kInt64), ckpt.tokenizer->tokenize(video).squeeze(0)));
+
+  // Decoded whole, in chunks: 11 frames.
+  const fs::path decoded = fx.dir.path() / "whole.mkv";
+  DetokenizeArgs detok{fx.ckpt.string(), (fx.out / "sub__walk.safetensors").string(),
+                       decoded.string(), 0, false};
+  detok.chunk = 2;
+  ASSERT_EQ(detokenize(detok), 0);
+  EXPECT_EQ(media::VideoDecoder(decoded.string()).info().frameCount, 11);
+
+  // --max-frames 6: the codable 5 of them.
+  args.max_frames = 6;
+  args.out = (fx.dir.path() / "short").string();
+  {
+    testing::CapturedStderr err;
+    ASSERT_EQ(tokenize(args), 0);
+    EXPECT_NE(err.text().find("coding frames 0-4 of 12; --max-frames 6; this tokenizer codes "
+                              "1 + k x 2 frames, the last 1 dropped"),
+              std::string::npos)
+        << err.text();
+  }
+  EXPECT_EQ(readTokens(fx.dir.path() / "short" / "sub__walk.safetensors").size(0), 3);
+
+  // Clips must be a length the tokenizer codes.
+  args = fx.tokenizeArgs();
+  args.clip_frames = 4;
+  testing::CapturedStderr err;
+  EXPECT_EQ(tokenize(args), 2);
+  EXPECT_NE(err.text().find("--clip-frames 4: this tokenizer codes 1 + k x 2 frames (3 is the "
+                            "nearest below)"),
+            std::string::npos)
+      << err.text();
 }
 
 TEST(TokenCommands, DetokenizeDecodesExactlyWhatTheModelDecodes) {
@@ -241,6 +311,13 @@ TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   ASSERT_TRUE(parsed) << error;
   EXPECT_EQ(core::toJsonText(*parsed), written);
   EXPECT_EQ(parsed->tokenizers[1].model_kind, "vqgan");
+  // Each tokenizer's source, its token grid for these clips and its bits per token.
+  EXPECT_EQ(parsed->tokenizers[0].source, "Tokenbench MAGVIT-v2");
+  EXPECT_EQ(parsed->tokenizers[1].source, "Tokenbench VQGAN");
+  const auto grid = loadCheckpoint(fx.ckpt).tokenizer->tokenGrid(5, 16);
+  EXPECT_EQ(parsed->tokenizers[0].token_grid, std::vector<std::int64_t>(grid.begin(), grid.end()));
+  EXPECT_EQ(parsed->tokenizers[1].token_grid, (std::vector<std::int64_t>{5, 8, 8}));
+  EXPECT_DOUBLE_EQ(parsed->tokenizers[0].bits_per_token, 6.0);  // 64 codes
   std::ifstream golden_in(std::string(TB_TEST_DATA_DIR) + "/golden/compare_report_v1.json");
   const auto golden = nlohmann::ordered_json::parse(golden_in);
   const auto mine = nlohmann::ordered_json::parse(written);

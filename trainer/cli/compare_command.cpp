@@ -67,7 +67,12 @@ std::vector<Entry> loadEntries(const core::CompareCommand& command) {
   if (entries.empty()) throw UsageError("compare needs at least one --checkpoint NAME=PATH");
   const auto& first = entries.front().checkpoint.config.data;
   for (const auto& e : entries) {
-    if (e.checkpoint.config.data.image_size != first.image_size) {
+    // An imported VQGAN (its attention placed by model.vqgan.resolution) codes any size its
+    // levels divide, frame by frame; other tokenizers are compared at the size they know.
+    const core::ModelConfig& m = e.checkpoint.config.model;
+    const bool any_size = m.kind == core::ModelKind::Vqgan && m.vqgan.resolution > 0 &&
+                          first.image_size % (1 << (m.vqgan.channel_mult.size() - 1)) == 0;
+    if (!any_size && e.checkpoint.config.data.image_size != first.image_size) {
       throw UsageError(e.checkpoint.folder.string() + ": data.image_size " +
                        std::to_string(e.checkpoint.config.data.image_size) + " differs from " +
                        std::to_string(first.image_size) + " of " +
@@ -245,8 +250,20 @@ int compare(const core::CompareCommand& command) {
     // metrics.json (core's compare report, which the Compare page reads), metrics.csv
     core::CompareReport report;
     for (const auto& e : entries) {
-      report.tokenizers.push_back({e.name, e.checkpoint.folder.string(), e.checkpoint.weights,
-                                   e.checkpoint.kind, e.checkpoint.label});
+      core::CompareTokenizer t;
+      t.name = e.name;
+      t.checkpoint = e.checkpoint.folder.string();
+      t.weights = e.checkpoint.weights;
+      t.model_kind = e.checkpoint.kind;
+      t.label = e.checkpoint.label;
+      t.source = e.checkpoint.source;
+      if (!frames.empty()) {
+        const auto grid = e.checkpoint.tokenizer->tokenGrid(frames.front().front().count,
+                                                            frames.front().front().width);
+        t.token_grid.assign(grid.begin(), grid.end());
+      }
+      t.bits_per_token = e.checkpoint.tokenizer->quantizer()->bitsPerToken();
+      report.tokenizers.push_back(std::move(t));
     }
     auto reportScores = [&](const Scores& s) {
       core::CompareScores c;

@@ -60,11 +60,22 @@ std::string clipBaseName(const fs::path& file, const fs::path& root) {
   return name;
 }
 
-/// Every whole clip of one video (at most `max_clips` when > 0), or the image as one clip.
-/// Throws media::MediaError naming the file.
+/// The longest frame count <= `frames` that `tokenizer` codes whole: 1 + k x its time factor
+/// for a causal video tokenizer, any count for a per-frame one; 0 when there is none.
+int codableFrames(const Tokenizer& tokenizer, int frames, int image_size) {
+  const auto latent = [&](int n) { return tokenizer.tokenGrid(n, image_size)[0]; };
+  for (int n = frames; n >= 1; --n)
+    if (latent(n) >= 1 && (n == 1 || latent(n) > latent(n - 1))) return n;
+  return 0;
+}
+
+/// The video whole (its codable prefix, at most args.max_frames frames), or with
+/// args.clip_frames its consecutive clips (at most args.max_clips_per_file), or the image as one
+/// clip. Throws media::MediaError naming the file.
 std::vector<Clip> readClips(const fs::path& file, const fs::path& root,
                             [[maybe_unused]] const core::DataConfig& d,
-                            [[maybe_unused]] int max_clips) {  // used only with FFmpeg
+                            [[maybe_unused]] const TokenizeArgs& args,
+                            [[maybe_unused]] const Tokenizer& tokenizer) {  // used with FFmpeg
   const std::string base = clipBaseName(file, root);
   std::vector<Clip> clips;
   if (media::hasMediaExtension(file.string(), media::MediaKind::Image)) {
@@ -80,30 +91,52 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root,
 #if TB_WITH_FFMPEG
   media::VideoDecoder decoder(file.string());
   const auto& info = decoder.info();
+  media::ClipRequest request;
+  request.stride = d.frame_stride;
+  request.resizeShortSide = d.image_size;
+  request.cropSize = d.image_size;
+  if (args.clip_frames == 0) {
+    const int available = info.frameCount >= 1 ? (info.frameCount - 1) / d.frame_stride + 1 : 0;
+    const int wanted = args.max_frames > 0 ? std::min(available, args.max_frames) : available;
+    const int count = codableFrames(tokenizer, wanted, d.image_size);
+    if (count < 1) throw media::MediaError(file.string(), "no frames to code");
+    if (count < available) {
+      std::cerr << "tokenbench-trainer tokenize: " << file.string() << ": coding frames 0-"
+                << count - 1 << " of " << available
+                << (d.frame_stride > 1 ? " (every " + std::to_string(d.frame_stride) + "th)" : "")
+                << (wanted < available ? "; --max-frames " + std::to_string(args.max_frames)
+                                       : std::string())
+                << (count < wanted
+                        ? "; this tokenizer codes 1 + k x " +
+                              std::to_string(tokenizer.timeFactor()) + " frames, the last " +
+                              std::to_string(wanted - count) + " dropped"
+                        : std::string())
+                << "\n";
+    }
+    request.count = count;
+    clips.push_back({base, 0, count, info.fps, media::framesToTensor(decoder.decode(request))});
+    return clips;
+  }
   // The clips `pack` cuts: consecutive, not overlapping.
   const std::vector<int> starts =
-      data::clipStarts(info.frameCount, {"videos", d.image_size, d.num_frames, d.frame_stride});
+      data::clipStarts(info.frameCount, {"videos", d.image_size, args.clip_frames, d.frame_stride});
   if (starts.empty()) {
-    const int span = (d.num_frames - 1) * d.frame_stride + 1;  // source frames one clip covers
+    const int span = (args.clip_frames - 1) * d.frame_stride + 1;  // source frames of one clip
     throw media::MediaError(
         file.string(), "too short: " + std::to_string(info.frameCount) +
-                           " frames, a clip of data.num_frames " + std::to_string(d.num_frames) +
+                           " frames, a clip of --clip-frames " + std::to_string(args.clip_frames) +
                            " x data.frame_stride " + std::to_string(d.frame_stride) + " needs " +
                            std::to_string(span));
   }
   for (int k = 0; k < static_cast<int>(starts.size()); ++k) {
-    if (max_clips > 0 && k >= max_clips) break;
-    media::ClipRequest request;
+    if (args.max_clips_per_file > 0 && k >= args.max_clips_per_file) break;
     request.start = starts[k];
-    request.count = d.num_frames;
-    request.stride = d.frame_stride;
-    request.resizeShortSide = d.image_size;
-    request.cropSize = d.image_size;
+    request.count = args.clip_frames;
     const media::VideoFrames frames = decoder.decode(request);
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "_clip%04d", k);
     clips.push_back(
-        {base + suffix, starts[k], d.num_frames, info.fps, media::framesToTensor(frames)});
+        {base + suffix, starts[k], args.clip_frames, info.fps, media::framesToTensor(frames)});
   }
   return clips;
 #else
@@ -127,6 +160,24 @@ std::vector<fs::path> inputFiles(const fs::path& input, fs::path& root) {
   if (!fs::exists(input, ec)) throw UsageError(input.string() + ": no such file or folder");
   root.clear();
   return {input};
+}
+
+/// The "__metadata__" of a safetensors file, reading only its header; empty when unreadable.
+std::map<std::string, std::string> headerMetadata(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char size_bytes[8] = {};
+  if (!in.read(reinterpret_cast<char*>(size_bytes), 8)) return {};
+  std::uint64_t size = 0;
+  for (int i = 7; i >= 0; --i) size = (size << 8) | size_bytes[i];
+  if (size > core::SafetensorsView::kMaxHeaderBytes) return {};
+  std::string header(size, '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(size))) return {};
+  const auto json = nlohmann::json::parse(header, nullptr, false);
+  std::map<std::string, std::string> out;
+  if (json.is_object() && json.contains("__metadata__") && json["__metadata__"].is_object())
+    for (const auto& [key, value] : json["__metadata__"].items())
+      if (value.is_string()) out.emplace(key, value.get<std::string>());
+  return out;
 }
 
 std::string metadataValue(const std::map<std::string, std::string>& meta, const std::string& key) {
@@ -159,6 +210,7 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     const auto loaded = baseline::loadCodec(out.folder / out.weights);
     const auto info = core::readReferenceCodecInfo(out.folder / baseline::kReferenceFile);
     out.label = info ? info->name : baseline::classicVqName(loaded->quantizer()->bitsPerToken());
+    out.source = out.label;
     out.tokenizer = loaded;
     out.device = resolveTrainingDevice(placement, "--device");
     out.tokenizer->to(out.device);
@@ -183,6 +235,11 @@ LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std
     throw std::runtime_error((out.folder / out.weights).string() + ": unexpected tensor \"" +
                              report.unexpected.front() + "\"");
   }
+  out.source = metadataValue(headerMetadata(out.folder / core::checkpoint_files::kModel),
+                             core::checkpoint_files::kSourceNameKey);
+  if (out.source.empty())
+    out.source = out.config.model.kind == core::ModelKind::Magvit2 ? "Tokenbench MAGVIT-v2"
+                                                                   : "Tokenbench VQGAN";
   out.device = resolveTrainingDevice(placement, "--device");
   out.tokenizer->to(out.device);
   out.tokenizer->eval();
@@ -203,6 +260,14 @@ int tokenize(const TokenizeArgs& args) {
   }
   const core::DataConfig& d = ckpt.config.data;
   const auto quantizer = ckpt.tokenizer->quantizer();
+  if (args.clip_frames > 0 &&
+      codableFrames(*ckpt.tokenizer, args.clip_frames, d.image_size) != args.clip_frames) {
+    std::cerr << "tokenbench-trainer tokenize: --clip-frames " << args.clip_frames
+              << ": this tokenizer codes 1 + k x " << ckpt.tokenizer->timeFactor() << " frames ("
+              << codableFrames(*ckpt.tokenizer, args.clip_frames, d.image_size)
+              << " is the nearest below)\n";
+    return 2;
+  }
   const fs::path out(args.out);
   nlohmann::ordered_json manifest = nlohmann::ordered_json::array();
   int skipped = 0;
@@ -211,7 +276,7 @@ int tokenize(const TokenizeArgs& args) {
     for (const auto& file : files) {
       std::vector<Clip> clips;
       try {
-        clips = readClips(file, root, d, args.max_clips_per_file);
+        clips = readClips(file, root, d, args, *ckpt.tokenizer);
       } catch (const media::MediaError& e) {
         std::cerr << "tokenbench-trainer tokenize: skipped " << e.what() << "\n";
         ++skipped;
@@ -219,7 +284,8 @@ int tokenize(const TokenizeArgs& args) {
       }
       for (const auto& clip : clips) {
         torch::Tensor tokens =
-            ckpt.tokenizer->tokenize(clip.pixels.unsqueeze(0).to(ckpt.device)).squeeze(0);
+            ckpt.tokenizer->tokenizeVideo(clip.pixels.unsqueeze(0).to(ckpt.device), args.chunk)
+                .squeeze(0);
         tokens = tokens.to(torch::kCPU, torch::kInt32).contiguous();
         const std::vector<std::int64_t> grid(tokens.sizes().begin(), tokens.sizes().end());
         const std::map<std::string, std::string> meta{
@@ -228,6 +294,7 @@ int tokenize(const TokenizeArgs& args) {
             {"frame_start", std::to_string(clip.frame_start)},
             {"frame_count", std::to_string(clip.frame_count)},
             {"frame_stride", std::to_string(d.frame_stride)},
+            {"whole_video", args.clip_frames == 0 ? "true" : "false"},
             {"fps", std::to_string(clip.fps)},
             {"image_size", std::to_string(d.image_size)},
             {"model_kind", ckpt.kind},
@@ -309,7 +376,7 @@ int detokenize(const DetokenizeArgs& args) {
 #if TB_WITH_FFMPEG
   try {
     const torch::Tensor video =
-        ckpt.tokenizer->decodeFromIndices(tokens.unsqueeze(0).to(ckpt.device)).squeeze(0);
+        ckpt.tokenizer->decodeVideo(tokens.unsqueeze(0).to(ckpt.device), args.chunk).squeeze(0);
     media::writeVideo(args.out, media::tensorToFrames(video, fps));
   } catch (const std::exception& e) {
     std::cerr << "tokenbench-trainer detokenize: " << e.what() << "\n";

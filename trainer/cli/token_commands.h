@@ -18,6 +18,9 @@ struct LoadedCheckpoint {
   core::RunConfig config;        ///< the folder's config.json
   std::string kind;   ///< "magvit2", "vqgan" (model.kind) or "classic_vq" (a baseline codec folder)
   std::string label;  ///< a codec's name ("classic VQ, 10 bits/token"); empty for tokenizers
+  /// Where the weights come from: an import's name (model.safetensors' source_name metadata),
+  /// else "Tokenbench MAGVIT-v2" / "Tokenbench VQGAN", or the codec's label.
+  std::string source;
   std::shared_ptr<Tokenizer> tokenizer;
   torch::Device device = torch::kCPU;
 };
@@ -38,22 +41,29 @@ struct TokenizeArgs {
   std::string checkpoint;
   std::string input;            ///< a video or image file, or a folder scanned recursively
   std::string out;              ///< folder for <clip name>.safetensors files (created)
-  int max_clips_per_file = 0;   ///< 0: every whole clip of each video
+  int max_clips_per_file = 0;   ///< with clip_frames: at most this many clips (0: all)
   bool raw_weights = false;     ///< use model.safetensors even when EMA weights exist
   std::string device = "auto";  ///< auto, cpu, cuda, cuda:N
+  int clip_frames = 0;          ///< 0: each video whole; N: consecutive clips of N frames
+  int max_frames = 0;           ///< whole videos: at most this many frames (0: all)
+  int chunk = 8;                ///< latent frames coded at a time (0: one pass)
 };
 
-/// `tokenize`: cuts every video into consecutive clips of data.num_frames frames (every
-/// data.frame_stride-th frame; a tail shorter than a clip is dropped), images into 1-frame
-/// clips, resizes the short side to data.image_size and centre-crops, and writes
+/// `tokenize`: codes every video whole (every data.frame_stride-th frame, at most max_frames):
+/// the longest prefix the tokenizer codes whole, 1 + k x its time factor frames (any count for
+/// a per-frame VQGAN), the frames after it dropped and said on stderr; in chunks of `chunk`
+/// latent frames whose causal state carries over (Tokenizer::tokenizeVideo: the tokens of one
+/// pass, the memory of one chunk). With clip_frames, cuts consecutive clips of that many frames
+/// instead (a tail shorter than a clip is dropped). Images become 1-frame clips. Frames are
+/// resized (short side to data.image_size) and centre-cropped. Writes
 /// `out/<clip name>.safetensors` holding one int32 tensor `tokens` of shape [t, h, w] (a
 /// trailing codebook axis when model.quantizer.num_codebooks > 1) with string metadata:
 /// source (path as given), frame_start, frame_count, frame_stride, fps, image_size, model_kind,
 /// codebook_size, checkpoint, tokenbench_version. Clip names are the file's path relative to
 /// the input folder with '/' replaced by "__", without extension, plus "_clip<k>" (4 digits)
-/// for videos. Also writes out/manifest.json (clip name, source, frame range, grid).
-/// Prints each written token file on stdout; warnings for unreadable or too short files go to
-/// stderr and the file is skipped. Exit 0 when at least one clip was written, 2 for bad
+/// for clips cut with clip_frames. Also writes out/manifest.json (clip name, source, frame range,
+/// grid). Prints each written token file on stdout; warnings for unreadable or too short files go
+/// to stderr and the file is skipped. Exit 0 when at least one clip was written, 2 for bad
 /// arguments, a bad checkpoint, or when nothing usable was found, 1 on write failures.
 int tokenize(const TokenizeArgs& args);
 
@@ -64,6 +74,7 @@ struct DetokenizeArgs {
   double fps = 0;      ///< 0: the token file's fps metadata, else 8
   bool raw_weights = false;
   std::string device = "auto";  ///< auto, cpu, cuda, cuda:N
+  int chunk = 8;                ///< latent frames decoded at a time (0: one pass)
 };
 
 /// `detokenize`: decodes a token file back into a video. Exit 0; 2 for a missing or malformed

@@ -106,8 +106,8 @@ int runTrainerCli(int argc, char** argv) {
   cli::TokenizeArgs tok;
   auto* tokenize =
       app.add_subcommand("tokenize",
-                         "Write the tokens of every clip of a video/image file or folder as "
-                         "OUT/<clip>.safetensors (int32 [t, h, w])");
+                         "Write the tokens of every video (whole) or image of a file or folder as "
+                         "OUT/<name>.safetensors (int32 [t, h, w])");
   tokenize
       ->add_option("--checkpoint", tok.checkpoint,
                    "Checkpoint folder, or a run directory (its newest checkpoint)")
@@ -117,8 +117,22 @@ int runTrainerCli(int argc, char** argv) {
   tokenize->add_option("--out", tok.out, "Folder for the token files and manifest.json (created)")
       ->required();
   tokenize
+      ->add_option("--clip-frames", tok.clip_frames,
+                   "Cut each video into consecutive clips of this many frames (default: code "
+                   "each video whole)")
+      ->check(CLI::NonNegativeNumber);
+  tokenize
       ->add_option("--max-clips", tok.max_clips_per_file,
-                   "At most this many clips per video (0: all)")
+                   "With --clip-frames: at most this many clips per video (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  tokenize
+      ->add_option("--max-frames", tok.max_frames,
+                   "Whole videos: code at most this many frames of each (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  tokenize
+      ->add_option("--chunk", tok.chunk,
+                   "Latent frames coded at a time, the causal state carried across (memory "
+                   "follows the chunk; 0: one pass); default 8")
       ->check(CLI::NonNegativeNumber);
   tokenize->add_flag("--raw-weights", tok.raw_weights,
                      "Use model.safetensors even when EMA weights exist");
@@ -136,6 +150,10 @@ int runTrainerCli(int argc, char** argv) {
       ->required();
   detokenize->add_option("--fps", detok.fps, "Frame rate (default: the source's, else 8)")
       ->check(CLI::PositiveNumber);
+  detokenize
+      ->add_option("--chunk", detok.chunk,
+                   "Latent frames decoded at a time (0: one pass); default 8")
+      ->check(CLI::NonNegativeNumber);
   detokenize->add_flag("--raw-weights", detok.raw_weights,
                        "Use model.safetensors even when EMA weights exist");
   detokenize->add_option("--device", detok.device,

@@ -1,6 +1,8 @@
 // Causal 3-D convolutions (causal_conv.h).
 #include "trainer/models/causal_conv.h"
 
+#include "trainer/models/time_stream.h"
+
 #include <string>
 
 namespace tb::trainer {
@@ -45,9 +47,22 @@ torch::Tensor padCausal(const torch::Tensor& x, std::int64_t time_pad, std::int6
                 F::PadFuncOptions({kw / 2, kw / 2, kh / 2, kh / 2}));
 }
 
+// In a TimeStream the time padding is the previous chunk's last frames (the first chunk's own).
+torch::Tensor padCausalStreamed(const void* owner, const torch::Tensor& x, std::int64_t time_pad,
+                                std::int64_t kh, std::int64_t kw, TimePadding mode) {
+  TimeStream* stream = TimeStream::active();
+  if (!stream) return padCausal(x, time_pad, kh, kw, mode);
+  const auto timed = stream->withHistory(owner, x, 2, time_pad, [&](const torch::Tensor& v) {
+    return padTimeFront(v, time_pad, mode);
+  });
+  return padCausal(timed, 0, kh, kw, mode);
+}
+
 torch::Tensor CausalConv3dImpl::forward(const torch::Tensor& x) {
   const auto& k = m_options.kernel();
-  return conv(padCausal(x, m_time_pad, k[1], k[2], m_options.time_padding()));
+  TORCH_CHECK(m_options.stride() == 1 || !TimeStream::active(),
+              "a strided causal convolution cannot run in time chunks");
+  return conv(padCausalStreamed(this, x, m_time_pad, k[1], k[2], m_options.time_padding()));
 }
 
 Conv3dModImpl::Conv3dModImpl(std::int64_t dim, std::int64_t dim_out, std::int64_t spatial_kernel,
@@ -69,7 +84,8 @@ torch::Tensor Conv3dModImpl::forward(const torch::Tensor& x, const torch::Tensor
   const std::int64_t b = x.size(0);
   auto w = weights.unsqueeze(0) * (cond.view({b, 1, -1, 1, 1, 1}) + 1);  // [b, o, i, kt, kh, kw]
   if (m_demod) w = w * w.pow(2).sum({2, 3, 4, 5}, true).clamp_min(1e-8).rsqrt();
-  auto fmap = padCausal(x, m_time_kernel - 1, m_spatial_kernel, m_spatial_kernel, m_time_padding);
+  auto fmap = padCausalStreamed(this, x, m_time_kernel - 1, m_spatial_kernel, m_spatial_kernel,
+                                m_time_padding);
   fmap = fmap.reshape({1, b * x.size(1), fmap.size(2), fmap.size(3), fmap.size(4)});
   auto out = F::conv3d(fmap, w.flatten(0, 1), F::Conv3dFuncOptions().groups(b));
   return out.reshape({b, -1, out.size(2), out.size(3), out.size(4)});

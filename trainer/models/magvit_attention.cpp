@@ -1,6 +1,7 @@
 // Full and linear attention and the space/time attention blocks of MAGVIT-v2 (magvit_attention.h).
 #include "trainer/models/magvit_attention.h"
 
+#include "trainer/models/time_stream.h"
 #include "trainer/models/video_layout.h"
 
 #include <cmath>
@@ -41,18 +42,31 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Te
   const auto x = norm(input, cond);
   auto qkv = to_qkv(x).view({n, l, 3, h, d}).permute({2, 0, 3, 1, 4});  // [3, N, h, L, d]
   auto q = qkv[0], k = qkv[1], v = qkv[2];
+  // Causal attention in a TimeStream: the keys and values of the chunks before come first.
+  std::int64_t past = 0;
+  if (TimeStream* stream = TimeStream::active(); stream && m_options.causal()) {
+    torch::Tensor& keys = stream->state(this, 0);
+    torch::Tensor& values = stream->state(this, 1);
+    if (keys.defined()) {
+      past = keys.size(2);
+      k = torch::cat({keys, k}, 2);
+      v = torch::cat({values, v}, 2);
+    }
+    keys = k;
+    values = v;
+  }
   const std::int64_t m = m_options.num_mem_kv();
   if (m > 0) {
     k = torch::cat({mem_kv[0].unsqueeze(0).expand({n, h, m, d}), k}, 2);
     v = torch::cat({mem_kv[1].unsqueeze(0).expand({n, h, m, d}), v}, 2);
   }
   auto scores = torch::matmul(q, k.transpose(-1, -2)) *
-                (1.0 / std::sqrt(static_cast<double>(d)));  // [N,h,L,m+L]
+                (1.0 / std::sqrt(static_cast<double>(d)));  // [N,h,L,m+past+L]
   if (m_options.causal()) {
-    // Query i sees the memory and keys <= i.
-    const auto mask =
-        torch::ones({l, l + m}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
-            .triu(m + 1);
+    // Query i sees the memory, the earlier chunks' keys and keys <= i.
+    const auto mask = torch::ones({l, m + past + l},
+                                  torch::TensorOptions().dtype(torch::kBool).device(x.device()))
+                          .triu(m + past + 1);
     scores = scores.masked_fill(mask, -std::numeric_limits<float>::max());
   }
   const auto out = torch::matmul(torch::softmax(scores, -1), v);  // [N, h, L, d]
@@ -112,9 +126,19 @@ torch::Tensor SpaceAttentionBlockImpl::forward(const torch::Tensor& input,
   return image ? y.squeeze(2) : y;
 }
 
-torch::Tensor tokenShift(const torch::Tensor& x) {
+torch::Tensor tokenShift(const torch::Tensor& x, const void* owner) {
   const auto halves = x.chunk(2, 1);
-  const auto shifted = F::pad(halves[1], F::PadFuncOptions({0, 0, 0, 0, 1, -1}));
+  TimeStream* stream = owner ? TimeStream::active() : nullptr;
+  if (!stream) {
+    const auto shifted = F::pad(halves[1], F::PadFuncOptions({0, 0, 0, 0, 1, -1}));
+    return torch::cat({halves[0], shifted}, 1);
+  }
+  // The previous chunk's last frame (a zero frame first) in front, this chunk's last one out.
+  const auto zeroFront = [](const torch::Tensor& v) {
+    return F::pad(v, F::PadFuncOptions({0, 0, 0, 0, 1, 0}));
+  };
+  const auto shifted =
+      stream->withHistory(owner, halves[1], 2, 1, zeroFront).narrow(2, 0, halves[1].size(2));
   return torch::cat({halves[0], shifted}, 1);
 }
 
@@ -128,10 +152,10 @@ TimeAttentionBlockImpl::TimeAttentionBlockImpl(const AttentionOptions& attn_opti
 
 torch::Tensor TimeAttentionBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
   const std::int64_t b = x.size(0), h = x.size(3), w = x.size(4);
-  const auto seq = pixelsToBatch(tokenShift(x)).transpose(1, 2);  // [B*H*W, T, C]
+  const auto seq = pixelsToBatch(tokenShift(x, this)).transpose(1, 2);  // [B*H*W, T, C]
   const auto upd = attn(seq, expandCond(cond, h * w));
   auto y = x + batchToPixels(upd.transpose(1, 2), b, h, w);
-  y = y + ff(tokenShift(y), cond);
+  y = y + ff(tokenShift(y, ff.get()), cond);
   return y;
 }
 

@@ -87,7 +87,8 @@ class TimeAttentionBlockImpl : public MagvitLayer {
 };
 TORCH_MODULE(TimeAttentionBlock);
 
-/// Delay channels [C/2, C) by one frame (zeros enter at t = 0). `[B, C, T, H, W]`.
-torch::Tensor tokenShift(const torch::Tensor& x);
+/// Delay channels [C/2, C) by one frame (zeros enter at t = 0). `[B, C, T, H, W]`. With an
+/// `owner`, in a TimeStream, the frame that enters is the previous chunk's last.
+torch::Tensor tokenShift(const torch::Tensor& x, const void* owner = nullptr);
 
 }  // namespace tb::trainer

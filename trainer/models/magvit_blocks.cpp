@@ -1,6 +1,8 @@
 // Norms, residual units, samplers and the layer sequence of MAGVIT-v2 (magvit_blocks.h).
 #include "trainer/models/magvit_blocks.h"
 
+#include "trainer/models/time_stream.h"
+
 #include "trainer/models/activation_checkpoint.h"
 #include "trainer/models/video_layout.h"
 
@@ -160,11 +162,16 @@ torch::Tensor GateLoopTimeImpl::forward(const torch::Tensor& x, const torch::Ten
   const auto a = torch::sigmoid(qkva[2]);
   std::vector<torch::Tensor> states;
   states.reserve(static_cast<std::size_t>(t));
-  torch::Tensor state = torch::zeros_like(qkva[1].select(1, 0));
+  // In a TimeStream the loop goes on from the state the previous chunk ended with.
+  TimeStream* stream = TimeStream::active();
+  torch::Tensor state = stream && stream->state(this).defined()
+                            ? stream->state(this)
+                            : torch::zeros_like(qkva[1].select(1, 0));
   for (std::int64_t i = 0; i < t; ++i) {
     state = a.select(1, i) * state + qkva[1].select(1, i);
     states.push_back(state);
   }
+  if (stream) stream->state(this) = state;
   const auto out = qkva[0] * torch::stack(states, 1);  // [N, T, C]
   return batchToPixels(out.transpose(1, 2), b, h, w) + x;
 }
@@ -190,7 +197,10 @@ torch::Tensor TimeDownsample2xImpl::forward(const torch::Tensor& x, const torch:
   // Lagged: two frames in front (zeros, as magvit2-pytorch, or copies): output i sees inputs
   // 2i-2 .. 2i only, so the decoder's frames 2i, 2i+1 (from output i) never see a later input
   // frame. Blocks: one in front, output i sees inputs 2i-1 .. 2i+1, both of its own.
-  const auto seq = padTimeFront(pixelsToBatch(x), m_front, m_time_padding);
+  const auto frames = pixelsToBatch(x);
+  const auto pad = [&](const torch::Tensor& v) { return padTimeFront(v, m_front, m_time_padding); };
+  TimeStream* stream = TimeStream::active();
+  const auto seq = stream ? stream->withHistory(this, frames, 2, m_front, pad) : pad(frames);
   return batchToPixels(conv(seq), x.size(0), x.size(3), x.size(4));
 }
 

@@ -2,6 +2,7 @@
 #include "trainer/models/magvit_tokenizer.h"
 
 #include "trainer/models/magvit_attention.h"
+#include "trainer/models/time_stream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -202,14 +203,24 @@ torch::Tensor MagvitTokenizerImpl::encode(const torch::Tensor& input, const torc
   const auto video = toPixelRange(input.dim() == 4 ? input.unsqueeze(2) : input, m_pixel_range);
   TORCH_CHECK(video.dim() == 5 && video.size(1) == m_config.channels, "expected [B, ",
               m_config.channels, ", T, H, W], got ", input.sizes());
-  TORCH_CHECK((video.size(2) - 1) % m_time_factor == 0, "frames - 1 must be divisible by ",
-              m_time_factor, ", got ", video.size(2), " frames");
+  TORCH_CHECK(TimeStream::active() || (video.size(2) - 1) % m_time_factor == 0,
+              "frames - 1 must be divisible by ", m_time_factor, ", got ", video.size(2),
+              " frames");
   TORCH_CHECK(video.size(3) % m_space_factor == 0 && video.size(4) % m_space_factor == 0,
               "height and width must be multiples of ", m_space_factor);
   const std::int64_t pad = m_time_factor - 1;
   const auto c = condIn(encoder_cond_in, cond);
+  // In a TimeStream only the first chunk starts the video (1 + k x time factor frames); the
+  // others continue it (k x time factor frames each).
+  TimeStream* stream = TimeStream::active();
+  const bool starts = !stream || stream->firstChunk(encoder_layers.get());
+  TORCH_CHECK(
+      starts ? (video.size(2) - 1) % m_time_factor == 0 : video.size(2) % m_time_factor == 0,
+      "a continuing chunk must have a multiple of ", m_time_factor, " frames, got ", video.size(2));
   torch::Tensor x;
-  if (conv_in_first_frame) {
+  if (!starts) {
+    x = conv_in(video);
+  } else if (conv_in_first_frame) {
     auto first = conv_in_first_frame(video.select(2, 0)).unsqueeze(2);
     x = video.size(2) > 1 ? torch::cat({first, conv_in(video.slice(2, 1))}, 2) : first;
     x = padTimeFront(x, pad, m_time_padding);
@@ -229,6 +240,10 @@ torch::Tensor MagvitTokenizerImpl::decode(const torch::Tensor& quantized,
               m_latent_dim, ", t, h, w], got ", quantized.sizes());
   const std::int64_t pad = m_time_factor - 1;
   auto x = decoder_layers(quantized, condIn(decoder_cond_in, cond));
+  // In a TimeStream only the first chunk drops the padding frames and has a first frame.
+  if (TimeStream* stream = TimeStream::active();
+      stream && !stream->firstChunk(decoder_layers.get()))
+    return fromPixelRange(conv_out(x), m_pixel_range);
   if (conv_out_first_frame) {
     auto first = conv_out_first_frame(x.select(2, pad)).unsqueeze(2);
     if (x.size(2) > pad + 1) first = torch::cat({first, conv_out(x.slice(2, pad + 1))}, 2);

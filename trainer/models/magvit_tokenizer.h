@@ -54,7 +54,8 @@ class MagvitTokenizerImpl : public Tokenizer {
                                         std::int64_t image_size) const override;
 
   /// Frame compression factor 2^(compress_time layers) and space factor 2^(compress_space layers).
-  std::int64_t timeFactor() const { return m_time_factor; }
+  std::int64_t timeFactor() const override { return m_time_factor; }
+  bool codesTimeInChunks() const override { return true; }
   std::int64_t spaceFactor() const { return m_space_factor; }
   std::int64_t latentDim() const { return m_latent_dim; }
   const std::vector<MagvitStage>& stages() const { return m_stages; }

@@ -4,6 +4,7 @@
 
 #include "trainer/models/causal_conv.h"
 #include "trainer/models/magvit_tokenizer.h"
+#include "trainer/models/time_stream.h"
 #include "trainer/models/vqgan_tokenizer.h"
 
 #include <stdexcept>
@@ -39,6 +40,29 @@ TokenizerOutput Tokenizer::forward(const torch::Tensor& video, const torch::Tens
                 {"quantizer", q.loss}};
   for (auto& [name, value] : q.terms) out.losses.emplace_back("quantizer/" + name, value);
   return out;
+}
+
+torch::Tensor Tokenizer::tokenizeVideo(const torch::Tensor& video, std::int64_t chunk) {
+  const std::int64_t step = timeFactor(), frames = video.size(2);
+  std::int64_t length = 1 + (chunk - 1) * step;  // the first chunk starts the video
+  if (chunk <= 0 || !codesTimeInChunks() || frames <= length) return tokenize(video);
+  torch::NoGradGuard no_grad;
+  TimeStreamScope stream;
+  std::vector<torch::Tensor> parts;
+  for (std::int64_t start = 0; start < frames; start += length, length = chunk * step)
+    parts.push_back(tokenize(video.narrow(2, start, std::min(length, frames - start))));
+  return torch::cat(parts, 1);
+}
+
+torch::Tensor Tokenizer::decodeVideo(const torch::Tensor& indices, std::int64_t chunk) {
+  const std::int64_t t = indices.size(1);
+  if (chunk <= 0 || !codesTimeInChunks() || t <= chunk) return decodeFromIndices(indices);
+  torch::NoGradGuard no_grad;
+  TimeStreamScope stream;
+  std::vector<torch::Tensor> parts;
+  for (std::int64_t start = 0; start < t; start += chunk)
+    parts.push_back(decodeFromIndices(indices.narrow(1, start, std::min(chunk, t - start))));
+  return torch::cat(parts, 2);
 }
 
 std::int64_t countParameters(const torch::nn::Module& module) {

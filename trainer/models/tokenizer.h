@@ -65,6 +65,21 @@ class Tokenizer : public torch::nn::Module {
   /// encode -> quantize -> decode, with every loss term (see TokenizerOutput).
   TokenizerOutput forward(const torch::Tensor& video, const torch::Tensor& cond = {});
 
+  /// Frames per latent frame: 2^(compress_time layers) for MAGVIT-v2, 1 for VQGAN. A video of
+  /// 1 + k x timeFactor() frames codes whole into 1 + k latent frames.
+  virtual std::int64_t timeFactor() const { return 1; }
+  /// Whether encode and decode give in consecutive time chunks (under a TimeStreamScope) what one
+  /// pass gives: MAGVIT-v2 (causal, its layers carry their state) and VQGAN (frame by frame).
+  virtual bool codesTimeInChunks() const { return false; }
+  /// tokenize() of a whole video `[B, C, T, H, W]`, T = 1 + k x timeFactor(), `chunk` latent
+  /// frames at a time (the first chunk 1 + (chunk - 1) x timeFactor() frames, the others
+  /// chunk x timeFactor()), so memory follows the chunk, not the video. The same indices as one
+  /// pass (up to float rounding in the layers). chunk <= 0, or a tokenizer that cannot chunk:
+  /// one pass.
+  torch::Tensor tokenizeVideo(const torch::Tensor& video, std::int64_t chunk);
+  /// decodeFromIndices() of `[B, t, h, w]`, `chunk` latent frames at a time.
+  torch::Tensor decodeVideo(const torch::Tensor& indices, std::int64_t chunk);
+
   virtual std::shared_ptr<Quantizer> quantizer() const = 0;
   /// The weight of the last decoder layer (VQGAN's adaptive GAN weight uses its gradients).
   virtual torch::Tensor lastDecoderWeight() const = 0;

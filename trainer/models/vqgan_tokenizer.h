@@ -91,6 +91,7 @@ class VqganTokenizerImpl : public Tokenizer {
   std::shared_ptr<Quantizer> quantizer() const override { return m_quantizer; }
   torch::Tensor lastDecoderWeight() const override { return decoder->conv_out->weight; }
   TokenizerStats stats(std::int64_t frames, std::int64_t image_size) const override;
+  bool codesTimeInChunks() const override { return true; }  ///< frame by frame
   std::array<std::int64_t, 3> tokenGrid(std::int64_t frames,
                                         std::int64_t image_size) const override;
 

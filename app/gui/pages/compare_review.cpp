@@ -219,7 +219,7 @@ void CompareReview::rebuildPlayers() {
     if (panel > 0) {
       const core::CompareTokenizer& t = m_report->tokenizers()[static_cast<std::size_t>(panel - 1)];
       player->setToolTip(tr("%1: %2 (%3 weights)\n%4")
-                             .arg(QString::fromStdString(t.name), describeTokenizer(t),
+                             .arg(QString::fromStdString(t.name), tokenizerSummary(t),
                                   QString::fromStdString(t.weights),
                                   QString::fromStdString(t.checkpoint)));
     }
@@ -272,6 +272,9 @@ void CompareReview::loadClip() {
                      .arg(QDir::toNativeSeparators(m_report->directory()))
                      .arg(m_report->tokenizerCount())
                      .arg(m_report->clipCount());
+  for (const core::CompareTokenizer& t : m_report->tokenizers())
+    text += QStringLiteral("\n") + QString::fromStdString(t.name) + QStringLiteral(": ") +
+            tokenizerSummary(t);
   if (!m_panelError.isEmpty()) {
     text += QStringLiteral("\n") + tr("Cannot show clip %1: %2").arg(clip.index).arg(m_panelError);
   } else if (!m_lossless) {

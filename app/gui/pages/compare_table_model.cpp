@@ -148,7 +148,7 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
   const core::CompareTokenizer& t = m_report->tokenizers()[static_cast<std::size_t>(tokenizer)];
   const QString name = QString::fromStdString(t.name);
   if (role == Qt::ToolTipRole) {
-    const QString description = describeTokenizer(t);
+    const QString description = tokenizerSummary(t);
     return tr("%1 (%2, %3 weights)\n%4")
         .arg(name, description.isEmpty() ? tr("unknown model") : description,
              t.weights.empty() ? tr("default") : QString::fromStdString(t.weights),
