@@ -41,6 +41,9 @@ std::vector<std::string> compareArguments(const CompareCommand& command) {
   if (!command.fid_weights.empty()) args.insert(args.end(), {"--fid-weights", command.fid_weights});
   if (!command.fvd_weights.empty()) args.insert(args.end(), {"--fvd-weights", command.fvd_weights});
   if (command.raw_weights) args.emplace_back("--raw-weights");
+  if (command.whole_videos) args.emplace_back("--whole-videos");
+  if (command.max_frames > 0)
+    args.insert(args.end(), {"--max-frames", std::to_string(command.max_frames)});
   if (!command.device.empty() && command.device != "auto")
     args.insert(args.end(), {"--device", command.device});
   return args;

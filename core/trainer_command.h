@@ -42,6 +42,9 @@ struct CompareCommand {
   std::string fvd_weights;           ///< the I3D-400 weights; empty: no rFVD
   std::string device = "auto";       ///< where the tokenizers and LPIPS run: auto, cpu, cuda[:N]
   bool raw_weights = false;          ///< model.safetensors even where EMA weights exist
+  /// Videos whole (the longest prefix every tokenizer codes) instead of the first clip of each.
+  bool whole_videos = false;
+  int max_frames = 0;  ///< with whole_videos: at most this many frames of each (0: all)
 };
 
 /// The data.type names compare reads a folder as: "videos", "images" (in that order; the first is

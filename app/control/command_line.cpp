@@ -24,9 +24,10 @@ struct RawOptions {
 };
 
 // The options that only --compare takes.
-constexpr const char* kCompareOptions[] = {
-    "--checkpoint",     "--out",       "--data",        "--data-type",  "--clips", "--lpips-net",
-    "--lpips-backbone", "--lpips-lin", "--fid-weights", "--fvd-weights"};
+constexpr const char* kCompareOptions[] = {"--checkpoint",     "--out",          "--data",
+                                           "--data-type",      "--clips",        "--lpips-net",
+                                           "--lpips-backbone", "--lpips-lin",    "--fid-weights",
+                                           "--fvd-weights",    "--whole-videos", "--max-frames"};
 
 void describe(CLI::App& app, RawOptions& raw) {
   CommandLineOptions& o = raw.options;
@@ -70,6 +71,12 @@ void describe(CLI::App& app, RawOptions& raw) {
   app.add_option("--clips", c.clips, "With --compare: number of clips (default 4)")
       ->type_name("N")
       ->check(CLI::Range(1, 1000));
+  app.add_flag("--whole-videos", c.whole_videos,
+               "With --compare: score each video whole instead of its first clip");
+  app.add_option("--max-frames", c.max_frames,
+                 "With --compare --whole-videos: at most this many frames of each video")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--lpips-net", c.lpips_net, "With --compare: LPIPS backbone, alex or vgg")
       ->type_name("NET")
       ->check(CLI::IsMember(core::choiceNames<core::LpipsNet>()));

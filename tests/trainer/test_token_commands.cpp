@@ -193,6 +193,52 @@ TEST(TokenCommands, TokenizeCodesEachVideoWholeInChunksAsOnePass) {
       << err.text();
 }
 
+TEST(TokenCommands, CompareScoresWholeVideosWhenAsked) {
+  Fixture fx;
+  const fs::path vq_config = fx.dir.path() / "vq.json";
+  std::ofstream(vq_config) << core::toJsonText(asTinyVqgan(tinyConfig()));
+  const fs::path vq_ckpt = fx.dir.path() / "vq_ckpt";
+  ASSERT_EQ(initCheckpoint(vq_config.string(), "", vq_ckpt), 0);
+  core::CompareCommand args;
+  args.entries = {{"magvit", fx.ckpt.string()}, {"vqgan", vq_ckpt.string()}};
+  args.data_dir = fx.input.string();
+  args.out_dir = (fx.dir.path() / "review").string();
+  args.whole_videos = true;
+  testing::CapturedStderr err;
+  ASSERT_EQ(compare(args), 0);
+  // 12 frames: MAGVIT-v2 (time factor 2) and the per-frame VQGAN both code the first 11.
+  EXPECT_NE(err.text().find("walk.mkv: coding frames 0-10 of 12; these tokenizers code 1 + k x 1 "
+                            "and 2 frames, the last 1 dropped"),
+            std::string::npos)
+      << err.text();
+  std::ifstream in(fs::path(args.out_dir) / "metrics.json");
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["clips"].size(), 1u);
+  EXPECT_EQ(report["clips"][0]["frames"], 11);
+  EXPECT_EQ(report["per_frame"]["magvit"]["psnr"].size(), 11u);
+  EXPECT_EQ(report["tokenizers"][0]["token_grid"], nlohmann::json({6, 8, 8}));
+  // In chunks, the figures of one pass over the 11 frames.
+  media::VideoDecoder decoder((fx.input / "sub" / "walk.mkv").string());
+  media::ClipRequest request;
+  request.count = 11;
+  request.resizeShortSide = 16;
+  request.cropSize = 16;
+  const media::VideoFrames original = decoder.decode(request);
+  const LoadedCheckpoint magvit = loadCheckpoint(fx.ckpt);
+  torch::NoGradGuard no_grad;
+  const auto recon =
+      media::tensorToFrames(magvit.tokenizer->forward(media::framesToTensor(original).unsqueeze(0))
+                                .recon[0]
+                                .clamp(-1, 1));
+  EXPECT_NEAR(report["clips"][0]["metrics"]["magvit"]["psnr"].get<double>(),
+              metrics::psnr(original, recon), 0.01);
+
+  core::CompareCommand no_folder = args;
+  no_folder.data_dir.clear();
+  EXPECT_EQ(compare(no_folder), 2);
+  EXPECT_NE(err.text().find("--whole-videos needs --data DIR of videos"), std::string::npos);
+}
+
 TEST(TokenCommands, DetokenizeDecodesExactlyWhatTheModelDecodes) {
   Fixture fx;
   ASSERT_EQ(tokenize(fx.tokenizeArgs()), 0);

@@ -10,6 +10,8 @@
 #include "trainer/evaluation/lpips.h"
 #include "trainer/evaluation/validator.h"
 #include "trainer/media/frame_tensors.h"
+#include "trainer/media/media_error.h"
+#include "trainer/media/media_folder.h"
 #if TB_WITH_FFMPEG
 #include "trainer/media/video_encoder.h"
 #endif
@@ -28,6 +30,9 @@
 
 namespace tb::trainer::cli {
 namespace {
+
+/// --whole-videos: latent frames coded at a time (the figures of one pass, bounded memory).
+constexpr std::int64_t kWholeVideoChunk = 8;
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
@@ -85,6 +90,31 @@ std::vector<Entry> loadEntries(const core::CompareCommand& command) {
 
 // Every file's first clip (or procedural clips), centre crop, no flip: whole clips, as
 // validation scores them, never the training windows (data.train_crop, data.train_frames).
+/// --whole-videos: the first command.clips videos of the folder, each whole (the longest prefix
+/// every tokenizer codes, at most --max-frames).
+std::vector<std::pair<std::string, torch::Tensor>> loadWholeVideos(
+    const core::CompareCommand& command, const core::DataConfig& d,
+    const std::vector<Entry>& entries) {
+  if (command.data_dir.empty() || command.data_type != "videos")
+    throw UsageError("--whole-videos needs --data DIR of videos");
+  std::vector<const Tokenizer*> tokenizers;
+  for (const Entry& e : entries) tokenizers.push_back(e.checkpoint.tokenizer.get());
+  std::vector<std::string> files =
+      media::scanMediaFolder(command.data_dir, media::MediaKind::Video);
+  std::sort(files.begin(), files.end());
+  std::vector<std::pair<std::string, torch::Tensor>> clips;
+  for (const std::string& file : files) {
+    if (static_cast<int>(clips.size()) >= command.clips) break;
+    try {
+      clips.emplace_back(file,
+                         readWholeVideo(file, d, command.max_frames, tokenizers, "compare").pixels);
+    } catch (const media::MediaError& e) {
+      std::cerr << "compare: skipping " << e.what() << "\n";
+    }
+  }
+  return clips;
+}
+
 std::vector<std::pair<std::string, torch::Tensor>> loadClips(const core::CompareCommand& command,
                                                              core::DataConfig d) {
   if (!command.data_dir.empty()) {
@@ -208,7 +238,10 @@ std::string fixed(double v, int digits) {
 int compare(const core::CompareCommand& command) {
   try {
     const std::vector<Entry> entries = loadEntries(command);
-    const auto clips = loadClips(command, entries.front().checkpoint.config.data);
+    const auto clips =
+        command.whole_videos
+            ? loadWholeVideos(command, entries.front().checkpoint.config.data, entries)
+            : loadClips(command, entries.front().checkpoint.config.data);
     if (clips.empty()) throw UsageError("compare: no clips to compare");
     metrics::Lpips lpips{nullptr};
     if (command.lpips_backbone.empty() != command.lpips_lin.empty()) {
@@ -228,8 +261,10 @@ int compare(const core::CompareCommand& command) {
 
     // Each tokenizer scored by the Validator that training's validation uses, so the figures agree.
     std::vector<Validator> validators;
-    for (const Entry& e : entries)
+    for (const Entry& e : entries) {
       validators.emplace_back(*e.checkpoint.tokenizer, lpips, e.checkpoint.config.loss.recon);
+      if (command.whole_videos) validators.back().setTimeChunk(kWholeVideoChunk);
+    }
     std::vector<std::vector<Scores>> scores(clips.size(), std::vector<Scores>(entries.size()));
     std::vector<std::vector<media::VideoFrames>> frames(
         clips.size());  // original, then each tokenizer
@@ -289,22 +324,31 @@ int compare(const core::CompareCommand& command) {
       }
       report.clips.push_back(std::move(clip));
     }
-    // The means over clips, and by frame position (every clip has the configuration's frames):
-    // a causal tokenizer's first frame is coded alone and often worse than the rest.
+    // The means over clips, and by frame position over the clips that reach it (whole videos
+    // differ in length): a causal tokenizer's first frame is coded alone and often worse.
     for (std::size_t k = 0; k < entries.size(); ++k) {
       Scores m;
       const double n = static_cast<double>(clips.size());
-      m.frame_psnr.assign(scores[0][k].frame_psnr.size(), 0.0);
-      m.frame_ssim.assign(m.frame_psnr.size(), 0.0);
+      std::vector<double> reaching;
       for (std::size_t c = 0; c < clips.size(); ++c) {
         const Scores& s = scores[c][k];
         m.psnr += s.psnr / n;
         m.ssim += s.ssim / n;
         m.lpips += s.lpips / n;
-        for (std::size_t t = 0; t < m.frame_psnr.size() && t < s.frame_psnr.size(); ++t) {
-          m.frame_psnr[t] += s.frame_psnr[t] / n;
-          m.frame_ssim[t] += s.frame_ssim[t] / n;
+        if (s.frame_psnr.size() > m.frame_psnr.size()) {
+          m.frame_psnr.resize(s.frame_psnr.size(), 0.0);
+          m.frame_ssim.resize(s.frame_psnr.size(), 0.0);
+          reaching.resize(s.frame_psnr.size(), 0.0);
         }
+        for (std::size_t t = 0; t < s.frame_psnr.size() && t < s.frame_ssim.size(); ++t) {
+          m.frame_psnr[t] += s.frame_psnr[t];
+          m.frame_ssim[t] += s.frame_ssim[t];
+          reaching[t] += 1;
+        }
+      }
+      for (std::size_t t = 0; t < m.frame_psnr.size(); ++t) {
+        m.frame_psnr[t] /= reaching[t];
+        m.frame_ssim[t] /= reaching[t];
       }
       report.mean.push_back(reportScores(m));
       report.per_frame.push_back({m.frame_psnr, m.frame_ssim});

@@ -26,9 +26,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 
 namespace tb::trainer::cli {
@@ -60,22 +62,11 @@ std::string clipBaseName(const fs::path& file, const fs::path& root) {
   return name;
 }
 
-/// The longest frame count <= `frames` that `tokenizer` codes whole: 1 + k x its time factor
-/// for a causal video tokenizer, any count for a per-frame one; 0 when there is none.
-int codableFrames(const Tokenizer& tokenizer, int frames, int image_size) {
-  const auto latent = [&](int n) { return tokenizer.tokenGrid(n, image_size)[0]; };
-  for (int n = frames; n >= 1; --n)
-    if (latent(n) >= 1 && (n == 1 || latent(n) > latent(n - 1))) return n;
-  return 0;
-}
-
 /// The video whole (its codable prefix, at most args.max_frames frames), or with
 /// args.clip_frames its consecutive clips (at most args.max_clips_per_file), or the image as one
 /// clip. Throws media::MediaError naming the file.
-std::vector<Clip> readClips(const fs::path& file, const fs::path& root,
-                            [[maybe_unused]] const core::DataConfig& d,
-                            [[maybe_unused]] const TokenizeArgs& args,
-                            [[maybe_unused]] const Tokenizer& tokenizer) {  // used with FFmpeg
+std::vector<Clip> readClips(const fs::path& file, const fs::path& root, const core::DataConfig& d,
+                            const TokenizeArgs& args, const Tokenizer& tokenizer) {
   const std::string base = clipBaseName(file, root);
   std::vector<Clip> clips;
   if (media::hasMediaExtension(file.string(), media::MediaKind::Image)) {
@@ -88,6 +79,13 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root,
     throw media::MediaError(file.string(), "images need a build with OpenCV (TB_WITH_OPENCV)");
 #endif
   }
+  if (args.clip_frames == 0) {
+    WholeVideo whole =
+        readWholeVideo(file, d, args.max_frames, {&tokenizer}, "tokenbench-trainer tokenize");
+    const int count = static_cast<int>(whole.pixels.size(1));
+    clips.push_back({base, 0, count, whole.fps, std::move(whole.pixels)});
+    return clips;
+  }
 #if TB_WITH_FFMPEG
   media::VideoDecoder decoder(file.string());
   const auto& info = decoder.info();
@@ -95,28 +93,6 @@ std::vector<Clip> readClips(const fs::path& file, const fs::path& root,
   request.stride = d.frame_stride;
   request.resizeShortSide = d.image_size;
   request.cropSize = d.image_size;
-  if (args.clip_frames == 0) {
-    const int available = info.frameCount >= 1 ? (info.frameCount - 1) / d.frame_stride + 1 : 0;
-    const int wanted = args.max_frames > 0 ? std::min(available, args.max_frames) : available;
-    const int count = codableFrames(tokenizer, wanted, d.image_size);
-    if (count < 1) throw media::MediaError(file.string(), "no frames to code");
-    if (count < available) {
-      std::cerr << "tokenbench-trainer tokenize: " << file.string() << ": coding frames 0-"
-                << count - 1 << " of " << available
-                << (d.frame_stride > 1 ? " (every " + std::to_string(d.frame_stride) + "th)" : "")
-                << (wanted < available ? "; --max-frames " + std::to_string(args.max_frames)
-                                       : std::string())
-                << (count < wanted
-                        ? "; this tokenizer codes 1 + k x " +
-                              std::to_string(tokenizer.timeFactor()) + " frames, the last " +
-                              std::to_string(wanted - count) + " dropped"
-                        : std::string())
-                << "\n";
-    }
-    request.count = count;
-    clips.push_back({base, 0, count, info.fps, media::framesToTensor(decoder.decode(request))});
-    return clips;
-  }
   // The clips `pack` cuts: consecutive, not overlapping.
   const std::vector<int> starts =
       data::clipStarts(info.frameCount, {"videos", d.image_size, args.clip_frames, d.frame_stride});
@@ -186,6 +162,59 @@ std::string metadataValue(const std::map<std::string, std::string>& meta, const 
 }
 
 }  // namespace
+
+int codableFrames(const std::vector<const Tokenizer*>& tokenizers, int frames, int image_size) {
+  const auto codes = [&](const Tokenizer& t, int n) {
+    const auto latent = [&](int m) { return t.tokenGrid(m, image_size)[0]; };
+    return latent(n) >= 1 && (n == 1 || latent(n) > latent(n - 1));
+  };
+  for (int n = frames; n >= 1; --n)
+    if (std::all_of(tokenizers.begin(), tokenizers.end(),
+                    [&](const Tokenizer* t) { return codes(*t, n); }))
+      return n;
+  return 0;
+}
+
+WholeVideo readWholeVideo([[maybe_unused]] const fs::path& path,
+                          [[maybe_unused]] const core::DataConfig& d,
+                          [[maybe_unused]] int max_frames,
+                          [[maybe_unused]] const std::vector<const Tokenizer*>& tokenizers,
+                          [[maybe_unused]] const std::string& command) {
+#if TB_WITH_FFMPEG
+  media::VideoDecoder decoder(path.string());
+  const auto& info = decoder.info();
+  WholeVideo out;
+  out.fps = info.fps;
+  out.available = info.frameCount >= 1 ? (info.frameCount - 1) / d.frame_stride + 1 : 0;
+  const int wanted = max_frames > 0 ? std::min(out.available, max_frames) : out.available;
+  const int count = codableFrames(tokenizers, wanted, d.image_size);
+  if (count < 1) throw media::MediaError(path.string(), "no frames to code");
+  if (count < out.available) {
+    std::set<std::int64_t> steps;  // time factors: "4", or "1 and 4" for several tokenizers
+    for (const Tokenizer* t : tokenizers) steps.insert(t->timeFactor());
+    std::string factors;
+    for (const std::int64_t f : steps)
+      factors += (factors.empty() ? "" : " and ") + std::to_string(f);
+    std::cerr << command << ": " << path.string() << ": coding frames 0-" << count - 1 << " of "
+              << out.available;
+    if (d.frame_stride > 1) std::cerr << " (every " << d.frame_stride << "th)";
+    if (wanted < out.available) std::cerr << "; --max-frames " << max_frames;
+    if (count < wanted)
+      std::cerr << (tokenizers.size() == 1 ? "; this tokenizer codes" : "; these tokenizers code")
+                << " 1 + k x " << factors << " frames, the last " << wanted - count << " dropped";
+    std::cerr << "\n";
+  }
+  media::ClipRequest request;
+  request.count = count;
+  request.stride = d.frame_stride;
+  request.resizeShortSide = d.image_size;
+  request.cropSize = d.image_size;
+  out.pixels = media::framesToTensor(decoder.decode(request));
+  return out;
+#else
+  throw media::MediaError(path.string(), "videos need a build with FFmpeg (TB_WITH_FFMPEG)");
+#endif
+}
 
 LoadedCheckpoint loadCheckpoint(const fs::path& path, bool prefer_ema, const std::string& device) {
   std::error_code ec;
@@ -261,10 +290,10 @@ int tokenize(const TokenizeArgs& args) {
   const core::DataConfig& d = ckpt.config.data;
   const auto quantizer = ckpt.tokenizer->quantizer();
   if (args.clip_frames > 0 &&
-      codableFrames(*ckpt.tokenizer, args.clip_frames, d.image_size) != args.clip_frames) {
+      codableFrames({ckpt.tokenizer.get()}, args.clip_frames, d.image_size) != args.clip_frames) {
     std::cerr << "tokenbench-trainer tokenize: --clip-frames " << args.clip_frames
               << ": this tokenizer codes 1 + k x " << ckpt.tokenizer->timeFactor() << " frames ("
-              << codableFrames(*ckpt.tokenizer, args.clip_frames, d.image_size)
+              << codableFrames({ckpt.tokenizer.get()}, args.clip_frames, d.image_size)
               << " is the nearest below)\n";
     return 2;
   }

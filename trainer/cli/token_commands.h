@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tb::trainer::cli {
 
@@ -36,6 +37,25 @@ struct LoadedCheckpoint {
 /// GPU runs on a laptop. UserError "device_unavailable" when it cannot be had.
 LoadedCheckpoint loadCheckpoint(const std::filesystem::path& path, bool prefer_ema = true,
                                 const std::string& device = "auto");
+
+/// The longest frame count <= `frames` that every one of `tokenizers` codes whole: 1 + k x the
+/// time factor for a causal video tokenizer, any count for a per-frame one; 0 when none.
+int codableFrames(const std::vector<const Tokenizer*>& tokenizers, int frames, int image_size);
+
+/// A video read whole for tokenize and compare --whole-videos.
+struct WholeVideo {
+  torch::Tensor pixels;  ///< [3, T, S, S] in [-1, 1]
+  int available = 0;     ///< frames the file has (every data.frame_stride-th)
+  double fps = 0;
+};
+
+/// Every data.frame_stride-th frame of `path` (at most `max_frames` when > 0), its longest prefix
+/// all of `tokenizers` code (codableFrames), resized (short side) and centre-cropped to
+/// data.image_size. Says on stderr, after `command`, which frames it codes when it drops some.
+/// Throws media::MediaError naming the file.
+WholeVideo readWholeVideo(const std::filesystem::path& path, const core::DataConfig& data,
+                          int max_frames, const std::vector<const Tokenizer*>& tokenizers,
+                          const std::string& command);
 
 struct TokenizeArgs {
   std::string checkpoint;

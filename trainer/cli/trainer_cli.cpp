@@ -176,6 +176,13 @@ int runTrainerCli(int argc, char** argv) {
   compare->add_option("--out", cmp.out_dir, "Folder for the review (created)")->required();
   compare->add_option("--clips", cmp.clips, "Number of clips (default 4)")
       ->check(CLI::Range(1, 1000));
+  compare->add_flag("--whole-videos", cmp.whole_videos,
+                    "Score each video whole (the longest prefix every tokenizer codes, in causal "
+                    "chunks) instead of its first clip");
+  compare
+      ->add_option("--max-frames", cmp.max_frames,
+                   "With --whole-videos: at most this many frames of each video (0: all)")
+      ->check(CLI::NonNegativeNumber);
   compare->add_option("--lpips-net", cmp.lpips_net, "LPIPS backbone: alex (default) or vgg")
       ->check(CLI::IsMember(core::choiceNames<core::LpipsNet>()));
   compare->add_option("--lpips-backbone", cmp.lpips_backbone,

@@ -31,7 +31,15 @@ ClipValidation Validator::score(const torch::Tensor& clip, const torch::Device& 
   const bool was_training = m_tokenizer.is_training();
   m_tokenizer.eval();
   const torch::Tensor x = clip.unsqueeze(0).to(device);
-  const TokenizerOutput out = m_tokenizer.forward(x);
+  TokenizerOutput out;
+  if (m_chunk > 0 && m_tokenizer.codesTimeInChunks()) {
+    out.indices = m_tokenizer.tokenizeVideo(x, m_chunk);
+    out.recon = m_tokenizer.decodeVideo(out.indices, m_chunk);
+    out.losses = {{"recon_l1", torch::nn::functional::l1_loss(out.recon, x)},
+                  {"recon_mse", torch::nn::functional::mse_loss(out.recon, x)}};
+  } else {
+    out = m_tokenizer.forward(x);
+  }
   if (was_training) m_tokenizer.train();
 
   ClipValidation v;

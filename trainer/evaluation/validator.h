@@ -51,8 +51,14 @@ class Validator {
 
   const ValidationSummary& summary() const { return m_summary; }
 
+  /// score() codes each clip `chunk` latent frames at a time (Tokenizer::tokenizeVideo and
+  /// decodeVideo: the figures of one pass, the memory of one chunk) when the tokenizer can;
+  /// 0 (the default): one forward pass.
+  void setTimeChunk(std::int64_t chunk) { m_chunk = chunk; }
+
  private:
   Tokenizer& m_tokenizer;
+  std::int64_t m_chunk = 0;
   metrics::Lpips m_lpips;
   std::string m_loss_term;
   ValidationSummary m_summary;
