@@ -401,6 +401,7 @@ KwargsImport importVideoTokenizerKwargs(const Json& document) {
     for (const auto& [key, value] : document.items()) {
       if (key == "VideoTokenizer") continue;
       if (key == "frames" && value.is_number_integer()) {
+        out.notes.pop_back();  // the clip length is given
         out.config.data.num_frames = value.get<int>();
         for (const auto& e : core::validate(out.config))
           if (e.path == "data.num_frames") out.errors.push_back("frames: " + e.message);
@@ -410,7 +411,13 @@ KwargsImport importVideoTokenizerKwargs(const Json& document) {
     }
     return out;
   }
-  return importArguments(document);
+  KwargsImport out = importArguments(document);
+  // VideoTokenizer has no frame count: say what the one in the configuration is for.
+  out.notes.push_back("data.num_frames " + std::to_string(out.config.data.num_frames) +
+                      " is only the clip length training and compare use; tokenize codes each "
+                      "video whole (1 + k x " +
+                      std::to_string(timeFactor(out.config.model)) + " frames)");
+  return out;
 }
 
 Json kwargsFromPickle(const PickleValue& v) {
