@@ -73,6 +73,15 @@ struct Fixture {
     std::ofstream(input / "broken.mp4") << "not a video";
   }
 
+  /// A tiny per-frame VQGAN checkpoint written by `init` beside the MAGVIT-v2 one.
+  fs::path vqganCheckpoint() const {
+    const fs::path config = dir.path() / "vq.json";
+    std::ofstream(config) << core::toJsonText(asTinyVqgan(tinyConfig()));
+    const fs::path folder = dir.path() / "vq_ckpt";
+    EXPECT_EQ(initCheckpoint(config.string(), "", folder), 0);
+    return folder;
+  }
+
   /// Today's clip cutting: consecutive 5-frame clips.
   TokenizeArgs tokenizeArgs() const {
     TokenizeArgs args{ckpt.string(), input.string(), out.string(), 0, false};
@@ -195,10 +204,7 @@ TEST(TokenCommands, TokenizeCodesEachVideoWholeInChunksAsOnePass) {
 
 TEST(TokenCommands, CompareScoresWholeVideosWhenAsked) {
   Fixture fx;
-  const fs::path vq_config = fx.dir.path() / "vq.json";
-  std::ofstream(vq_config) << core::toJsonText(asTinyVqgan(tinyConfig()));
-  const fs::path vq_ckpt = fx.dir.path() / "vq_ckpt";
-  ASSERT_EQ(initCheckpoint(vq_config.string(), "", vq_ckpt), 0);
+  const fs::path vq_ckpt = fx.vqganCheckpoint();
   core::CompareCommand args;
   args.entries = {{"magvit", fx.ckpt.string()}, {"vqgan", vq_ckpt.string()}};
   args.data_dir = fx.input.string();
@@ -298,11 +304,7 @@ TEST(TokenCommands, RunDirectoryMeansItsNewestCompleteCheckpoint) {
 
 TEST(TokenCommands, CompareScoresMagvitAndVqganOnTheSameClips) {
   Fixture fx;
-  const core::RunConfig vq = asTinyVqgan(tinyConfig());
-  const fs::path vq_config = fx.dir.path() / "vq.json";
-  std::ofstream(vq_config) << core::toJsonText(vq);
-  const fs::path vq_ckpt = fx.dir.path() / "vq_ckpt";
-  ASSERT_EQ(initCheckpoint(vq_config.string(), "", vq_ckpt), 0);
+  const fs::path vq_ckpt = fx.vqganCheckpoint();
 
   core::CompareCommand args;
   args.entries = {{"magvit", fx.ckpt.string()}, {"vqgan", vq_ckpt.string()}};
