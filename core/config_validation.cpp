@@ -284,6 +284,15 @@ std::vector<ConfigError> validate(const RunConfig& config) {
   checkQuantizer(config.model.quantizer, errors);
 
   const auto& t = config.train;
+  // AdamW's decoupled decay multiplies each weight by 1 - lr x weight_decay every step: at 1 and
+  // above it zeroes or flips the weights (and the steps turn non-finite, blamed on the rate).
+  if (t.weight_decay > 0 && t.lr * t.weight_decay >= 1) {
+    std::ostringstream limit;
+    limit << 1 / t.lr;
+    errors.push_back({"train.weight_decay",
+                      "must be below 1 / train.lr (" + limit.str() +
+                          "): AdamW multiplies the weights by 1 - lr x weight_decay every step"});
+  }
   for (const auto& name : t.activation_checkpointing) {
     const auto& vocab = magvitLayerVocabulary();
     if (name != "all" && std::find(vocab.begin(), vocab.end(), name) == vocab.end()) {

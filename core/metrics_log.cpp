@@ -85,6 +85,9 @@ std::optional<MetricsRow> parseMetricsLine(std::string_view line) {
 MetricsWriter::MetricsWriter(std::filesystem::path path) : m_path(std::move(path)) {
   m_file = std::fopen(m_path.c_str(), "ab+e");  // e: O_CLOEXEC
   if (m_file == nullptr) throwIoError("cannot open", errno);
+  // Unbuffered: each row is one write(), so a failed one can be taken back whole (append), and
+  // no half row waits in a buffer for a later flush.
+  std::setvbuf(m_file, nullptr, _IONBF, 0);
 
   // Only a regular, non-empty file can end in a torn line (not /dev/full, a FIFO, ...).
   struct stat st {};
@@ -125,16 +128,15 @@ void MetricsWriter::append(const MetricsRow& row) {
   if (m_file == nullptr) throwIoError("cannot write (closed)", EBADF);
   std::string line = formatMetricsLine(row);
   line.push_back('\n');
+  // Where the file ends now: a row the disk takes only part of is cut off again, so the file
+  // holds whole lines only (a full disk, a file size limit).
+  struct stat st {};
+  const bool regular = ::fstat(fileno(m_file), &st) == 0 && S_ISREG(st.st_mode);
   errno = 0;
-  if (std::fwrite(line.data(), 1, line.size(), m_file) != line.size()) {
+  if (std::fwrite(line.data(), 1, line.size(), m_file) != line.size() || std::fflush(m_file) != 0) {
     const int error = errno != 0 ? errno : EIO;
     std::clearerr(m_file);
-    throwIoError("cannot write", error);
-  }
-  // Flush per line: readers tail the file, and a crash must not lose buffered rows.
-  if (std::fflush(m_file) != 0) {
-    const int error = errno != 0 ? errno : EIO;
-    std::clearerr(m_file);
+    if (regular) (void)::ftruncate(fileno(m_file), st.st_size);
     throwIoError("cannot write", error);
   }
 }

@@ -187,20 +187,24 @@ struct QuantizerConfig {
                       "codebook entropy; fsq, 1 minus how evenly each dimension uses its levels "
                       "over the batch (train/quantizer/level_entropy, 1 at best)")
                 .group("Quantizer")
-                .min(0));
+                .min(0)
+                .max(1e4));
     v.field("commitment_loss_weight", commitment_loss_weight,
             FieldSpec("Weight of the commitment loss (lfq, fsq). On fsq it pulls values into "
                       "tanh's flat ends, where the extreme levels stop learning: fsq presets use 0")
                 .group("Quantizer")
-                .min(0));
+                .min(0)
+                .max(1e4));
     v.field("diversity_gamma", diversity_gamma,
             FieldSpec("Weight of the codebook-entropy term inside the LFQ entropy loss")
                 .group("Quantizer")
-                .min(0));
+                .min(0)
+                .max(1e4));
     v.field("soft_clamp", soft_clamp,
             FieldSpec("Soft clamp of LFQ inputs to +-value via tanh; 0 turns it off")
                 .group("Quantizer")
-                .min(0));
+                .min(0)
+                .max(1e4));
     v.field("spherical", spherical,
             FieldSpec("Binary spherical quantization (BSQ): l2-normalise LFQ inputs and codes")
                 .group("Quantizer"));
@@ -497,11 +501,14 @@ struct LossConfig {
   void describe(V& v) {
     v.field("recon", recon, FieldSpec("Pixel reconstruction loss").group("Loss"));
     v.field("recon_weight", recon_weight,
-            FieldSpec("Weight of the reconstruction loss").group("Loss").min(0));
+            FieldSpec("Weight of the reconstruction loss").group("Loss").min(0).max(1e4));
     v.field("quantizer_weight", quantizer_weight,
-            FieldSpec("Multiplier on the quantizer's own losses").group("Loss").min(0));
+            FieldSpec("Multiplier on the quantizer's own losses").group("Loss").min(0).max(1e4));
     v.field("perceptual_weight", perceptual_weight,
-            FieldSpec("Weight of the LPIPS perceptual loss; 0 turns it off").group("Loss").min(0));
+            FieldSpec("Weight of the LPIPS perceptual loss; 0 turns it off")
+                .group("Loss")
+                .min(0)
+                .max(1e4));
     v.field("perceptual_net", perceptual_net,
             FieldSpec("LPIPS backbone").group("Loss").appliesWhen(when::perceptual()));
     v.field(
@@ -523,7 +530,8 @@ struct LossConfig {
     v.field("adversarial_weight", adversarial_weight,
             FieldSpec("Weight of the generator's hinge GAN loss; 0 turns the GAN off")
                 .group("Loss")
-                .min(0));
+                .min(0)
+                .max(1e4));
     v.field(
         "adaptive_weight", adaptive_weight,
         FieldSpec("Scale the GAN loss by VQGAN's adaptive weight (ratio of gradient norms at the "
@@ -534,7 +542,8 @@ struct LossConfig {
             FieldSpec("Clamp of the adaptive weight")
                 .group("Loss")
                 .appliesWhen(when::adaptiveWeight())
-                .above(0));
+                .above(0)
+                .max(1e6));
     v.field("discr_start_step", discr_start_step,
             FieldSpec("Step from which the discriminator trains and the GAN loss applies")
                 .group("Loss")
@@ -545,7 +554,8 @@ struct LossConfig {
             FieldSpec("Weight of the R1 gradient penalty")
                 .group("Loss")
                 .appliesWhen(when::gan())
-                .min(0));
+                .min(0)
+                .max(1e4));
     v.field("r1_every", r1_every,
             FieldSpec("Apply the R1 penalty every n discriminator steps")
                 .group("Loss")
@@ -556,7 +566,8 @@ struct LossConfig {
             FieldSpec("Weight of LeCAM regularisation; 0 turns it off")
                 .group("Loss")
                 .appliesWhen(when::gan())
-                .min(0));
+                .min(0)
+                .max(1e4));
     v.field("lecam_decay", lecam_decay,
             FieldSpec("EMA decay of LeCAM's logit anchors")
                 .group("Loss")
@@ -657,7 +668,8 @@ struct TrainConfig {
     v.field("weight_decay", weight_decay,
             FieldSpec("AdamW decoupled weight decay (applied to weights with >= 2 dimensions only)")
                 .group("Optimisation")
-                .min(0));
+                .min(0)
+                .max(10));
     v.field("adam_beta1", adam_beta1,
             FieldSpec("AdamW beta1").group("Optimisation").min(0).max(0.999999));
     v.field("adam_beta2", adam_beta2,
@@ -665,7 +677,8 @@ struct TrainConfig {
     v.field("grad_clip", grad_clip,
             FieldSpec("Clip the global gradient norm; 0 turns clipping off")
                 .group("Optimisation")
-                .min(0));
+                .min(0)
+                .max(1e6));
     v.field("precision", precision,
             FieldSpec("fp32; bf16 autocast (CPU or CUDA); fp16 autocast with dynamic loss scaling "
                       "(CUDA only)")
@@ -681,7 +694,7 @@ struct TrainConfig {
         FieldSpec("Dynamic loss scaling: auto (on with fp16, off otherwise), on, off. Steps whose "
                   "gradients overflow are skipped and the scale lowered"));
     v.field("loss_scale_init", loss_scale_init,
-            FieldSpec("Initial loss scale of dynamic loss scaling").above(0));
+            FieldSpec("Initial loss scale of dynamic loss scaling").above(0).max(1e12));
     v.field("loss_scale_growth_interval", loss_scale_growth_interval,
             FieldSpec("Clean steps after which the loss scale doubles").unit("steps").min(1));
     v.field("threads", threads,
@@ -771,7 +784,8 @@ struct TrainConfig {
                       "together; 0 means no limit. train.schedule cosine_budget decays over it")
                 .group("Schedule")
                 .unit("s")
-                .min(0));
+                .min(0)
+                .max(1e9));
     v.field(
         "init_checkpoint", init_checkpoint,
         FieldSpec("Checkpoint folder (or run directory: its newest checkpoint) whose weights a new "
@@ -871,7 +885,8 @@ struct DistributedConfig {
             FieldSpec("Gradient bucket size (ddp, zero1: all-reduce; zero2: reduce-scatter)")
                 .group("Gradient exchange")
                 .unit("MiB")
-                .above(0));
+                .above(0)
+                .max(4096));
     v.field(
         "zero3_units", zero3_units,
         FieldSpec(

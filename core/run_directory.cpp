@@ -87,6 +87,39 @@ void RunDirectory::create() const {
   }
 }
 
+std::vector<fs::path> RunDirectory::layoutEntries() const {
+  return {configFile(), metricsFile(), indexCacheFile(), lockFile(), tensorboardDir(), samplesDir(),
+          eventsFile(), codebookDir(), checkpointsDir(), logsDir(),  referenceDir()};
+}
+
+fs::path RunDirectory::firstLinkedEntry() const {
+  std::error_code ec;
+  if (fs::is_symlink(m_root, ec)) return {};  // the root itself may be a link the user made
+  for (const fs::path& entry : layoutEntries())
+    if (fs::is_symlink(entry, ec)) return entry;
+  return {};
+}
+
+bool RunDirectory::holdsOnlyOtherFiles() const {
+  std::error_code ec;
+  if (!fs::is_directory(m_root, ec) || fs::is_empty(m_root, ec)) return false;
+  for (const fs::path& entry : layoutEntries())
+    if (fs::symlink_status(entry, ec).type() != fs::file_type::not_found) return false;
+  return true;
+}
+
+std::string RunDirectory::writeProblem() const {
+  if (const fs::path link = firstLinkedEntry(); !link.empty())
+    return link.string() +
+           " is a symbolic link: a run writes its files and folders in place, never through a "
+           "link";
+  if (holdsOnlyOtherFiles())
+    return m_root.string() +
+           " holds files, none of them a run's (config.json, metrics.jsonl, events.jsonl, "
+           "checkpoints/, ...): a run is written into a new or empty folder";
+  return {};
+}
+
 bool RunDirectory::contains(const fs::path& path) const {
   try {
     std::error_code ec;

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace tb::core {
@@ -59,6 +60,18 @@ class RunDirectory {
   /// Creates the root and every subfolder (existing ones are fine). Throws std::runtime_error
   /// naming the path that could not be created.
   void create() const;
+
+  /// Every file and folder of the layout above, the root's own entries.
+  std::vector<std::filesystem::path> layoutEntries() const;
+  /// The first entry of the layout that is a symbolic link, or empty: a run writes its files in
+  /// place, so a planted link would send them (and a truncation) elsewhere.
+  std::filesystem::path firstLinkedEntry() const;
+  /// Whether the root holds files and folders of which none belongs to a run (a folder of
+  /// videos given as --run-dir). False for a missing or empty root.
+  bool holdsOnlyOtherFiles() const;
+  /// Why a trainer must not write here (firstLinkedEntry, holdsOnlyOtherFiles), as a sentence
+  /// naming the path; empty when it may.
+  std::string writeProblem() const;
 
   /// True when `path` (relative paths are taken relative to root) lies inside the root, the root
   /// itself included, after weakly_canonical resolution: rejects `..` escapes, absolute paths

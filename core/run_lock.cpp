@@ -9,7 +9,7 @@
 namespace tb::core {
 
 RunLock::RunLock(const std::filesystem::path& lock_file) {
-  m_fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  m_fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (m_fd < 0) throw std::runtime_error("cannot create " + lock_file.string());
   if (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
     char pid[32] = {};

@@ -59,7 +59,8 @@ EventSink::~EventSink() {
 bool EventSink::alsoAppendTo(const std::string& file) {
   if (!m_enabled) return true;
   // Read access too: the last line is checked before anything is appended.
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // Never through a link planted where the file goes.
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return false;
   std::lock_guard<std::mutex> lock(m_mutex);
   if (m_file_fd >= 0) ::close(m_file_fd);

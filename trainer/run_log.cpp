@@ -53,8 +53,12 @@ RunLog::RunLog(const fs::path& logs, int rank, bool distributed) {
   std::error_code ec;
   fs::create_directories(logs, ec);
   const fs::path file = logs / ("rank_" + std::to_string(rank) + ".log");
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  const int open_error = errno;
+  // Never through a link planted in the run directory (the run refuses it once it starts).
+  const bool linked = fs::is_symlink(logs, ec);
+  const int fd =
+      linked ? -1
+             : ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int open_error = linked ? ELOOP : errno;
   if (fd >= 0) {
     auto to_file = std::make_shared<AppendFileSink>(fd);
     to_file->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");

@@ -135,7 +135,20 @@ INSTANTIATE_TEST_SUITE_P(
               "\"all\") (did you mean \"attend_time\"?)"}},
         Case{"vqgan_levels",
              R"({"model": {"kind": "vqgan"}, "data": {"image_size": 40}})",
-             {"data.image_size: must be divisible by 16 (5 VQGAN levels), got 40"}}),
+             {"data.image_size: must be divisible by 16 (5 VQGAN levels), got 40"}},
+        // 1e308 validated; the run then skipped non-finite steps and blamed train.lr.
+        Case{"weight_decay_range",
+             R"({"train": {"weight_decay": 1e308}})",
+             {"train.weight_decay: must be <= 10, got 1e+308",
+              "train.weight_decay: must be below 1 / train.lr (10000): AdamW multiplies the "
+              "weights by 1 - lr x weight_decay every step"}},
+        Case{"weight_decay_times_lr",
+             R"({"train": {"lr": 0.5, "weight_decay": 2}})",
+             {"train.weight_decay: must be below 1 / train.lr (2): AdamW multiplies the weights "
+              "by 1 - lr x weight_decay every step"}},
+        Case{"loss_weight_range",
+             R"({"loss": {"perceptual_weight": 1e300}})",
+             {"loss.perceptual_weight: must be <= 10000, got 1e+300"}}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
 
 TEST(ConfigValidationFsq, ProductMismatchIsReported) {

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -165,6 +167,35 @@ TEST_F(MetricsLogTest, WriterReportsPathAndReasonOnFailure) {
     EXPECT_NE(what.find("/dev/full"), std::string::npos) << what;
     EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
   }
+}
+
+// A disk that takes only part of a row (full, or a file size limit) used to leave the file
+// ending mid-row; the row is now taken back whole, and the next one starts a line of its own.
+TEST_F(MetricsLogTest, ARowTheDiskTakesOnlyPartOfIsTakenBackWhole) {
+  MetricsWriter writer(m_file);
+  writer.append(row(0));
+  const auto size = fs::file_size(m_file);
+  // RLIMIT_FSIZE 10 bytes past the end: write() stores 10 bytes of the next row and stops.
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit limited = old;
+  limited.rlim_cur = static_cast<rlim_t>(size + 10);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  std::string error;
+  try {
+    writer.append(row(1));
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_NE(error.find("cannot write metrics file " + m_file.string()), std::string::npos) << error;
+  EXPECT_EQ(fs::file_size(m_file), size);  // not 10 bytes of a row
+  writer.append(row(2));
+  MetricsFollower follower(m_file);
+  EXPECT_EQ(steps(follower.poll()), (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(follower.malformedLines(), 0u);
 }
 
 TEST_F(MetricsLogTest, WriterThrowsAfterClose) {

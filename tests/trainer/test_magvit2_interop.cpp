@@ -271,6 +271,26 @@ TEST(Magvit2Import, BothFilesGiveTheReferenceCodesAndReconstructions) {
   RecordProperty("forward_max_abs_error", std::to_string(recon_error));
 }
 
+// Bytes flipped inside tensor data imported with exit 0 and other weights: LibTorch's zip
+// reader skips the CRC-32 that every record carries.
+TEST(Magvit2Import, AFileWithChangedTensorBytesIsRefusedByItsCrc) {
+  REQUIRE_FIXTURE();
+  TempFolder dir;
+  std::ifstream in(kFixture / "tokenizer.pt", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t i = 0; i < 8; ++i) bytes[bytes.size() / 2 + i] ^= 0x21;
+  const fs::path damaged = dir.path() / "damaged.pt";
+  std::ofstream(damaged, std::ios::binary) << bytes;
+  cli::ImportMagvit2Args args;
+  args.weights = damaged.string();
+  args.out = (dir.path() / "never").string();
+  CapturedStderr err;
+  EXPECT_EQ(cli::importMagvit2(args), 2);
+  EXPECT_NE(err.text().find(damaged.string() + ": record data/"), std::string::npos) << err.text();
+  EXPECT_NE(err.text().find("fails its CRC-32 check"), std::string::npos) << err.text();
+  EXPECT_FALSE(fs::exists(dir.path() / "never"));
+}
+
 TEST(Magvit2Import, UnmatchedTensorsExitTwoListingThemWithTheirShapes) {
   REQUIRE_FIXTURE();
   TempFolder dir;

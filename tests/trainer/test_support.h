@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the trainer tests: scratch folders and synthetic frames.
 
+#include "core/event_protocol.h"
 #include "core/run_directory.h"
 #include "trainer/event_sink.h"
 #include "trainer/media/video_frames.h"
@@ -134,6 +135,25 @@ inline RunResult train(const core::RunConfig& config, const std::filesystem::pat
   for (std::string line; std::getline(in, line);) result.events.push_back(line);
   std::filesystem::remove(events_file);
   return result;
+}
+
+/// A run folder name in the temporary directory, unique to this process, removed if present.
+inline std::filesystem::path freshDir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tb_training_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+/// "code: message" of the run's error event, or "" when it emitted none.
+inline std::string errorEventOf(const RunResult& r) {
+  for (const auto& line : r.events) {
+    const auto decoded = core::decodeEventLine(line);
+    if (!decoded.ok()) continue;
+    if (const auto* e = std::get_if<core::ErrorEvent>(decoded.event()))
+      return e->code + ": " + e->message;
+  }
+  return "";
 }
 
 /// Trains `config` into `dir` in this process, afresh or resuming.

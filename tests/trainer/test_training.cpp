@@ -27,12 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path freshDir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("tb_training_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
+using testing::freshDir;
 
 using testing::RunResult;
 using testing::tinyConfig;
@@ -252,15 +247,7 @@ TEST(Training, MetricRowsGoToMetricsJsonlOnlyNotToTheEvents) {
 }
 
 // The error event of a run that failed, or "" when there is none.
-std::string errorEventOf(const RunResult& r) {
-  for (const auto& line : r.events) {
-    const auto decoded = core::decodeEventLine(line);
-    if (!decoded.ok()) continue;
-    if (const auto* e = std::get_if<core::ErrorEvent>(decoded.event()))
-      return e->code + ": " + e->message;
-  }
-  return "";
-}
+using testing::errorEventOf;
 
 // A resume that loads the weights but quietly starts the optimizer or the RNG afresh is not
 // the run it continues: every tensor it expects must be there with its dtype and shape.
@@ -354,9 +341,18 @@ TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
   }
   const std::string wrong_dtype = resumeWith("optimizer.safetensors", float_step, v2);
   EXPECT_NE(wrong_dtype.find("optimizer.safetensors: tensor '" + first_param +
-                             ".step': expected one int64, got Double"),
+                             ".step': expected int64 of shape [1], got Double"),
             std::string::npos)
       << wrong_dtype;
+  // One count, but as a [1, 1] matrix: not what the writer writes.
+  NamedTensors matrix_step = optimizer;
+  for (auto& [name, t] : matrix_step) {
+    if (name == first_param + ".step") t = t.reshape({1, 1});
+  }
+  const std::string wrong_rank = resumeWith("optimizer.safetensors", matrix_step, v2);
+  EXPECT_NE(wrong_rank.find(".step': expected int64 of shape [1], got Long of shape [1, 1]"),
+            std::string::npos)
+      << wrong_rank;
 
   NamedTensors short_moment = optimizer;
   for (auto& [name, t] : short_moment) {

@@ -171,6 +171,8 @@ int train(const core::TrainCommand& args) {
   if (!launch.distributed() && d.nproc_per_node * d.nnodes > 1) {
     // The ranks read the configuration as resolved here (file or preset, then --set), from a file.
     distributed::LocalLaunch local;
+    if (const std::string problem = run.writeProblem(); !problem.empty())
+      return usageError("--run-dir: " + problem);
     const fs::path resolved = run.logsDir() / "launch_config.json";
     try {
       fs::create_directories(resolved.parent_path());

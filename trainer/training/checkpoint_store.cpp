@@ -14,9 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
 namespace tb::trainer {
@@ -149,6 +152,7 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
                {"elapsed_s", progress.elapsed_s},
                {"batches", progress.batches},
                {"ema_active", !state.ema.empty() || !ema_shares.empty()},
+               {"discriminator", steps.discriminator() != nullptr},
                {"lecam",
                 {{"real", steps.lecam().real},
                  {"fake", steps.lecam().fake},
@@ -166,6 +170,135 @@ void CheckpointStore::writeFiles(const fs::path* dir, const TrainingState& state
 }
 
 namespace {
+
+/// A state.json field that is missing, of the wrong type or out of range: "FILE: FIELD: what".
+class StateFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ScalerState {
+  double scale = 0;
+  std::int64_t clean_steps = 0, skipped = 0;
+};
+
+/// Everything a checkpoint's state.json holds, each field checked.
+struct StateFile {
+  RunProgress progress;
+  bool has_batches = false;
+  bool ema_active = false;
+  std::optional<bool> discriminator;  ///< absent in checkpoints written before it was recorded
+  std::optional<gan::LecamAnchors> lecam;
+  std::optional<ScalerState> loss_scale, discr_loss_scale;
+};
+
+/// `text` (the file `file`) as JSON; a parse failure said in words.
+Json parseStateText(const std::string& text, const fs::path& file) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw StateFileError(file.string() + ": empty (the checkpoint was not written completely)");
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error while
+    // parsing value - invalid literal; last read: '1.5x'" -> where, and what was read.
+    std::string what = e.what();
+    const auto at = what.find("at line ");
+    std::string where = at == std::string::npos ? "" : what.substr(at, what.find(':', at) - at);
+    const auto dash = what.find(" - ");
+    const std::string detail = dash == std::string::npos ? "" : what.substr(dash + 3);
+    const bool cut = what.find("unexpected end of input") != std::string::npos;
+    throw StateFileError(file.string() + ": " +
+                         (cut ? "ends before its JSON does (cut short?)" : "is not valid JSON") +
+                         (where.empty() ? "" : " " + where) +
+                         (detail.empty() || cut ? "" : " (" + detail + ")"));
+  }
+}
+
+StateFile readStateFile(const fs::path& file, std::int64_t folder_step) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw StateFileError(file.string() + ": missing or unreadable");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Json json = parseStateText(text, file);
+  if (!json.is_object())
+    throw StateFileError(file.string() + ": holds " + std::string(json.type_name()) +
+                         ", not an object of fields");
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw StateFileError(file.string() + ": " + key + ": " + what);
+  };
+  auto find = [&](const Json& object, const std::string& key, const std::string& name,
+                  bool required) -> const Json* {
+    const auto it = object.find(key);
+    if (it == object.end()) {
+      if (required) fail(name, "missing");
+      return nullptr;
+    }
+    return &*it;
+  };
+  auto whole = [&](const Json& object, const std::string& key, const std::string& name,
+                   bool required, std::int64_t fallback) -> std::int64_t {
+    const Json* v = find(object, key, name, required);
+    if (!v) return fallback;
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      fail(name, "too large: " + v->dump());
+    if (!v->is_number_integer()) fail(name, "must be a whole number, got " + v->dump());
+    const std::int64_t n = v->get<std::int64_t>();
+    if (n < 0) fail(name, "must be >= 0, got " + v->dump());
+    return n;
+  };
+  auto number = [&](const Json& object, const std::string& key, const std::string& name,
+                    bool required, double fallback, double lo, bool lo_open, double hi) -> double {
+    const Json* v = find(object, key, name, required);
+    if (!v) return fallback;
+    if (!v->is_number()) fail(name, "must be a number, got " + v->dump());
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x < lo || (lo_open && x == lo) || x > hi)
+      fail(name, std::string("must be in ") + (lo_open ? "(" : "[") + Json(lo).dump() + ", " +
+                     Json(hi).dump() + "], got " + v->dump());
+    return x;
+  };
+  auto flag = [&](const Json& object, const std::string& key, const std::string& name,
+                  bool fallback) -> bool {
+    const Json* v = find(object, key, name, false);
+    if (!v) return fallback;
+    if (!v->is_boolean()) fail(name, "must be true or false, got " + v->dump());
+    return v->get<bool>();
+  };
+  StateFile out;
+  RunProgress& p = out.progress;
+  p.step = whole(json, "step", "step", true, 0);
+  if (p.step != folder_step)
+    fail("step",
+         std::to_string(p.step) + ", but the folder is step_" + std::to_string(folder_step));
+  p.lr_scale = number(json, "lr_scale", "lr_scale", true, 1.0, 0.0, true, 1.0);
+  p.schedule_end = whole(json, "schedule_end", "schedule_end", false, 0);
+  p.elapsed_s = number(json, "elapsed_s", "elapsed_s", true, 0.0, 0.0, false, 1e12);
+  out.has_batches = json.contains("batches");
+  p.batches = whole(json, "batches", "batches", false, 0);
+  out.ema_active = flag(json, "ema_active", "ema_active", false);
+  if (json.contains("discriminator"))
+    out.discriminator = flag(json, "discriminator", "discriminator", false);
+  if (const Json* lecam = find(json, "lecam", "lecam", false)) {
+    if (!lecam->is_object()) fail("lecam", "must be an object, got " + lecam->dump());
+    gan::LecamAnchors anchors;
+    anchors.real = number(*lecam, "real", "lecam.real", false, 0.0, -1e30, false, 1e30);
+    anchors.fake = number(*lecam, "fake", "lecam.fake", false, 0.0, -1e30, false, 1e30);
+    anchors.initialised = flag(*lecam, "initialised", "lecam.initialised", false);
+    out.lecam = anchors;
+  }
+  for (auto [key, target] : {std::pair{"loss_scale", &out.loss_scale},
+                             std::pair{"discr_loss_scale", &out.discr_loss_scale}}) {
+    const Json* scaler = find(json, key, key, false);
+    if (!scaler) continue;
+    const std::string name = key;
+    if (!scaler->is_object()) fail(name, "must be an object, got " + scaler->dump());
+    ScalerState st;
+    st.scale = number(*scaler, "scale", name + ".scale", true, 0.0, 0.0, true, 1e38);
+    st.clean_steps = whole(*scaler, "clean_steps", name + ".clean_steps", true, 0);
+    st.skipped = whole(*scaler, "skipped", name + ".skipped", true, 0);
+    *target = st;
+  }
+  return out;
+}
 
 // Every tensor a resume restores must be there with its dtype and shape: a resume that quietly
 // starts an optimizer afresh is not the run it continues. `load` takes the checked file's state
@@ -247,12 +380,22 @@ void CheckpointStore::load(std::int64_t step, TrainingState& state,
   const fs::path dir = folder(step);
   TrainingStep& steps = state.steps;
   try {
+    // state.json first: every field checked before anything is restored.
+    const StateFile saved = readStateFile(dir / files::kState, step);
     loadModelWeights(*steps.tokenizer(), steps.shards(), dir / files::kModel);
     loadOptimizerFile(dir / files::kOptimizer, step > 0,
                       into(steps.optimizer(), steps.flatOptimizer()));
     if (const auto discr = steps.discriminator()) {
-      // A checkpoint written before the GAN was switched on has no discriminator: it starts fresh.
-      if (fs::exists(dir / files::kDiscriminator)) {
+      // A checkpoint written before the GAN was switched on has no discriminator: it starts
+      // fresh. One that had one (its state.json says so, or it holds either file) must have both.
+      const bool had =
+          saved.discriminator.value_or(fs::exists(dir / files::kDiscriminator) ||
+                                       fs::exists(dir / files::kDiscriminatorOptimizer));
+      if (had) {
+        if (!fs::exists(dir / files::kDiscriminator))
+          throw StateFileError((dir / files::kDiscriminator).string() +
+                               ": missing, though the checkpoint was written with a "
+                               "discriminator");
         loadModelWeights(*discr, steps.discriminatorShards(), dir / files::kDiscriminator);
         loadOptimizerFile(dir / files::kDiscriminatorOptimizer, false,
                           into(steps.discriminatorOptimizer(), steps.discriminatorFlatOptimizer()));
@@ -262,34 +405,29 @@ void CheckpointStore::load(std::int64_t step, TrainingState& state,
       }
     }
     loadGenerators(dir / files::kRng, state.device);
-    std::ifstream in(dir / files::kState);
-    const Json json = Json::parse(in);
     RunProgress& progress = state.progress;
-    progress.step = json.at("step").get<std::int64_t>();
-    progress.lr_scale = json.at("lr_scale").get<double>();
-    progress.schedule_end = json.value("schedule_end", std::int64_t{0});
-    progress.elapsed_s = json.at("elapsed_s").get<double>();
+    progress = saved.progress;
     // Skipped steps (loss-scale overflows, non-finite steps) consume batches too; checkpoints
     // written before this was recorded had one batch per micro-step.
-    progress.batches = json.value("batches", progress.step * state.config.train.grad_accum);
-    if (json.contains("lecam")) {
-      gan::LecamAnchors& lecam = steps.lecam();
-      lecam.real = json["lecam"].value("real", 0.0);
-      lecam.fake = json["lecam"].value("fake", 0.0);
-      lecam.initialised = json["lecam"].value("initialised", false);
-    }
+    if (!saved.has_batches) progress.batches = progress.step * state.config.train.grad_accum;
+    if (saved.lecam) steps.lecam() = *saved.lecam;
     // A run that turns loss scaling on at resume starts from loss_scale_init.
-    auto restoreScaler = [&](LossScaler* scaler, const char* key) {
-      if (scaler == nullptr || !json.contains(key)) return;
-      const Json& j = json.at(key);
-      scaler->restore(j.at("scale").get<double>(), j.at("clean_steps").get<std::int64_t>(),
-                      j.at("skipped").get<std::int64_t>());
+    auto restoreScaler = [&](LossScaler* scaler, const std::optional<ScalerState>& s) {
+      if (scaler != nullptr && s) scaler->restore(s->scale, s->clean_steps, s->skipped);
     };
-    restoreScaler(steps.lossScaler(), "loss_scale");
-    restoreScaler(steps.discriminatorLossScaler(), "discr_loss_scale");
+    restoreScaler(steps.lossScaler(), saved.loss_scale);
+    restoreScaler(steps.discriminatorLossScaler(), saved.discr_loss_scale);
     state.ema.clear();
     steps.emaShares().clear();
-    if (json.value("ema_active", false)) loadEma(dir / files::kEma, state);
+    if (saved.ema_active) {
+      if (!fs::exists(dir / files::kEma))
+        throw StateFileError((dir / files::kEma).string() +
+                             ": missing, though state.json says the EMA was on");
+      loadEma(dir / files::kEma, state);
+    }
+  } catch (const StateFileError& e) {  // names its file already
+    throw TrainingError("checkpoint_unreadable", e.what(),
+                        "delete " + dir.string() + " to resume from the previous checkpoint");
   } catch (const std::exception& e) {
     throw TrainingError("checkpoint_unreadable", dir.string() + ": " + e.what(),
                         "delete that folder to resume from the previous checkpoint");

@@ -190,8 +190,8 @@ std::vector<std::int64_t> checkedAdamWSteps(const std::map<std::string, torch::T
     const AdamWParameter& p = params[i];
     if (!every_parameter_listed && !state.count(p.name + ".step")) continue;  // never updated
     const torch::Tensor& step = entry(p.name + ".step");
-    if (step.scalar_type() != torch::kInt64 || step.numel() != 1) {
-      throw std::runtime_error("tensor '" + p.name + ".step': expected one int64, got " +
+    if (step.scalar_type() != torch::kInt64 || step.dim() != 1 || step.size(0) != 1) {
+      throw std::runtime_error("tensor '" + p.name + ".step': expected int64 of shape [1], got " +
                                c10::toString(step.scalar_type()) + " of shape " +
                                c10::str(step.sizes()));
     }

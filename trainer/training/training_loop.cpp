@@ -656,7 +656,16 @@ TrainingError TrainingLoop::diskFullError(const std::string& what) const {
 
 // Rank 0 owns the run directory: the lock, the event file, config.json, metrics.
 std::unique_ptr<core::RunLock> TrainingLoop::openRunDirectory() {
-  m_run.create();
+  // Checked again here (runTraining did before the log opened): a link planted meanwhile.
+  if (const fs::path link = m_run.firstLinkedEntry(); !link.empty())
+    throw TrainingError("run_dir_invalid", m_run.writeProblem(),
+                        "remove the link, or choose a new --run-dir");
+  try {
+    m_run.create();
+  } catch (const std::exception& e) {
+    throw TrainingError("run_dir_unwritable", e.what(),
+                        "choose a --run-dir on a writable file system");
+  }
   std::unique_ptr<core::RunLock> lock;
   if (!m_rank0) return lock;
   try {

@@ -22,17 +22,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// train.threads beyond this many per core is refused.
+constexpr int kThreadsPerCore = 4;
+
 }  // namespace
 
 int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
                 const TrainOptions& options, EventSink& events, RunControl& control) {
   const distributed::LaunchInfo& launch = options.launch;
   // Ranks on one node share its cores.
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const int threads = config.train.threads > 0
                           ? config.train.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                                            std::max(1, launch.local_world_size));
-  torch::set_num_threads(threads);
+                          : std::max(1, cores / std::max(1, launch.local_world_size));
   std::unique_ptr<distributed::RankGroup> group;
   auto fail = [&](const std::string& code, const std::string& message, const std::string& hint) {
     std::cerr << "tokenbench-trainer"
@@ -42,6 +44,18 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
     events.emit(core::ErrorEvent{code, message, hint});
     events.emit(core::DoneEvent{"failed", {}});
   };
+  // More threads than 4 per core only thrash (1,024 on 2 cores never reached a step in 60 s).
+  if (const int limit = kThreadsPerCore * cores; threads > limit) {
+    events.emit(
+        makeHelloEvent(queryRuntime(), launch.world_size, launch.launcher, run.root().string()));
+    fail("config_invalid",
+         "train.threads: " + std::to_string(threads) + " is more than " +
+             std::to_string(kThreadsPerCore) + " per core of this machine (" +
+             std::to_string(cores) + " cores: at most " + std::to_string(limit) + ")",
+         "set train.threads to 0 (cores / local ranks) or at most " + std::to_string(limit));
+    return 1;
+  }
+  torch::set_num_threads(threads);
   // The device first: hello names it. A GPU that is missing or busy is the user's to fix.
   torch::Device device = torch::kCPU;
   try {
@@ -69,6 +83,12 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
   if (made) {
     fail("run_dir_unwritable", "cannot create " + run.root().string() + ": " + made.message(),
          "choose a --run-dir on a writable file system");
+    return 1;
+  }
+  // Before the loop opens its log there: planted links, someone else's folder.
+  if (const std::string problem = launch.rank == 0 ? run.writeProblem() : std::string();
+      !problem.empty()) {
+    fail("run_dir_invalid", problem, "choose a new --run-dir (or remove the link)");
     return 1;
   }
   try {
