@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -292,7 +293,8 @@ StateFile readStateFile(const fs::path& file, std::int64_t folder_step) {
     const std::string name = key;
     if (!scaler->is_object()) fail(name, "must be an object, got " + scaler->dump());
     ScalerState st;
-    st.scale = number(*scaler, "scale", name + ".scale", true, 0.0, 0.0, true, 1e38);
+    st.scale = number(*scaler, "scale", name + ".scale", true, 0.0, 0.0, true,
+                      std::numeric_limits<double>::max());
     st.clean_steps = whole(*scaler, "clean_steps", name + ".clean_steps", true, 0);
     st.skipped = whole(*scaler, "skipped", name + ".skipped", true, 0);
     *target = st;
