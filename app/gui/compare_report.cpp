@@ -42,18 +42,23 @@ QString describeTokenizer(const core::CompareTokenizer& tokenizer) {
   return QString::fromStdString(tokenizer.label.empty() ? tokenizer.model_kind : tokenizer.label);
 }
 
-QString tokenizerSummary(const core::CompareTokenizer& tokenizer) {
-  QString text = describeTokenizer(tokenizer);
+QString tokenGridText(const core::CompareTokenizer& tokenizer) {
+  QStringList parts;
   if (tokenizer.token_grid.size() == 3) {
-    text += QStringLiteral(" \u00b7 ") + QObject::tr("%1\u00d7%2\u00d7%3 tokens")
-                                             .arg(tokenizer.token_grid[0])
-                                             .arg(tokenizer.token_grid[1])
-                                             .arg(tokenizer.token_grid[2]);
+    parts << QStringLiteral("%1\u00d7%2\u00d7%3")
+                 .arg(tokenizer.token_grid[0])
+                 .arg(tokenizer.token_grid[1])
+                 .arg(tokenizer.token_grid[2]);
   }
   if (tokenizer.bits_per_token > 0)
-    text += QStringLiteral(" \u00b7 ") +
-            QObject::tr("%1 bits/token").arg(tokenizer.bits_per_token, 0, 'g', 4);
-  return text;
+    parts << QObject::tr("%1 bits").arg(tokenizer.bits_per_token, 0, 'g', 4);
+  return parts.join(QStringLiteral(", "));
+}
+
+QString tokenizerSummary(const core::CompareTokenizer& tokenizer) {
+  const QString grid = tokenGridText(tokenizer);
+  return describeTokenizer(tokenizer) +
+         (grid.isEmpty() ? QString() : QStringLiteral(" \u00b7 ") + grid);
 }
 
 QString CompareReport::tokenizerName(int k) const {

@@ -27,8 +27,12 @@ double metricValue(const core::CompareScores& scores, CompareMetric metric);
 /// else its label, else its model kind (reports before "source").
 QString describeTokenizer(const core::CompareTokenizer& tokenizer);
 
+/// "17\u00d716\u00d716, 14 bits": the token grid [t, h, w] for the compared clips and the bits per
+/// token, as far as the report has them ("" for reports before them).
+QString tokenGridText(const core::CompareTokenizer& tokenizer);
+
 /// describeTokenizer, its token grid for the compared clips and its bits per token, when the
-/// report has them: "LlamaGen vq_ds16_c2i \u00b7 17\u00d716\u00d716 tokens \u00b7 14 bits/token".
+/// report has them: "LlamaGen vq_ds16_c2i \u00b7 17\u00d716\u00d716, 14 bits".
 QString tokenizerSummary(const core::CompareTokenizer& tokenizer);
 
 /// A compare folder, loaded: core's report (the trainer's own structs, read as core reads them)

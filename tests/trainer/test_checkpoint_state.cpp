@@ -71,6 +71,7 @@ TEST(CheckpointState, EveryBadFieldIsRefusedNamingTheFileAndFieldBeforeAnythingI
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "empty (the checkpoint was not written completely)"},
       {good.substr(0, good.size() / 2), "ends before its JSON does (cut short?) at line"},
+      {good.substr(0, good.find("ema_active") + 3), "ends before its JSON does (cut short?)"},
       {"{\"step\": 4, oops}", "is not valid JSON at line 1, column 13"},
       {"[1, 2]", "holds array, not an object of fields"},
       {withField("step", 1.5), "step: must be a whole number, got 1.5"},

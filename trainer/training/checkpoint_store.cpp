@@ -207,7 +207,9 @@ Json parseStateText(const std::string& text, const fs::path& file) {
     std::string where = at == std::string::npos ? "" : what.substr(at, what.find(':', at) - at);
     const auto dash = what.find(" - ");
     const std::string detail = dash == std::string::npos ? "" : what.substr(dash + 3);
-    const bool cut = what.find("unexpected end of input") != std::string::npos;
+    // At its end, whatever the parser expected there (a value, a closing quote): cut short.
+    const bool cut =
+        what.find("unexpected end of input") != std::string::npos || e.byte >= text.size();
     throw StateFileError(file.string() + ": " +
                          (cut ? "ends before its JSON does (cut short?)" : "is not valid JSON") +
                          (where.empty() ? "" : " " + where) +

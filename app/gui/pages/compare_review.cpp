@@ -272,9 +272,11 @@ void CompareReview::loadClip() {
                      .arg(QDir::toNativeSeparators(m_report->directory()))
                      .arg(m_report->tokenizerCount())
                      .arg(m_report->clipCount());
+  // Where each tokenizer comes from; its grid and bits stand under its panel.
+  QStringList sources;
   for (const core::CompareTokenizer& t : m_report->tokenizers())
-    text += QStringLiteral("\n") + QString::fromStdString(t.name) + QStringLiteral(": ") +
-            tokenizerSummary(t);
+    sources << QString::fromStdString(t.name) + QStringLiteral(": ") + describeTokenizer(t);
+  text += QStringLiteral("\n") + sources.join(QStringLiteral(" \u00b7 "));
   if (!m_panelError.isEmpty()) {
     text += QStringLiteral("\n") + tr("Cannot show clip %1: %2").arg(clip.index).arg(m_panelError);
   } else if (!m_lossless) {
@@ -336,6 +338,8 @@ QStringList CompareReview::captionFor(int panel) const {
         CompareReport::metricName(metric),
         CompareReport::formatMetric(metric, metricValue(scores, metric)));
   }
+  const QString grid = tokenGridText(m_report->tokenizers()[static_cast<std::size_t>(panel - 1)]);
+  if (!grid.isEmpty()) lines << grid;
   return lines;
 }
 
