@@ -104,14 +104,9 @@ TEST(CheckpointState, EveryBadFieldIsRefusedNamingTheFileAndFieldBeforeAnythingI
 }
 
 TEST(CheckpointState, AMissingDiscriminatorIsRefusedNotReplaced) {
-  core::RunConfig config = tinyConfig();
+  core::RunConfig config = testing::withTinyGan(tinyConfig(), 0);
   config.train.max_steps = 2;
   config.train.checkpoint_every = 2;
-  config.loss.adversarial_weight = 0.5;
-  config.loss.discr_start_step = 0;
-  config.model.discriminator.type = core::DiscriminatorType::PatchGan;
-  config.model.discriminator.dim = 8;
-  config.model.discriminator.patchgan_layers = 2;
   const fs::path dir = freshDir("lost_discriminator");
   ASSERT_EQ(train(config, dir).code, 0);
   const fs::path step = dir / "checkpoints" / "step_2";
@@ -146,12 +141,8 @@ TEST(CheckpointState, ACheckpointFromBeforeTheGanStartsItsDiscriminatorFresh) {
   const fs::path dir = freshDir("gan_later");
   ASSERT_EQ(train(config, dir).code, 0);
   EXPECT_FALSE(fs::exists(dir / "checkpoints" / "step_2" / "discriminator.safetensors"));
+  config = testing::withTinyGan(config, 0);
   config.train.max_steps = 3;
-  config.loss.adversarial_weight = 0.5;
-  config.loss.discr_start_step = 0;
-  config.model.discriminator.type = core::DiscriminatorType::PatchGan;
-  config.model.discriminator.dim = 8;
-  config.model.discriminator.patchgan_layers = 2;
   const RunResult r = train(config, dir, /*resume=*/true);
   EXPECT_EQ(r.code, 0) << errorEventOf(r);
   fs::remove_all(dir);

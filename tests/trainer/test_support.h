@@ -114,6 +114,17 @@ inline core::RunConfig tinyConfig() {
   return c;
 }
 
+/// `config` with the GAN on from `start_step`: a small PatchGAN (8 channels, 2 layers) at loss
+/// weight 0.5.
+inline core::RunConfig withTinyGan(core::RunConfig config, int start_step) {
+  config.loss.adversarial_weight = 0.5;
+  config.loss.discr_start_step = start_step;
+  config.model.discriminator.type = core::DiscriminatorType::PatchGan;
+  config.model.discriminator.dim = 8;
+  config.model.discriminator.patchgan_layers = 2;
+  return config;
+}
+
 /// A training run's exit code and the protocol events it emitted, one line each.
 struct RunResult {
   int code;

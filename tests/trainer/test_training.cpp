@@ -254,14 +254,10 @@ using testing::errorEventOf;
 TEST(Training, CheckpointsFromBeforeStateVersion2StillResume) {
   // Tokenbench 0.1 wrote the AdamW state of updated parameters only (no ".step" for the others,
   // no state_version): such checkpoints resume, a parameter without entries never updated.
-  core::RunConfig config = tinyConfig();
+  // A discriminator that has not started: no updates.
+  core::RunConfig config = testing::withTinyGan(tinyConfig(), 100);
   config.train.max_steps = 2;
   config.train.checkpoint_every = 2;
-  config.loss.adversarial_weight = 0.5;  // a discriminator that has not started: no updates
-  config.loss.discr_start_step = 100;
-  config.model.discriminator.type = core::DiscriminatorType::PatchGan;
-  config.model.discriminator.dim = 8;
-  config.model.discriminator.patchgan_layers = 2;
   const fs::path dir = freshDir("state_v1");
   ASSERT_EQ(train(config, dir).code, 0);
   const fs::path step = dir / "checkpoints" / "step_2";
@@ -384,14 +380,9 @@ TEST(Training, ResumeRefusesACheckpointThatLostOptimizerRngOrEmaState) {
 }
 
 core::RunConfig ganConfig() {
-  core::RunConfig c = tinyConfig();
-  c.loss.adversarial_weight = 0.5;
-  c.loss.discr_start_step = 3;
+  core::RunConfig c = testing::withTinyGan(tinyConfig(), 3);
   c.loss.r1_every = 2;
   c.loss.lecam_weight = 0.1;
-  c.model.discriminator.type = core::DiscriminatorType::PatchGan;
-  c.model.discriminator.dim = 8;
-  c.model.discriminator.patchgan_layers = 2;
   c.train.max_steps = 8;
   c.train.checkpoint_every = 4;
   return c;
