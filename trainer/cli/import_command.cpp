@@ -179,10 +179,21 @@ void importPublicVq(const ImportArgs& args, PublicVqFormat format) {
 
   std::set<std::string> used;
   std::vector<std::string> problems;
-  weights::fillFromReference(*tokenizer, weights::publicVqTensors(vqgan, format), state, used,
-                             problems);
-  std::map<std::string, int> skipped;  // role -> tensors
+  const std::vector<weights::ReferenceTensor> names = weights::publicVqTensors(vqgan, format);
+  weights::fillFromReference(*tokenizer, names, state, used, problems);
+  // The first tensor of the file (in its order) whose shape differs says most about a wrong
+  // configuration: it is named first.
+  std::map<std::string, std::vector<std::int64_t>> expected;
+  for (const auto& n : names) expected.emplace(n.reference, n.reference_shape);
   std::string first_mismatch;
+  for (const auto& [name, tensor] : source.tensors) {
+    const auto it = expected.find(name);
+    if (it == expected.end() || tensor.sizes().vec() == it->second) continue;
+    first_mismatch = name + " " + weights::shapeText(tensor.sizes()) + " in the file, " +
+                     weights::shapeText(it->second) + " expected";
+    break;
+  }
+  std::map<std::string, int> skipped;  // role -> tensors
   for (const auto& [name, tensor] : source.tensors) {
     if (used.count(name)) continue;
     if (const std::string role = weights::skippedRole(format, name); !role.empty()) {
@@ -193,13 +204,6 @@ void importPublicVq(const ImportArgs& args, PublicVqFormat format) {
                        weights::shapeText(tensor.sizes()));
   }
   if (!problems.empty()) {
-    // The first tensor of the file (in its order) whose shape differs says most about a wrong
-    // configuration: name it first.
-    for (const auto& [name, tensor] : source.tensors) {
-      for (const auto& p : problems)
-        if (p.rfind("shape differs: " + name + " ", 0) == 0) first_mismatch = p.substr(15);
-      if (!first_mismatch.empty()) break;
-    }
     std::string message = config_name + " does not describe the weights of " + args.weights;
     if (!first_mismatch.empty()) message += "; the first tensor that differs: " + first_mismatch;
     message += "\n" + std::to_string(problems.size()) + " difference(s):";

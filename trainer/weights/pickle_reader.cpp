@@ -666,9 +666,14 @@ PickleRef readTorchSave(const std::filesystem::path& path) {
   if (head.rfind("PK\x03\x04", 0) != 0)
     throw PickleError(path.string() +
                       ": not a torch.save file (neither a zip archive nor torch's legacy format)");
-  std::map<std::string, core::ZipEntry> directory;
+  // Each record's CRC-32 by its name inside the archive ("data/0": the zip stores
+  // "<archive name>/data/0").
+  std::map<std::string, std::uint32_t> crcs;
   try {
-    directory = core::readZipDirectory(path);
+    for (const auto& [full, entry] : core::readZipDirectory(path)) {
+      const auto slash = full.find('/');
+      if (slash != std::string::npos) crcs.emplace(full.substr(slash + 1), entry.crc32);
+    }
   } catch (const core::ZipError& e) {
     throw PickleError(std::string(e.what()) + ": the file is truncated or damaged");
   }
@@ -688,17 +693,11 @@ PickleRef readTorchSave(const std::filesystem::path& path) {
       throw PickleError(path.string() + ": record " + name + ": " +
                         firstLine(e.what_without_backtrace()));
     }
-    // Records are stored as "<archive name>/<name>".
-    for (const auto& [full, entry] : directory) {
-      const auto slash = full.find('/');
-      if (slash == std::string::npos || full.compare(slash + 1, std::string::npos, name) != 0)
-        continue;
-      if (core::crc32(bytes.data(), bytes.size()) != entry.crc32)
-        throw PickleError(path.string() + ": record " + name +
-                          " fails its CRC-32 check: the file is damaged (its bytes changed "
-                          "after it was written)");
-      break;
-    }
+    if (const auto crc = crcs.find(name);
+        crc != crcs.end() && core::crc32(bytes.data(), bytes.size()) != crc->second)
+      throw PickleError(path.string() + ": record " + name +
+                        " fails its CRC-32 check: the file is damaged (its bytes changed after "
+                        "it was written)");
     return bytes;
   };
   if (archive->hasRecord("byteorder") && record("byteorder") != "little")
