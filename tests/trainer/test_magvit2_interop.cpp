@@ -426,7 +426,19 @@ TEST(Magvit2Import, TokenizingALosslessVideoOfTheFramesGivesTheReferenceCodes) {
 TEST(Magvit2Import, ANineFrameVideoTokenizesWholeWithKwargsOnly) {
   REQUIRE_FIXTURE();
   TempFolder dir;
-  ASSERT_EQ(importFixture("tokenizer.safetensors", dir.path() / "ckpt"), 0);
+  // Only the VideoTokenizer keyword arguments: no frame count (the fixture's "frames" is its own).
+  Json fixture_config;
+  std::ifstream(kFixture / "config.json") >> fixture_config;
+  const fs::path kwargs = dir.path() / "kwargs.json";
+  std::ofstream(kwargs) << fixture_config.at("VideoTokenizer").dump();
+  {
+    cli::ImportMagvit2Args import;
+    import.weights = (kFixture / "tokenizer.safetensors").string();
+    import.config = kwargs.string();
+    import.out = (dir.path() / "ckpt").string();
+    CapturedStderr err;
+    ASSERT_EQ(cli::importMagvit2(import), 0) << err.text();
+  }
   const torch::Tensor five = tensorsOf(kFixture / "input.safetensors").at("frames_u8");
   ASSERT_EQ(five.size(0), 5);
   // Frames 5-8: the first four again, in reverse.

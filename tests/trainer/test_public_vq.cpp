@@ -138,11 +138,12 @@ TEST(PublicVq, LlamaGenCheckpointReproducesTheReference) {
 TEST(PublicVq, LlamaGenWidthsComeFromTheWeightsWithoutAConfig) {
   REQUIRE_FIXTURE();
   TempFolder dir;
-  // The fixture's args.json-less form: ModelArgs alone (ch and num_res_blocks read from shapes).
+  // What a LlamaGen user has: the ModelArgs fields alone (ch and num_res_blocks, which ModelArgs
+  // lacks, read from the shapes; the image size left at its default).
   const fs::path args_file = dir.path() / "model_args.json";
   std::ofstream(args_file) << R"({"codebook_size": 64, "codebook_embed_dim": 8,
-      "encoder_ch_mult": [1, 1], "decoder_ch_mult": [1, 1], "z_channels": 16,
-      "resolution": 32})";
+      "codebook_l2_norm": true, "encoder_ch_mult": [1, 1], "decoder_ch_mult": [1, 1],
+      "z_channels": 16})";
   auto args = llamagenArgs(dir.path() / "llamagen");
   args.config = args_file.string();
   const Imported r = runImport(args);
