@@ -15,12 +15,11 @@
 
 namespace tb::trainer::compat {
 
-c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, bool server,
-                                             int world_size, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> makeTcpStoreClient(const std::string& host, int port,
+                                                   std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(port);
-  options.isServer = server;
-  options.numWorkers = world_size;
+  options.isServer = false;
   options.waitWorkers = false;
   options.timeout = timeout;
   return c10::make_intrusive<c10d::TCPStore>(host, options);
@@ -31,10 +30,6 @@ c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path,
   auto store = c10::make_intrusive<c10d::FileStore>(path, -1);
   store->setTimeout(timeout);
   return store;
-}
-
-int tcpStorePort(const c10::intrusive_ptr<c10d::Store>& store) {
-  return static_cast<c10d::TCPStore&>(*store).getPort();
 }
 
 c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<c10d::Store>& store,

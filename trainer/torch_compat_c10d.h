@@ -27,16 +27,13 @@ using CollectiveBackend = c10d::Backend;
 using CollectiveBackend = c10d::ProcessGroup;
 #endif
 
-/// A c10d TCPStore at host:port: the server (which also listens) or a client. `world_size`
-/// ranks are expected; `timeout` bounds connecting and every blocking get.
-c10::intrusive_ptr<c10d::Store> makeTcpStore(const std::string& host, int port, bool server,
-                                             int world_size, std::chrono::milliseconds timeout);
+/// A client of the c10d TCPStore at host:port (torchrun's agent store); `timeout` bounds
+/// connecting and every blocking get.
+c10::intrusive_ptr<c10d::Store> makeTcpStoreClient(const std::string& host, int port,
+                                                   std::chrono::milliseconds timeout);
 /// A c10d FileStore in `path` (no fixed number of workers: whoever made the file removes it).
 c10::intrusive_ptr<c10d::Store> makeFileStore(const std::string& path,
                                               std::chrono::milliseconds timeout);
-
-/// The port a TCPStore made by makeTcpStore listens on or connects to.
-int tcpStorePort(const c10::intrusive_ptr<c10d::Store>& store);
 
 /// Where Gloo's TCP transport binds: a network interface (GLOO_SOCKET_IFNAME), else the address
 /// a host name resolves to, else Gloo's default (the address of the machine's host name).

@@ -89,6 +89,31 @@ TEST(LrSchedule, TimeBudgetEndIsWhereTheMeasuredSpeedRunsOutOfBudget) {
   EXPECT_EQ(scheduleEndForBudget(t, 100, 10, 10.05, 0.1), 101);
 }
 
+TEST(LrSchedule, ProgressFollowsTheTimeBudgetWhenItEndsTheRunFirst) {
+  core::TrainConfig t;
+  t.max_steps = 20000;
+  // No budget: max_steps at this speed.
+  auto end = expectedEnd(t, 10, 2.0, 5, 0, 0);
+  EXPECT_EQ(end.step, 20000);
+  EXPECT_DOUBLE_EQ(end.eta_s, 19990 / 2.0);
+  // 120 s budget, 5 s spent, 2 steps a second: 115 s and 230 steps to go, not 20,000.
+  end = expectedEnd(t, 10, 2.0, 5, 120, 0);
+  EXPECT_EQ(end.step, 240);
+  EXPECT_DOUBLE_EQ(end.eta_s, 115);
+  // Once the cosine's end is fitted, that is the end.
+  end = expectedEnd(t, 150, 2.0, 70, 120, 251);
+  EXPECT_EQ(end.step, 251);
+  EXPECT_DOUBLE_EQ(end.eta_s, 50);
+  // A budget that max_steps comes before changes nothing.
+  end = expectedEnd(t, 19990, 2.0, 5, 120, 0);
+  EXPECT_EQ(end.step, 20000);
+  EXPECT_DOUBLE_EQ(end.eta_s, 5);
+  // Spent: the end is now.
+  end = expectedEnd(t, 300, 2.0, 130, 120, 0);
+  EXPECT_EQ(end.step, 301);
+  EXPECT_DOUBLE_EQ(end.eta_s, 0);
+}
+
 // With a time budget, train.schedule "cosine_budget" decays over the budget, not over max_steps:
 // its end is fixed once from kScheduleFitSteps steps timed after warmup (here from the end of step
 // 1), stored in the checkpoints, and a resume (here with another budget) keeps it.
@@ -104,7 +129,8 @@ TEST(Training, CosineScheduleEndsWithTheTimeBudgetAndResumeKeepsItsEnd) {
   config.train.checkpoint_every = 0;
   config.train.time_budget_s = 4;
   const fs::path dir = freshDir("budget_cosine");
-  ASSERT_EQ(train(config, dir).code, 0);
+  const RunResult first = train(config, dir);
+  ASSERT_EQ(first.code, 0);
   auto stateOf = [&](const fs::path& run) {
     const auto latest = CheckpointStore(core::RunDirectory(run)).latest();
     EXPECT_TRUE(latest.has_value());
@@ -133,6 +159,23 @@ TEST(Training, CosineScheduleEndsWithTheTimeBudgetAndResumeKeepsItsEnd) {
   }
   EXPECT_EQ(checked, last);
   EXPECT_LT(scheduledRate(config.train, config.train.lr, last, end), config.train.lr);
+
+  // Progress followed the budget: no event promised the million steps of max_steps once the
+  // speed was known, and the last one, before done, says the run ended where it did.
+  std::vector<core::ProgressEvent> progress;
+  for (const std::string& line : first.events) {
+    const core::DecodeResult decoded = core::decodeEventLine(line);
+    if (const auto* p = decoded.ok() ? std::get_if<core::ProgressEvent>(decoded.event()) : nullptr)
+      progress.push_back(*p);
+  }
+  ASSERT_GE(progress.size(), 2u);
+  for (const auto& p : progress) {
+    EXPECT_LT(p.total, config.train.max_steps) << "step " << p.step;
+    EXPECT_LE(p.eta_s, config.train.time_budget_s) << "step " << p.step;
+  }
+  EXPECT_EQ(progress.back().step, last);
+  EXPECT_EQ(progress.back().total, last);
+  EXPECT_EQ(progress.back().eta_s, 0);
 
   config.train.time_budget_s = 6;  // about two seconds more, another speed: the end stays
   ASSERT_EQ(train(config, dir, /*resume=*/true).code, 0);

@@ -2,7 +2,7 @@
 
 #include "core/event_protocol.h"
 #include "core/posix_io.h"
-#include "trainer/distributed/rank_group.h"
+#include "trainer/distributed/store_server.h"
 #include "trainer/event_sink.h"
 #include "trainer/user_error.h"
 
@@ -175,15 +175,17 @@ int runLocalLaunch(const LocalLaunch& launch) {
   const int world = nproc * d.nnodes;
   const auto timeout = std::chrono::seconds(d.timeout_s);
 
-  // The store: a file in a private folder for one node (nothing listens on the network); a
-  // TCPStore on master_port, served by node 0, for several.
+  // The store: a file in a private folder for one node (nothing listens on the network); for
+  // several, Tokenbench's own store on master_addr:master_port, served by node 0.
   std::unique_ptr<StoreFolder> store_folder;
   std::unique_ptr<StoreServer> store;
   try {
     if (d.nnodes == 1) {
       store_folder = std::make_unique<StoreFolder>();
     } else if (d.node_rank == 0) {
-      store = std::make_unique<StoreServer>(d.master_addr, d.master_port, world, timeout);
+      store = std::make_unique<StoreServer>(d.master_addr, d.master_port);
+      std::cerr << "[tokenbench-trainer] the rendezvous store listens on " << store->listeningOn()
+                << std::endl;
     }
   } catch (const UserError& e) {
     std::cerr << "tokenbench-trainer: error: " << e.what() << "\n";

@@ -1,9 +1,9 @@
 #pragma once
 // The trainer's own launcher, for distributed.nproc_per_node > 1 without an outside launcher
 // (torchrun, srun, mpirun): like torchrun, it provides the c10d store (on one node a FileStore in
-// a folder only this user may enter, so nothing listens on the network; on several, a TCPStore
-// on master_port served by node 0), starts this node's ranks as child processes of the same
-// executable, and supervises them.
+// a folder only this user may enter, so nothing listens on the network; on several, a store on
+// master_addr:master_port served by node 0 and listening on that address only), starts this node's
+// ranks as child processes of the same executable, and supervises them.
 //
 // - Rank 0's events are relayed on stdout; its `error` and `done` are held until every rank has
 //   ended, so a run where a rank died ends with one error that names the rank and what happened

@@ -2,6 +2,8 @@
 
 #include "core/atomic_file.h"
 
+#include "trainer/distributed/store_client.h"
+#include "trainer/distributed/store_server.h"
 #include "trainer/training_device.h"
 #include "trainer/user_error.h"
 
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <utility>
 
@@ -45,16 +48,19 @@ std::string storeAddress(const LaunchInfo& launch) {
                                    : launch.store_file;
 }
 
-c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch, bool server,
+// A rank's connection to the store: the FileStore of a one-node run, the TCPStore of torchrun's
+// agent, or Tokenbench's own store (served by node 0's launcher or by rank 0).
+c10::intrusive_ptr<c10d::Store> connectStore(const LaunchInfo& launch,
                                              std::chrono::milliseconds timeout) {
   if (!launch.store_file.empty()) {
-    // One node: a file in a folder only this user may enter. A TCPStore server listens on every
-    // interface (LibTorch 1.13 cannot bind it to loopback), unauthenticated. No worker count:
-    // the launcher removes the file, not the last rank to leave.
+    // One node: a file in a folder only this user may enter, so nothing listens on the network.
+    // No worker count: the launcher removes the file, not the last rank to leave.
     return compat::makeFileStore(launch.store_file, timeout);
   }
-  return compat::makeTcpStore(launch.master_addr, launch.master_port, server, launch.world_size,
-                              timeout);
+  if (launch.launcher == "torchrun" && launch.store_served_by_launcher) {
+    return compat::makeTcpStoreClient(launch.master_addr, launch.master_port, timeout);
+  }
+  return c10::make_intrusive<StoreClient>(launch.master_addr, launch.master_port, timeout);
 }
 
 std::string hostName() {
@@ -83,16 +89,21 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
   if (m_backend == "nccl") m_comm_device = device;
   const std::string where = storeAddress(launch);
   try {
-    const bool server = launch.rank == 0 && !launch.store_served_by_launcher;
+    if (launch.rank == 0 && !launch.store_served_by_launcher) {
+      m_served = std::make_unique<StoreServer>(launch.master_addr, launch.master_port);
+      std::cerr << "[tokenbench-trainer] rank 0 serves the rendezvous store on "
+                << m_served->listeningOn() << std::endl;
+    }
     // torchrun restarts workers against the same agent store: a restart's keys must not meet
     // those of the attempt before it.
     const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
     const std::string prefix = std::string("tokenbench/") + (restart != nullptr ? restart : "0");
-    m_base_store = connectStore(launch, server, m_timeout);
+    m_base_store = connectStore(launch, m_timeout);
     m_store = c10::make_intrusive<c10d::PrefixStore>(prefix, m_base_store);
     if (launch.store_file.empty()) {
-      m_heartbeat_store =
-          c10::make_intrusive<c10d::PrefixStore>(prefix, connectStore(launch, false, m_timeout));
+      auto heartbeat = connectStore(launch, m_timeout);
+      m_heartbeat_client = dynamic_cast<StoreClient*>(heartbeat.get());
+      m_heartbeat_store = c10::make_intrusive<c10d::PrefixStore>(prefix, std::move(heartbeat));
     }
     beat();
 
@@ -156,6 +167,8 @@ void RankGroup::checkDistinctGpus(const torch::Device& device) {
 
 RankGroup::~RankGroup() {
   m_stop_heartbeat.store(true);
+  // A beat waiting on a store that does not answer must not hold up the exit.
+  if (m_heartbeat_client != nullptr) m_heartbeat_client->interrupt();
   if (m_heartbeat.joinable()) m_heartbeat.join();
   // A FileStore's destructor appends to its file, and terminates the process when it cannot (a
   // full disk). The launcher removes the file, so the store is left undestroyed at exit.
@@ -183,6 +196,10 @@ void RankGroup::heartbeatLoop() {
   while (!m_stop_heartbeat.load()) {
     try {
       beat();
+      m_store_silent.store(false);
+    } catch (const StoreUnreachable& e) {
+      // The next collective or store request reports it, naming node 0 at once.
+      if (!e.gone()) m_store_silent.store(true);
     } catch (const std::exception&) {
       // The store is gone (its host died); the next collective reports it.
     }
@@ -209,6 +226,7 @@ double RankGroup::heartbeatAgeS(int r) noexcept {
 }
 
 void RankGroup::reportFailure(const std::string& what) noexcept {
+  if (m_store_silent.load()) return;  // a note nobody can read, after a wait for no answer
   try {
     m_store->set("fail/" + std::to_string(rank()), bytes(firstLine(what).substr(0, 500)));
   } catch (const std::exception&) {
@@ -216,6 +234,11 @@ void RankGroup::reportFailure(const std::string& what) noexcept {
 }
 
 std::string RankGroup::diagnose() noexcept {
+  const auto unreachable = [&] {
+    return "cannot reach node 0 at " + storeAddress(m_launch) +
+           ": its rendezvous store does not answer (the network link or node 0 is down)";
+  };
+  if (m_store_silent.load()) return unreachable();
   std::ostringstream out;
   try {
     for (int r = 0; r < worldSize(); ++r) {
@@ -237,6 +260,13 @@ std::string RankGroup::diagnose() noexcept {
             << " stopped responding (no heartbeat for " << buf << " s)";
       }
     }
+  } catch (const StoreUnreachable& e) {
+    if (!e.gone()) {
+      m_store_silent.store(true);
+      return unreachable();
+    }
+    return "the rendezvous store at " + storeAddress(m_launch) +
+           " is gone (the launcher or rank 0 that served it has exited)";
   } catch (const std::exception&) {
     return "the c10d store at " + storeAddress(m_launch) +
            " is unreachable (the rank or launcher that served it is gone)";
@@ -457,25 +487,5 @@ class AverageOverRanks : public torch::autograd::Function<AverageOverRanks> {
 torch::Tensor averageOverRanks(const torch::Tensor& local, RankGroup& group) {
   return AverageOverRanks::apply(local, &group);
 }
-
-StoreServer::StoreServer(const std::string& host, int port, int world_size,
-                         std::chrono::milliseconds timeout) {
-  LaunchInfo launch;
-  launch.master_addr = host;
-  launch.master_port = port;
-  launch.world_size = world_size;
-  try {
-    m_store = connectStore(launch, true, timeout);
-  } catch (const std::exception& e) {
-    throw UserError("rank_group_failed",
-                    "cannot serve the c10d store on " + host + ":" + std::to_string(port) + ": " +
-                        firstLine(e.what()),
-                    "choose another distributed.master_port");
-  }
-}
-
-StoreServer::~StoreServer() = default;
-
-int StoreServer::port() const { return compat::tcpStorePort(m_store); }
 
 }  // namespace tb::trainer::distributed

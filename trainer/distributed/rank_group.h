@@ -1,10 +1,10 @@
 #pragma once
-// RankGroup: this process's membership in a distributed run, on PyTorch's own c10d: a TCPStore
-// (served by the launcher or by rank 0; a FileStore under the trainer's own launcher on one
-// node), a ProcessGroupGloo or ProcessGroupNCCL (CUDA builds, one GPU per rank), heartbeats, and
-// collectives whose failures become errors that name the rank at fault. Collectives take tensors
-// on any device: those not on the backend's (the CPU for Gloo, the rank's GPU for NCCL) are
-// staged there and back.
+// RankGroup: this process's membership in a distributed run, on PyTorch's own c10d: a store
+// (Tokenbench's own, served by the launcher of node 0 or by rank 0; torchrun's TCPStore; a
+// FileStore under the trainer's own launcher on one node), a ProcessGroupGloo or ProcessGroupNCCL
+// (CUDA builds, one GPU per rank), heartbeats, and collectives whose failures become errors that
+// name the rank at fault. Collectives take tensors on any device: those not on the backend's (the
+// CPU for Gloo, the rank's GPU for NCCL) are staged there and back.
 
 #include "core/run_config.h"
 #include "trainer/distributed/launch_environment.h"
@@ -23,6 +23,9 @@
 #include <vector>
 
 namespace tb::trainer::distributed {
+
+class StoreClient;
+class StoreServer;
 
 /// A reduction in flight (RankGroup::allReduceSumAsync, reduceScatterSumAsync): one or more
 /// c10d works, and what to do once they are done.
@@ -122,7 +125,12 @@ class RankGroup {
       m_base_store;                         ///< this rank's store connection (or server, or file)
   c10::intrusive_ptr<c10d::Store> m_store;  ///< prefixed view used for our keys
   c10::intrusive_ptr<c10d::Store>
-      m_heartbeat_store;  ///< a connection of its own; null on a FileStore
+      m_heartbeat_store;                      ///< a connection of its own; null on a FileStore
+  StoreClient* m_heartbeat_client = nullptr;  ///< under m_heartbeat_store, when it is ours
+  std::unique_ptr<StoreServer> m_served;      ///< the store, when this rank serves it
+  /// The store stopped answering (a beat or a request waited in vain): the run is cut off from
+  /// node 0, and asking the store again would only wait again.
+  std::atomic<bool> m_store_silent{false};
   c10::intrusive_ptr<compat::CollectiveBackend> m_group;
   std::int64_t m_sync_count = 0;
   std::atomic<bool> m_stop_heartbeat{false};
@@ -134,18 +142,5 @@ class RankGroup {
 /// gradients reaching the parameters are averaged over ranks like all others, which gives the
 /// gradient of the global batch.
 torch::Tensor averageOverRanks(const torch::Tensor& local, RankGroup& group);
-
-/// Serves a c10d TCPStore for the ranks a launcher starts (the trainer's own launcher, on several
-/// nodes; it listens on every interface). With `port` 0 the system picks a free one; port()
-/// tells which.
-class StoreServer {
- public:
-  StoreServer(const std::string& host, int port, int world_size, std::chrono::milliseconds timeout);
-  ~StoreServer();
-  int port() const;
-
- private:
-  c10::intrusive_ptr<c10d::Store> m_store;
-};
 
 }  // namespace tb::trainer::distributed

@@ -142,7 +142,10 @@ int TrainingLoop::runSteps() {
   m_budget_s = m_options.time_budget_s > 0 ? m_options.time_budget_s : m_train.time_budget_s;
   const std::int64_t total = m_train.max_steps;
   m_log("training " + std::to_string(countParameters(*m_tokenizer)) + " parameters from step " +
-        std::to_string(m_progress.step) + " to " + std::to_string(total));
+        std::to_string(m_progress.step) + " to " + std::to_string(total) +
+        (m_budget_s > 0
+             ? " or the time budget of " + seconds(m_budget_s) + ", whichever comes first"
+             : std::string()));
   m_interval.start = Clock::now();
   std::string status = "completed";
   while (m_progress.step < total) {
@@ -156,6 +159,8 @@ int TrainingLoop::runSteps() {
     }
     if (m_agreed.budget_spent) {
       m_log("time budget of " + seconds(m_budget_s) + " reached");
+      // The run ends here: its progress says so, not "step 17 of 20,000".
+      m_events.emit(core::ProgressEvent{m_progress.step, m_progress.step, m_last_it_per_s, 0.0});
       break;
     }
     if (const std::optional<Values> values = attemptStep()) afterStep(*values);
@@ -356,8 +361,10 @@ void TrainingLoop::afterStep(const Values& values) {
     row.emplace_back(std::string(core::metric::kDataSkippedFiles),
                      static_cast<double>(m_dataset->skippedCount()));
     writeMetrics(std::move(row));
-    m_events.emit(core::ProgressEvent{m_progress.step, total, it_per_s,
-                                      (total - m_progress.step) / it_per_s});
+    const ExpectedEnd end = expectedEnd(m_train, m_progress.step, it_per_s, m_agreed.spent_s,
+                                        m_budget_s, m_progress.schedule_end);
+    m_events.emit(core::ProgressEvent{m_progress.step, end.step, it_per_s, end.eta_s});
+    m_last_it_per_s = it_per_s;
     m_interval = Interval{};
     m_interval.start = Clock::now();
   }

@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -160,7 +161,8 @@ class TrainingLoop {
     double spent_s = 0;
   } m_fit_start;
   double m_budget_s = 0;  // training seconds allowed, this session and earlier ones; 0: no limit
-  struct Interval {       // since the last metric row
+  double m_last_it_per_s = std::numeric_limits<double>::quiet_NaN();  // of the last progress event
+  struct Interval {                                                   // since the last metric row
     IntervalMeans means;
     int steps = 0;
     double data_wait = 0, comm = 0;
