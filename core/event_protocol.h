@@ -191,9 +191,30 @@ struct DoneEvent {
   }
 };
 
-/// One event. The index order is fixed; eventTypeName() gives the wire name.
+/// `{"type":"phase"}`: what the trainer does before its first progress event (indexing the
+/// data, building the model, loading a checkpoint, fitting the classic VQ reference, the first
+/// steps), so that a front end can say more than "running" for the seconds or minutes it takes.
+/// Sent as each phase begins and, where it is counted, as it advances; the first progress event
+/// ends the last phase.
+struct PhaseEvent {
+  std::string phase;       ///< "data", "model", "resume", "reference" or "first_steps"
+  std::string text;        ///< for a person, e.g. "fitting the classic VQ reference: k-means"
+  std::int64_t done = 0;   ///< units done of `total`
+  std::int64_t total = 0;  ///< 0: not counted
+
+  static constexpr std::string_view kType = "phase";
+  template <class V>
+  void describe(V& v) {
+    v.field("phase", phase);
+    v.field("text", text);
+    v.field("done", done);
+    v.field("total", total);
+  }
+};
+
+/// One event. The index order is fixed (new types go last); eventTypeName() gives the wire name.
 using Event = std::variant<HelloEvent, ProgressEvent, MetricEvent, SampleEvent, CheckpointEvent,
-                           LogEvent, WarningEvent, ErrorEvent, DoneEvent>;
+                           LogEvent, WarningEvent, ErrorEvent, DoneEvent, PhaseEvent>;
 
 /// Why a line could not be decoded. The message names the problem for a human, e.g.
 /// `missing field "step" in progress event`.

@@ -223,9 +223,12 @@ struct QuantizerConfig {
                 .group("Quantizer")
                 .min(1)
                 .max(4096));
-    v.field(
-        "vq_beta", vq_beta,
-        FieldSpec("VQ commitment weight beta").group("Quantizer").appliesWhen(when::vq()).min(0));
+    v.field("vq_beta", vq_beta,
+            FieldSpec("VQ commitment weight beta")
+                .group("Quantizer")
+                .appliesWhen(when::vq())
+                .min(0)
+                .max(10000));
     v.field("vq_l2_normalize", vq_l2_normalize,
             FieldSpec("Look up l2-normalised codes with l2-normalised latents (cosine distance)")
                 .group("Quantizer")

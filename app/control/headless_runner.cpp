@@ -176,6 +176,20 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
           unprinted = e;
         }
       });
+  // Phases before the first step: a line as each begins, and for a counted one its share every
+  // progress interval.
+  QString phaseText;
+  QObject::connect(&controller, &RunController::phaseReceived, [&](const core::PhaseEvent& e) {
+    const QString text = QString::fromStdString(e.text);
+    const bool counted = e.total > 0;
+    if (text == phaseText &&
+        (!counted || (sincePrinted.isValid() && sincePrinted.elapsed() < m_progressIntervalMs)))
+      return;
+    phaseText = text;
+    say(err, QStringLiteral("tokenbench: ") + text +
+                 (counted ? QStringLiteral(" (%1 %)").arg(100 * e.done / e.total) : QString()));
+    sincePrinted.start();
+  });
   QObject::connect(&controller, &RunController::stderrLine,
                    [&](const QString& line) { say(err, line); });
   QObject::connect(&controller, &RunController::warningReceived, [&](const core::WarningEvent& e) {

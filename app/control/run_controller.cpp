@@ -32,6 +32,7 @@ RunController::RunController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<tb::app::RunController::State>();
   qRegisterMetaType<tb::core::HelloEvent>();
   qRegisterMetaType<tb::core::ProgressEvent>();
+  qRegisterMetaType<tb::core::PhaseEvent>();
   qRegisterMetaType<tb::core::SampleEvent>();
   qRegisterMetaType<tb::core::CheckpointEvent>();
   qRegisterMetaType<tb::core::WarningEvent>();
@@ -86,6 +87,7 @@ bool RunController::start(const LaunchRequest& request) {
   m_stderrTail.clear();
   m_hello.reset();
   m_lastProgress.reset();
+  m_phase.reset();
   m_lastError.reset();
   m_done.reset();
   m_lastStep = -1;
@@ -344,7 +346,10 @@ void RunController::handleEvent(core::Event&& event) {
           m_hello = e;
         } else if constexpr (std::is_same_v<T, core::ProgressEvent>) {
           m_lastProgress = e;
+          m_phase.reset();
           noteStep(e.step);
+        } else if constexpr (std::is_same_v<T, core::PhaseEvent>) {
+          if (!m_lastProgress) m_phase = e;
         } else if constexpr (std::is_same_v<T, core::SampleEvent> ||
                              std::is_same_v<T, core::CheckpointEvent>) {
           noteStep(e.step);
@@ -366,6 +371,8 @@ void RunController::handleEvent(core::Event&& event) {
           Q_EMIT helloReceived(e);
         } else if constexpr (std::is_same_v<T, core::ProgressEvent>) {
           Q_EMIT progressReceived(e);
+        } else if constexpr (std::is_same_v<T, core::PhaseEvent>) {
+          if (!m_lastProgress) Q_EMIT phaseReceived(e);
         } else if constexpr (std::is_same_v<T, core::SampleEvent>) {
           Q_EMIT sampleReceived(e, absolute);
         } else if constexpr (std::is_same_v<T, core::CheckpointEvent>) {

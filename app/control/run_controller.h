@@ -104,6 +104,8 @@ class RunController : public QObject {
   QStringList stderrTail() const;
   const std::optional<core::HelloEvent>& hello() const { return m_hello; }
   const std::optional<core::ProgressEvent>& lastProgress() const { return m_lastProgress; }
+  /// What the trainer is doing before its first progress event; empty once one came.
+  const std::optional<core::PhaseEvent>& phase() const { return m_phase; }
   const std::optional<core::ErrorEvent>& lastError() const { return m_lastError; }
   const std::optional<core::DoneEvent>& doneEvent() const { return m_done; }
   /// Highest step seen in any event; -1 when none.
@@ -130,6 +132,8 @@ class RunController : public QObject {
   void stateChanged(tb::app::RunController::State state);
   void helloReceived(const tb::core::HelloEvent& event);
   void progressReceived(const tb::core::ProgressEvent& event);
+  /// A phase before the first progress event (indexing the data, fitting the reference, ...).
+  void phaseReceived(const tb::core::PhaseEvent& event);
   /// A sample inside the run directory; `absolutePath` is resolved against it. The window takes
   /// it as a cue to look at samples/ now; what the Samples page shows comes from the files.
   void sampleReceived(const tb::core::SampleEvent& event, const QString& absolutePath);
@@ -173,6 +177,7 @@ class RunController : public QObject {
 
   std::optional<core::HelloEvent> m_hello;
   std::optional<core::ProgressEvent> m_lastProgress;
+  std::optional<core::PhaseEvent> m_phase;
   std::optional<core::ErrorEvent> m_lastError;
   std::optional<core::DoneEvent> m_done;
   std::int64_t m_lastStep = -1;
@@ -204,6 +209,7 @@ class RunController : public QObject {
 // (app/run_follower.h declares that one).
 Q_DECLARE_METATYPE(tb::core::HelloEvent)
 Q_DECLARE_METATYPE(tb::core::ProgressEvent)
+Q_DECLARE_METATYPE(tb::core::PhaseEvent)
 Q_DECLARE_METATYPE(tb::core::SampleEvent)
 Q_DECLARE_METATYPE(tb::core::CheckpointEvent)
 Q_DECLARE_METATYPE(tb::core::WarningEvent)

@@ -143,6 +143,7 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
 
   connect(m_controller, &RunController::stateChanged, this, &RunControlBar::onStateChanged);
   connect(m_controller, &RunController::progressReceived, this, &RunControlBar::onProgress);
+  connect(m_controller, &RunController::phaseReceived, this, &RunControlBar::onPhase);
   connect(m_controller, &RunController::finished, this, &RunControlBar::onFinished);
   connect(m_controller, &RunController::protocolWarning, this, &RunControlBar::onProtocolWarning);
   connect(m_controller, &RunController::helloReceived, this,
@@ -466,7 +467,26 @@ void RunControlBar::onProgress(const core::ProgressEvent& progress) {
     parts << tr("ETA %1").arg(formatDuration(progress.eta_s));
   }
   m_rate->setText(parts.join(QStringLiteral(" \u00b7 ")));
+  m_rate->setToolTip(QString());
   m_rate->setVisible(!parts.isEmpty());
+}
+
+// Before the first step's figures: what the trainer does, with its share done where it is
+// counted and a busy bar where not.
+void RunControlBar::onPhase(const core::PhaseEvent& phase) {
+  if (phase.total > 0) {
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(
+        static_cast<int>(1000 * qBound<std::int64_t>(0, phase.done, phase.total) / phase.total));
+    m_progress->setFormat(QStringLiteral("%p%"));
+  } else {
+    m_progress->setRange(0, 0);  // busy
+  }
+  m_progress->show();
+  const QString text = capitalized(fromUtf8(phase.text));
+  m_rate->setText(text);
+  m_rate->setToolTip(text);
+  m_rate->show();
 }
 
 void RunControlBar::onProtocolWarning() {

@@ -121,6 +121,7 @@ class RunControlBar : public QWidget {
  private:
   void onStateChanged(RunController::State state);
   void onProgress(const core::ProgressEvent& progress);
+  void onPhase(const core::PhaseEvent& phase);
   void onFinished(RunController::State state);
   void onProtocolWarning();
   void refreshButtons();

@@ -248,6 +248,46 @@ TEST(Training, StopAndResumeIsBitIdenticalToAnUninterruptedRun) {
   fs::remove_all(split);
 }
 
+// Before its first figures a run said nothing but "running" for as long as indexing, building
+// and fitting the reference took (100 s on five videos): every phase is an event, the counted
+// ones with their share, all before the first progress event.
+TEST(Training, EveryPhaseBeforeTheFirstStepIsAnEvent) {
+  const fs::path dir = freshDir("phases");
+  core::RunConfig config = tinyConfig();
+  config.train.max_steps = 4;
+  config.train.log_every = 2;
+  config.train.reference_codec = true;
+  const RunResult r = train(config, dir);
+  ASSERT_EQ(r.code, 0) << (r.events.empty() ? "" : r.events.back());
+  std::vector<core::PhaseEvent> phases;
+  bool progressed = false;
+  for (const std::string& line : r.events) {
+    const core::DecodeResult decoded = core::decodeEventLine(line);
+    ASSERT_TRUE(decoded.ok()) << line;
+    if (std::holds_alternative<core::ProgressEvent>(*decoded.event())) progressed = true;
+    if (const auto* p = std::get_if<core::PhaseEvent>(decoded.event())) {
+      EXPECT_FALSE(progressed) << "a phase after the first progress event: " << line;
+      EXPECT_GE(p->done, 0) << line;
+      EXPECT_TRUE(p->total == 0 || p->done <= p->total) << line;
+      phases.push_back(*p);
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& p : phases) {
+    if (names.empty() || names.back() != p.phase) names.push_back(p.phase);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"model", "data", "reference", "first_steps"}));
+  const bool counted = std::any_of(phases.begin(), phases.end(), [](const core::PhaseEvent& p) {
+    return p.phase == "reference" && p.total > 0 &&
+           p.text.find("drawing blocks") != std::string::npos;
+  });
+  EXPECT_TRUE(counted) << "the reference fit's drawing is counted";
+  ASSERT_FALSE(phases.empty());
+  EXPECT_NE(phases.back().text.find("first figures come at step 2"), std::string::npos)
+      << phases.back().text;
+  fs::remove_all(dir);
+}
+
 // One path per fact: a metric row goes to metrics.jsonl (and TensorBoard), never to the event
 // stream or events.jsonl, whose progress events are the live tick.
 TEST(Training, MetricRowsGoToMetricsJsonlOnlyNotToTheEvents) {

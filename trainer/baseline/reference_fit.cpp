@@ -21,10 +21,14 @@ torch::Tensor blockRows(const torch::Tensor& blocks) {
 
 ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset& dataset,
                                const ReferenceFitOptions& options,
-                               const std::function<void(const std::string&)>& log) {
+                               const std::function<void(const std::string&)>& log,
+                               const FitProgress& progress) {
   const auto start = std::chrono::steady_clock::now();
   auto say = [&](const std::string& text) {
     if (log) log(text);
+  };
+  auto advance = [&](const std::string& stage, std::int64_t done, std::int64_t total) {
+    if (progress) progress(stage, done, total);
   };
   torch::NoGradGuard no_grad;
   const ReferenceShape shape = referenceShapeOf(config);
@@ -46,8 +50,12 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
   const std::int64_t limit = config.data.type == core::DataType::Synthetic
                                  ? 4 * dataset.trainSize()
                                  : std::max<std::int64_t>(4 * dataset.trainSize(), 4096);
+  const std::string drawing = "drawing blocks from the training clips";
+  advance(drawing, 0, options.blocks);
   for (std::int64_t p = 0;
        p < limit && *std::min_element(have.begin(), have.end()) < options.blocks; ++p) {
+    advance(drawing, std::min(*std::min_element(have.begin(), have.end()), options.blocks),
+            options.blocks);
     const torch::Tensor clip = dataset.trainSample(p);  // [3, T, H, W]
     ++clips;
     const torch::Tensor blocks = cutter.encode(clip.unsqueeze(0));
@@ -82,6 +90,8 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
     say("classic VQ: k-means of " + std::to_string(points.size(0)) + " blocks of " +
         std::to_string(dim) + " values into " + std::to_string(shape.codebook_size) + " centroids" +
         (books == 2 ? (book == 0 ? " (first frame)" : " (later frames)") : std::string()));
+    advance("k-means of the blocks into " + std::to_string(shape.codebook_size) + " centroids",
+            book, books);
     KMeansOptions km;
     km.clusters = shape.codebook_size;
     km.iterations = options.iterations;
@@ -109,7 +119,11 @@ ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset&
   if (!picks.empty()) {
     // Scored as training's validation scores the tokenizer, on the same clips.
     Validator validator(*fit.codec, nullptr, config.loss.recon);
-    for (const std::int64_t i : picks) validator.score(dataset.validSample(i), torch::kCPU);
+    const auto count = static_cast<std::int64_t>(picks.size());
+    for (std::int64_t k = 0; k < count; ++k) {
+      advance("scoring it on the validation clips", k, count);
+      validator.score(dataset.validSample(picks[static_cast<std::size_t>(k)]), torch::kCPU);
+    }
     info.valid_psnr = validator.summary().psnr;
     info.valid_ssim = validator.summary().ssim;
     info.valid_clips = static_cast<std::int64_t>(picks.size());

@@ -36,11 +36,16 @@ struct ReferenceFit {
 /// whose random starts and crops make every position another clip): first-frame blocks come from
 /// every frame (a frame coded alone), the others from latent frames 1 and later. Then scores the
 /// `valid_clips` validation clips (ClipDataset::validPicks, as validation) with metrics::scoreClip.
-/// `log` receives progress lines. Deterministic for a seed and thread count. Throws
-/// std::invalid_argument (configuration) or data::DataError (too little data).
+/// `log` receives a line per stage; `progress` (stage, done, total) follows each stage as it
+/// advances: blocks drawn of those needed, codebooks fitted, validation clips scored.
+/// Deterministic for a seed and thread count. Throws std::invalid_argument (configuration) or
+/// data::DataError (too little data).
+using FitProgress =
+    std::function<void(const std::string& stage, std::int64_t done, std::int64_t total)>;
 ReferenceFit fitReferenceCodec(const core::RunConfig& config, data::ClipDataset& dataset,
                                const ReferenceFitOptions& options,
-                               const std::function<void(const std::string&)>& log = {});
+                               const std::function<void(const std::string&)>& log = {},
+                               const FitProgress& progress = {});
 
 /// Writes the codec folder `dir` (created): config.json (`config`), codec.safetensors and
 /// reference.json, each written whole before it appears.

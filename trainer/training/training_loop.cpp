@@ -146,6 +146,15 @@ int TrainingLoop::runSteps() {
         (m_budget_s > 0
              ? " or the time budget of " + seconds(m_budget_s) + ", whichever comes first"
              : std::string()));
+  if (m_progress.step < total) {
+    emitPhase("first_steps",
+              m_train.log_every > 1 && m_progress.step + 1 < total
+                  ? "training; the first figures come at step " +
+                        std::to_string(std::min(
+                            total, (m_progress.step / m_train.log_every + 1) * m_train.log_every)) +
+                        " (train.log_every " + std::to_string(m_train.log_every) + ")"
+                  : "training the first step");
+  }
   m_interval.start = Clock::now();
   std::string status = "completed";
   while (m_progress.step < total) {
@@ -402,7 +411,17 @@ void TrainingLoop::checkUnsupported() {
   }
 }
 
+void TrainingLoop::emitPhase(const std::string& phase, const std::string& text, std::int64_t done,
+                             std::int64_t total) {
+  const auto now = Clock::now();
+  const bool edge = done == 0 || done >= total || text != m_last_phase.text;
+  if (!edge && now - m_last_phase.at < std::chrono::milliseconds(500)) return;
+  m_last_phase = {text, now};
+  m_events.emit(core::PhaseEvent{phase, text, done, total});
+}
+
 void TrainingLoop::setUp() {
+  emitPhase("model", "building the model");
   torch::manual_seed(static_cast<std::uint64_t>(m_train.seed));
   m_steps = std::make_unique<TrainingStep>(
       m_config, TrainingStepSetup{m_group, MissingPerceptualWeights::Warn,
@@ -427,6 +446,9 @@ void TrainingLoop::setUp() {
   }
 
   // Rank 0 indexes the data folder first; the others then read its cached index.
+  emitPhase("data", m_config.data.type == core::DataType::Synthetic
+                        ? std::string("preparing the procedural clips")
+                        : "indexing " + m_config.data.path + " (reading every file's header)");
   auto openData = [&] {
     m_dataset = std::make_unique<data::ClipDataset>(
         m_config.data, static_cast<std::uint64_t>(m_train.seed), m_run.root() / "data_index.json",
@@ -514,7 +536,12 @@ void TrainingLoop::fitReference() {
     // (quick-start held out: 27.17 against 27.21 dB).
     options.blocks = std::int64_t{1} << 18;
     const baseline::ReferenceFit fit = baseline::fitReferenceCodec(
-        m_config, *m_dataset, options, [this](const std::string& text) { m_log(text); });
+        m_config, *m_dataset, options, [this](const std::string& text) { m_log(text); },
+        [this](const std::string& stage, std::int64_t done, std::int64_t total) {
+          emitPhase("reference",
+                    "fitting the classic VQ reference (train.reference_codec): " + stage, done,
+                    total);
+        });
     baseline::writeReferenceFolder(fit, m_config, m_run.referenceDir());
     m_log(fit.info.name + " in " + std::to_string(fit.info.fit_seconds) + " s" +
           (fit.info.valid_psnr ? ": held-out PSNR " + std::to_string(*fit.info.valid_psnr) +
@@ -697,6 +724,7 @@ void TrainingLoop::restoreWeights() {
   bool resumed = false;
   if (m_options.resume) {
     if (auto latest = m_store.latest()) {
+      emitPhase("resume", "loading checkpoints/step_" + std::to_string(*latest));
       loadCheckpoint(*latest);
       m_log("resumed from checkpoints/step_" + std::to_string(*latest));
       resumed = true;
@@ -704,7 +732,10 @@ void TrainingLoop::restoreWeights() {
       m_log("no complete checkpoint to resume from: starting at step 0");
     }
   }
-  if (!resumed && !m_train.init_checkpoint.empty()) loadInitialWeights();
+  if (!resumed && !m_train.init_checkpoint.empty()) {
+    emitPhase("resume", "loading train.init_checkpoint " + m_train.init_checkpoint);
+    loadInitialWeights();
+  }
   if (m_progress.step == 0 && m_train.init_checkpoint.empty() &&
       m_config.model.quantizer.data_init) {
     // Loaded initial weights keep their own scale. The same first clips on every rank (samples

@@ -113,6 +113,10 @@ class TrainingLoop {
       m_group->awaitRankZero(tag);
     }
   }
+  /// What the run does before its first progress event (core::PhaseEvent); a counted phase is
+  /// reported at most twice a second, and always at its start and end.
+  void emitPhase(const std::string& phase, const std::string& text, std::int64_t done = 0,
+                 std::int64_t total = 0);
   void emitWarning(const std::string& code, const std::string& message) {
     m_log("warning: " + message);
     m_events.emit(core::WarningEvent{code, message, m_progress.step});
@@ -160,6 +164,10 @@ class TrainingLoop {
     std::int64_t step = -1;
     double spent_s = 0;
   } m_fit_start;
+  struct LastPhase {  // the last phase event sent, for emitPhase's pace
+    std::string text;
+    Clock::time_point at;
+  } m_last_phase;
   double m_budget_s = 0;  // training seconds allowed, this session and earlier ones; 0: no limit
   double m_last_it_per_s = std::numeric_limits<double>::quiet_NaN();  // of the last progress event
   struct Interval {                                                   // since the last metric row
