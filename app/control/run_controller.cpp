@@ -90,7 +90,7 @@ bool RunController::start(const LaunchRequest& request) {
   m_phase.reset();
   m_lastError.reset();
   m_done.reset();
-  m_lastStep = -1;
+  m_step.clear();
   m_exitCode = 0;
   m_exitSignal = 0;
   m_startError.clear();
@@ -184,7 +184,7 @@ RunStatus RunController::status() const {
   RunStatus status;
   status.state = m_state;
   status.trainer = m_request.trainer;
-  status.lastStep = m_lastStep;
+  status.lastStep = lastStep();
   status.progress = m_lastProgress;
   status.error = m_lastError;
   status.done = m_done;
@@ -321,12 +321,6 @@ bool RunController::acceptPath(const std::string& path, const char* what, QStrin
   return true;
 }
 
-void RunController::noteStep(std::int64_t step) {
-  if (step > m_lastStep) {
-    m_lastStep = step;
-  }
-}
-
 void RunController::handleEvent(core::Event&& event) {
   QString absolute;
   if (const auto* sample = std::get_if<core::SampleEvent>(&event)) {
@@ -339,6 +333,7 @@ void RunController::handleEvent(core::Event&& event) {
     setState(State::Running);
   }
 
+  m_step.noteEvent(event);
   std::visit(
       [this](auto& e) {
         using T = std::decay_t<decltype(e)>;
@@ -347,19 +342,12 @@ void RunController::handleEvent(core::Event&& event) {
         } else if constexpr (std::is_same_v<T, core::ProgressEvent>) {
           m_lastProgress = e;
           m_phase.reset();
-          noteStep(e.step);
         } else if constexpr (std::is_same_v<T, core::PhaseEvent>) {
           if (!m_lastProgress) m_phase = e;
-        } else if constexpr (std::is_same_v<T, core::SampleEvent> ||
-                             std::is_same_v<T, core::CheckpointEvent>) {
-          noteStep(e.step);
-        } else if constexpr (std::is_same_v<T, core::WarningEvent>) {
-          if (e.step) noteStep(*e.step);
         } else if constexpr (std::is_same_v<T, core::ErrorEvent>) {
           m_lastError = e;
         } else if constexpr (std::is_same_v<T, core::DoneEvent>) {
           m_done = e;
-          if (e.step) noteStep(*e.step);
         }
       },
       event);

@@ -3,6 +3,7 @@
 // its human log, and turns every way the process can end into one distinct state.
 
 #include "app/control/launch_request.h"
+#include "app/control/run_step.h"
 #include "app/text/run_status.h"
 #include "core/control_message.h"
 #include "core/event_protocol.h"
@@ -108,8 +109,8 @@ class RunController : public QObject {
   const std::optional<core::PhaseEvent>& phase() const { return m_phase; }
   const std::optional<core::ErrorEvent>& lastError() const { return m_lastError; }
   const std::optional<core::DoneEvent>& doneEvent() const { return m_done; }
-  /// Highest step seen in any event; -1 when none.
-  std::int64_t lastStep() const { return m_lastStep; }
+  /// The run's step as its events say it (RunStep); -1 when none has.
+  std::int64_t lastStep() const { return m_step.value().value_or(-1); }
   /// Exit status (normal exit) or signal number (Crashed/Killed) of the last process.
   int exitCode() const { return m_exitCode; }
   /// How far the stop sequence went: 0 not asked, 1 stop line sent, 2 SIGTERM sent, 3 SIGKILL.
@@ -165,7 +166,6 @@ class RunController : public QObject {
   void onProcessFinished(int exitCode, QProcess::ExitStatus status);
   void finish(State state);
   void drainOutput();
-  void noteStep(std::int64_t step);
   bool writeControlLine(core::ControlMessage message);
 
   QProcess* m_process = nullptr;
@@ -180,7 +180,7 @@ class RunController : public QObject {
   std::optional<core::PhaseEvent> m_phase;
   std::optional<core::ErrorEvent> m_lastError;
   std::optional<core::DoneEvent> m_done;
-  std::int64_t m_lastStep = -1;
+  RunStep m_step;  // the run's step, from its events
   int m_exitCode = 0;
   int m_exitSignal = 0;
   QString m_startError;

@@ -42,6 +42,8 @@ struct RunFollower::Batch {
   std::optional<std::optional<core::ReferenceCodecInfo>> reference;
   QList<qint64> codebookSteps;    // every step with a file, ascending
   QList<qint64> codebookChanged;  // files new or changed since the previous batch
+  // Set when checkpoints/ changed (or on a restart): the steps of its complete checkpoints.
+  std::optional<std::vector<std::int64_t>> checkpointSteps;
   QDateTime lastWrite;
 };
 
@@ -89,6 +91,7 @@ class RunFollower::Reader {
       countMalformed(batch);
       restart();
       m_codebook.clear();
+      m_checkpointsStamp = kUnread;
       batch.restarted = true;
       rows = m_metrics->poll();
       events = m_events->poll();
@@ -113,6 +116,12 @@ class RunFollower::Reader {
     readSettings(batch);
     readReference(batch);
     readCodebook(batch);
+    // The checkpoint folders tell the run's step only to a run without events (RunStep), but
+    // listing them is cheap: only when the folder's time changes (a checkpoint renamed into
+    // place, or removed by the retention rules).
+    if (changedSince(m_checkpointsStamp, m_run.checkpointsDir(), false)) {
+      batch.checkpointSteps = m_run.listCheckpointSteps();
+    }
     for (const std::filesystem::path& file : {m_run.metricsFile(), m_run.eventsFile()}) {
       const QFileInfo info(pathText(file));
       if (info.exists() && (!batch.lastWrite.isValid() || info.lastModified() > batch.lastWrite)) {
@@ -128,6 +137,8 @@ class RunFollower::Reader {
     qint64 modified = 0;  // ms since the epoch
     bool operator==(const FileStamp& o) const { return size == o.size && modified == o.modified; }
   };
+  // A stamp no file has (not even a missing one): the next look reads whatever is there.
+  static constexpr FileStamp kUnread{-2, 0};
 
   void restart() {
     m_metrics = std::make_unique<core::MetricsFollower>(m_run.metricsFile());
@@ -222,6 +233,7 @@ class RunFollower::Reader {
   bool m_active = false;  // rows or events were read: a trainer has held the lock
   FileStamp m_configStamp;
   FileStamp m_referenceStamp;
+  FileStamp m_checkpointsStamp = kUnread;
   std::string m_configText;
   QHash<qint64, FileStamp> m_codebook;
 };
@@ -370,9 +382,13 @@ void RunFollower::apply(Batch& batch) {
   for (const core::Event& event : qAsConst(batch.events)) {
     noteEvent(event);
   }
+  if (batch.checkpointSteps) {
+    m_step.setCheckpointSteps(*batch.checkpointSteps);
+  }
   if (!batch.rows.empty()) {
     m_rowCount += static_cast<qint64>(batch.rows.size());
-    m_lastStep = batch.rows.back().step;
+    m_lastRowStep = batch.rows.back().step;
+    m_step.noteRow(*m_lastRowStep);
     Q_EMIT rowsAppended(QVector<core::MetricsRow>(std::make_move_iterator(batch.rows.begin()),
                                                   std::make_move_iterator(batch.rows.end())));
   }
@@ -387,7 +403,8 @@ void RunFollower::apply(Batch& batch) {
 
 void RunFollower::clearState() {
   m_rowCount = 0;
-  m_lastStep.reset();
+  m_lastRowStep.reset();
+  m_step.clear();  // the batch that follows lists the checkpoints again
   m_lastProgress.reset();
   m_hello.reset();
   m_done.reset();
@@ -395,6 +412,7 @@ void RunFollower::clearState() {
 }
 
 void RunFollower::noteEvent(const core::Event& event) {
+  m_step.noteEvent(event);
   if (const auto* progress = std::get_if<core::ProgressEvent>(&event)) {
     m_lastProgress = *progress;
   } else if (const auto* hello = std::get_if<core::HelloEvent>(&event)) {

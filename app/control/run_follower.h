@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/control/run_step.h"
 #include "core/event_protocol.h"
 #include "core/metrics_log.h"
 #include "core/reference_codec_info.h"
@@ -85,8 +86,13 @@ class RunFollower : public QObject {
 
   /// Rows delivered since the last reset.
   qint64 rowCount() const { return m_rowCount; }
-  /// The step of the last row delivered, if any.
-  std::optional<std::int64_t> lastStep() const { return m_lastStep; }
+  /// The step of the last row delivered, if any: rows come every train.log_every steps, so this
+  /// trails the run (step() says where it is).
+  std::optional<std::int64_t> lastRowStep() const { return m_lastRowStep; }
+  /// The run's step (RunStep: its done event, else its last progress or checkpoint event, else
+  /// its newest checkpoint folder, else its last row); nullopt while nothing says one. Known
+  /// before rowsAppended() and eventsAppended() of the batch that moved it are emitted.
+  std::optional<std::int64_t> step() const { return m_step.value(); }
   /// The latest progress event, the hello, the done and the (first) error event, if seen.
   std::optional<core::ProgressEvent> lastProgress() const { return m_lastProgress; }
   std::optional<core::HelloEvent> hello() const { return m_hello; }
@@ -181,7 +187,8 @@ class RunFollower : public QObject {
   std::size_t m_malformedMetricLines = 0;
   std::size_t m_malformedEventLines = 0;
   qint64 m_rowCount = 0;
-  std::optional<std::int64_t> m_lastStep;
+  std::optional<std::int64_t> m_lastRowStep;
+  RunStep m_step;
   std::optional<core::ProgressEvent> m_lastProgress;
   std::optional<core::HelloEvent> m_hello;
   std::optional<core::DoneEvent> m_done;

@@ -1,5 +1,6 @@
 #include "app/control/run_summary_reader.h"
 
+#include "app/control/run_step.h"
 #include "app/control/wire_text.h"
 #include "core/checkpoint_files.h"
 #include "core/event_protocol.h"
@@ -35,7 +36,8 @@ struct RunSummaryReader::Cache {
 
   core::MetricsFollower follower;
   std::size_t resets = 0;
-  std::optional<qint64> step;
+  RunStep step;  // events, checkpoints and rows: what the run's step is made of
+  bool hasRows = false;
   std::optional<double> bestPsnr;
   std::optional<double> bestSsim;
   std::optional<double> bestLpips;
@@ -44,18 +46,29 @@ struct RunSummaryReader::Cache {
   // events.jsonl is reread only when its size or time changes.
   qint64 eventsSize = -1;
   QDateTime eventsModified;
-  std::optional<std::string> lastDone;
+  EventsTail events;
+  // checkpoints/ is listed again only when its time changes (a folder renamed in or removed).
+  QDateTime checkpointsModified;
 };
 
-const std::optional<std::string>& RunSummaryReader::lastDone(Cache& cache, const QString& events) {
+const RunSummaryReader::EventsTail& RunSummaryReader::eventsTail(Cache& cache,
+                                                                 const QString& events) {
   const QFileInfo info(events);
   const qint64 size = info.exists() ? info.size() : -1;
   if (size != cache.eventsSize || info.lastModified() != cache.eventsModified) {
     cache.eventsSize = size;
     cache.eventsModified = info.lastModified();
-    cache.lastDone = lastDoneStatus(events);
+    cache.events = readEventsTail(events);
   }
-  return cache.lastDone;
+  return cache.events;
+}
+
+void RunSummaryReader::readCheckpoints(Cache& cache, const QString& runDir) {
+  const core::RunDirectory run = runDirectoryAt(runDir);
+  const QDateTime modified = QFileInfo(pathText(run.checkpointsDir())).lastModified();
+  if (modified == cache.checkpointsModified) return;
+  cache.checkpointsModified = modified;
+  cache.step.setCheckpointSteps(run.listCheckpointSteps());
 }
 
 RunSummaryReader::RunSummaryReader() = default;
@@ -83,29 +96,33 @@ bool RunSummaryReader::isLocked(const QString& runDir) {
   return core::isRunLocked(runDirectoryAt(runDir).lockFile());
 }
 
-std::optional<std::string> RunSummaryReader::lastDoneStatus(const QString& eventsFile) {
+RunSummaryReader::EventsTail RunSummaryReader::readEventsTail(const QString& eventsFile) {
+  EventsTail tail;
   QFile file(eventsFile);
   if (!file.open(QIODevice::ReadOnly) || file.size() == 0) {
-    return std::nullopt;
+    return tail;
   }
   const qint64 start = qMax<qint64>(0, file.size() - kEventsTailBytes);
   file.seek(start);
-  const QByteArray tail = file.readAll();
-  QList<QByteArray> lines = tail.split('\n');
+  QList<QByteArray> lines = file.readAll().split('\n');
   if (start > 0 && !lines.isEmpty()) {
     lines.removeFirst();  // cut in the middle
   }
-  for (auto it = lines.crbegin(); it != lines.crend(); ++it) {
-    const QByteArray line = it->trimmed();
+  RunStep step;
+  tail.lastDone = std::string();
+  for (const QByteArray& text : lines) {
+    const QByteArray line = text.trimmed();
     if (line.isEmpty()) continue;
     const core::DecodeResult decoded =
         core::decodeEventLine(std::string_view(line.constData(), static_cast<size_t>(line.size())));
     const core::Event* event = decoded.event();
-    if (!event) continue;  // a torn or foreign line: look further back
-    if (const auto* done = std::get_if<core::DoneEvent>(event)) return done->status;
-    return std::string();
+    if (!event) continue;  // a torn or foreign line: the events around it decide
+    step.noteEvent(*event);
+    const auto* done = std::get_if<core::DoneEvent>(event);
+    tail.lastDone = done ? done->status : std::string();
   }
-  return std::string();
+  tail.step = step.value();
+  return tail;
 }
 
 QString RunSummaryReader::statusName(RunSummary::Status status) {
@@ -143,7 +160,8 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
   if (cache->follower.resets() != cache->resets) {
     // The file was truncated or replaced: what was read before no longer counts.
     cache->resets = cache->follower.resets();
-    cache->step.reset();
+    cache->step.clearRows();
+    cache->hasRows = false;
     cache->bestPsnr.reset();
     cache->bestSsim.reset();
     cache->bestLpips.reset();
@@ -151,7 +169,8 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
     cache->bestRfvd.reset();
   }
   for (const core::MetricsRow& row : rows) {
-    cache->step = row.step;
+    cache->step.noteRow(row.step);
+    cache->hasRows = true;
     for (const auto& [name, value] : row.values) {
       if (name == core::metric::kValidPsnr)
         keepBest(cache->bestPsnr, value, true);
@@ -165,7 +184,6 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
         keepBest(cache->bestRfvd, value, false);
     }
   }
-  summary.step = cache->step;
   summary.bestPsnr = cache->bestPsnr;
   summary.bestSsim = cache->bestSsim;
   summary.bestLpips = cache->bestLpips;
@@ -173,10 +191,13 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
   summary.bestRfvd = cache->bestRfvd;
 
   const core::RunDirectory run = runDirectoryAt(summary.path);
-  const QString events = pathText(run.eventsFile());
+  const EventsTail& events = eventsTail(*cache, pathText(run.eventsFile()));
+  cache->step.setEventStep(events.step);
+  readCheckpoints(*cache, summary.path);
+  summary.step = cache->step.value();
   if (isLocked(summary.path)) {
     summary.status = RunSummary::Status::Running;
-  } else if (const std::optional<std::string>& done = lastDone(*cache, events)) {
+  } else if (const std::optional<std::string>& done = events.lastDone) {
     if (*done == "completed")
       summary.status = RunSummary::Status::Completed;
     else if (*done == "stopped")
@@ -186,7 +207,7 @@ RunSummary RunSummaryReader::read(const QString& runDir) {
     else
       summary.status = RunSummary::Status::Interrupted;
   } else {
-    summary.status = summary.step ? RunSummary::Status::Interrupted : RunSummary::Status::New;
+    summary.status = cache->hasRows ? RunSummary::Status::Interrupted : RunSummary::Status::New;
   }
 
   for (const std::filesystem::path& file :

@@ -21,7 +21,7 @@ struct RunSummary {
   QString path;  ///< absolute run directory
   QString name;  ///< its folder name
   Status status = Status::New;
-  std::optional<qint64> step;       ///< step of the last metrics row
+  std::optional<qint64> step;       ///< the run's step (RunStep: events, checkpoints, rows)
   std::optional<double> bestPsnr;   ///< highest valid/psnr (dB)
   std::optional<double> bestSsim;   ///< highest valid/ssim
   std::optional<double> bestLpips;  ///< lowest valid/lpips
@@ -55,16 +55,23 @@ class RunSummaryReader {
 
   /// True while another process holds the trainer's flock on `runDir`/.lock.
   static bool isLocked(const QString& runDir);
-  /// The status of the last done event in `eventsFile` when it is the file's last event;
-  /// nullopt when the file is missing or empty, "" when its last event is not a done.
-  static std::optional<std::string> lastDoneStatus(const QString& eventsFile);
+  /// What the end of an events.jsonl says (its last 64 KiB are read).
+  struct EventsTail {
+    /// The status of the last done event when it is the file's last event; nullopt when the
+    /// file is missing or empty, "" when its last event is not a done.
+    std::optional<std::string> lastDone;
+    /// The run's step as the events read say it (RunStep::noteEvent over them, in order).
+    std::optional<qint64> step;
+  };
+  static EventsTail readEventsTail(const QString& eventsFile);
 
   /// Name of a status: "running", "completed", "stopped", "failed", "interrupted", "new".
   static QString statusName(RunSummary::Status status);
 
  private:
   struct Cache;
-  static const std::optional<std::string>& lastDone(Cache& cache, const QString& eventsFile);
+  static const EventsTail& eventsTail(Cache& cache, const QString& eventsFile);
+  static void readCheckpoints(Cache& cache, const QString& runDir);
   std::map<QString, std::unique_ptr<Cache>> m_cache;
 };
 

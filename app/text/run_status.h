@@ -40,7 +40,7 @@ struct RunStatus {
 
   State state = State::Idle;
   QString trainer;                              ///< the trainer program as started
-  std::int64_t lastStep = -1;                   ///< highest step seen in any event; -1: none
+  std::int64_t lastStep = -1;                   ///< the run's step (app/control RunStep); -1: none
   std::optional<core::ProgressEvent> progress;  ///< the last progress event
   std::optional<core::ErrorEvent> error;        ///< the last error event
   std::optional<core::DoneEvent> done;          ///< the done event

@@ -14,6 +14,9 @@
 //                    garbage | escape | silent | chatty | metric-events (default normal)
 //   TB_FAKE_STEPS    steps of a normal run (default 20)
 //   TB_FAKE_STEP_MS  milliseconds per step (default 10)
+//   TB_FAKE_LOG_EVERY  normal: a metrics row and progress event every N steps only (default 1),
+//                    and a checkpoint at the last step when N > 1: a run that ended between two
+//                    rows (a time budget), as a real one with train.log_every N
 //   TB_FAKE_CONTROL_LOG  file that every control line read on stdin is appended to
 //   TB_FAKE_FLOOD    progress lines of the flood (default 100000)
 //   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
@@ -49,6 +52,7 @@
 #include "core/metrics_log.h"
 #include "core/version.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -191,10 +195,11 @@ void writeCheckpoint(const fs::path& runDir, std::int64_t s) {
 int normalRun(const fs::path& runDir, bool controlStdin, bool deaf) {
   const long steps = deaf ? 1000000 : envInt("TB_FAKE_STEPS", 20);
   const long stepMs = envInt("TB_FAKE_STEP_MS", 10);
+  const long logEvery = std::max(1L, envInt("TB_FAKE_LOG_EVERY", 1));
   Control control(controlStdin);
   emit(hello(runDir.string()));
   for (long s = 1; s <= steps; ++s) {
-    step(s, steps, 1.0 / static_cast<double>(s));
+    if (s % logEvery == 0) step(s, steps, 1.0 / static_cast<double>(s));
     if (s == steps / 2) {
       fs::create_directories(runDir / "samples");
       const std::string name = "samples/step_" + std::to_string(s) + ".gif";
@@ -213,6 +218,7 @@ int normalRun(const fs::path& runDir, bool controlStdin, bool deaf) {
       return 0;
     }
   }
+  if (logEvery > 1) writeCheckpoint(runDir, steps);
   std::cerr << "fake: done\n";
   emit(DoneEvent{"completed", steps});
   return 0;

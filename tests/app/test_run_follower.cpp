@@ -112,7 +112,7 @@ class TestRunFollower : public QObject {
     QCOMPARE(got.size(), 2);
     QCOMPARE(got[0].step, 10);
     QCOMPARE(got[1].values.at(0).second, 0.7);
-    QCOMPARE(follower.lastStep().value(), 20);
+    QCOMPARE(follower.lastRowStep().value(), 20);
 
     QVERIFY(pollAndWait(follower));  // nothing new: no signal
     QCOMPARE(rows.count(), 1);

@@ -13,6 +13,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QPainter>
 #include <QPixmap>
@@ -139,6 +140,9 @@ RunsPage::RunsPage(QWidget* parent)
   for (int column : {Step, Psnr, Ssim, Lpips, Rfid, Rfvd}) {
     m_model->horizontalHeaderItem(column)->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
   }
+  m_model->horizontalHeaderItem(Step)->setToolTip(
+      tr("The step the run reached: its done event's, else its last progress or checkpoint "
+         "(metrics.jsonl rows come only every train.log_every steps)"));
   m_model->horizontalHeaderItem(Psnr)->setToolTip(tr("Highest valid/psnr (dB)"));
   m_model->horizontalHeaderItem(Ssim)->setToolTip(tr("Highest valid/ssim"));
   m_model->horizontalHeaderItem(Lpips)->setToolTip(tr("Lowest valid/lpips"));
@@ -383,7 +387,7 @@ void RunsPage::updateRow(const RunSummary& summary) {
     item(Status)->setForeground(statusColor(summary.status));
   }
   setCell(item(Status), status, statusRank(summary.status));
-  setCell(item(Step), summary.step ? QString::number(*summary.step) : kMissing,
+  setCell(item(Step), summary.step ? QLocale().toString(*summary.step) : kMissing,
           summary.step ? QVariant(*summary.step) : QVariant(qint64(-1)));
   setNumber(item(Psnr), summary.bestPsnr, 2);
   setNumber(item(Ssim), summary.bestSsim, 4);

@@ -1,5 +1,6 @@
 #include "app/gui/pages/monitor/monitor_page.h"
 
+#include "app/control/config_document.h"
 #include "app/control/run_follower.h"
 #include "app/control/wire_text.h"
 #include "app/gui/pages/alert_banner.h"
@@ -21,6 +22,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
@@ -188,13 +190,9 @@ void MonitorPage::setRunDirectory(const QString& path) {
                      tr("Open a run directory (File \u25b8 Open Run Directory\u2026) to follow "
                         "its curves here, while it trains or after."));
   } else {
-    const QString name = QFileInfo(path).fileName();
-    m_empty->setText(tr("Waiting for metrics from %1").arg(name),
-                     tr("Following %1. Curves appear when the trainer writes its first "
-                        "metrics.jsonl row (every train.log_every steps).")
-                         .arg(QDir::toNativeSeparators(path)));
     m_runs->add(path);
     m_clock.start();
+    updateEmptyState();
   }
   updateReferenceLine();
   loadConfiguration();
@@ -319,6 +317,38 @@ void MonitorPage::updateView() {
   const bool haveRows = !m_runs->isEmpty() && m_runs->at(0).metrics.rowCount() > 0;
   m_stack->setCurrentWidget(
       haveRows || !m_grid->shownPanelIds().isEmpty() ? m_content : static_cast<QWidget*>(m_empty));
+}
+
+void MonitorPage::updateEmptyState() {
+  if (m_runs->isEmpty()) return;
+  const FollowedRun& run = m_runs->at(0);
+  const RunFollower& follower = *run.follower;
+  const QString name = QFileInfo(run.path).fileName();
+  const std::optional<core::DoneEvent> done = follower.done();
+  // As updateProgress() tells an interrupted run.
+  const bool interrupted =
+      !done && follower.trainerHoldsLock() == false && (follower.lastProgress() || follower.step());
+  if (!done && !interrupted) {
+    m_empty->setText(tr("Waiting for metrics from %1").arg(name),
+                     tr("Following %1. Curves appear when the trainer writes its first "
+                        "metrics.jsonl row (every train.log_every steps).")
+                         .arg(QDir::toNativeSeparators(run.path)));
+    return;
+  }
+  // It ended before its first row: say so, at the step the control bar and Runs page say.
+  const QString how = !done                         ? tr("ended without a word")
+                      : done->status == "completed" ? tr("completed")
+                      : done->status == "stopped"   ? tr("was stopped")
+                                                    : tr("failed");
+  const std::optional<qint64> step = follower.step();
+  m_empty->setText(
+      step ? tr("%1 %2 at step %3, before its first metrics row")
+                 .arg(name, how, QLocale().toString(*step))
+           : tr("%1 %2 before its first metrics row").arg(name, how),
+      tr("Curves come from metrics.jsonl, where the trainer writes a row every train.log_every "
+         "steps (%1 in this run's configuration) and at its last planned step; this run ended "
+         "before either. Lower train.log_every to see curves of short runs.")
+          .arg(QLocale().toString(follower.config().config().train.log_every)));
 }
 
 void MonitorPage::updateRunLabels() {

@@ -156,6 +156,9 @@ class MonitorPage : public QWidget {
   void loadConfiguration();
 
   void updateView();
+  /// What the empty state says of the open run: waiting for its first row, or that it ended
+  /// before writing one.
+  void updateEmptyState();
   void updateRunLabels();
   void chooseOverlayRun();
 

@@ -93,7 +93,7 @@ void MonitorPage::onEvents(FollowedRun* run, const QVector<core::Event>& events)
   if (m_runs->indexOf(run) != 0) {
     return;  // overlays are there to compare curves; their alerts belong to their own Monitor
   }
-  if (m_runAlerts->addEvents(events, run->metrics)) {
+  if (m_runAlerts->addEvents(events, run->follower->step())) {
     updateMarkers();
   }
   updateProgress();
@@ -178,16 +178,19 @@ void MonitorPage::updateProgress() {
     m_progress->clear();
     return;
   }
+  updateEmptyState();
   const FollowedRun& run = m_runs->at(0);
   const RunFollower& follower = *run.follower;
   const std::optional<RunSettings> settings = follower.settings();
   const std::optional<core::ProgressEvent> progress = follower.lastProgress();
-  const qint64 lastStep = run.metrics.lastStep().value_or(progress ? progress->step : 0);
+  // The run's step, as the control bar and the Runs page say it (RunStep): not the last row's,
+  // which trails it by up to train.log_every steps.
+  const std::optional<qint64> runStep = follower.step();
+  const qint64 step = runStep.value_or(0);
   const qint64 total = progress && progress->total > 0 ? progress->total
                        : settings                      ? settings->maxSteps
                                                        : 0;
   if (const std::optional<core::DoneEvent> done = follower.done()) {
-    const qint64 step = done->step.value_or(lastStep);
     if (done->status == "completed") {
       m_progress->setEnded(RunProgressView::State::Completed, step, total);
     } else if (done->status == "stopped") {
@@ -200,17 +203,17 @@ void MonitorPage::updateProgress() {
     return;
   }
   // The lock was probed by the follower's thread: this thread never waits on the run directory.
-  if ((progress || run.metrics.rowCount() > 0) && follower.trainerHoldsLock() == false) {
+  if ((progress || runStep) && follower.trainerHoldsLock() == false) {
     // No done event and no trainer holding the run's lock: it ended without a word (killed,
     // crashed, or its machine went down), as the Runs page says "interrupted".
-    m_progress->setEnded(RunProgressView::State::Interrupted, lastStep, total);
-    m_runAlerts->alertInterrupted(lastStep);
+    m_progress->setEnded(RunProgressView::State::Interrupted, step, total);
+    m_runAlerts->alertInterrupted(step);
     return;
   }
   if (progress) {
-    m_progress->setRunning(progress->step, total, progress->it_per_s, progress->eta_s);
+    m_progress->setRunning(step, total, progress->it_per_s, progress->eta_s);
   } else if (run.metrics.rowCount() > 0) {
-    m_progress->setRunning(lastStep, total,
+    m_progress->setRunning(step, total,
                            run.metrics.latestValue(wireText(core::metric::kPerfItPerS))
                                .value_or(std::numeric_limits<double>::quiet_NaN()),
                            std::numeric_limits<double>::quiet_NaN());

@@ -29,7 +29,7 @@ void RunAlerts::mark(qint64 step, const QString& code) {
   }
 }
 
-bool RunAlerts::addEvents(const QVector<core::Event>& events, const RunMetrics& metrics) {
+bool RunAlerts::addEvents(const QVector<core::Event>& events, std::optional<qint64> runStep) {
   const int marksBefore = m_marks.size();
   for (const core::Event& event : events) {
     if (const auto* warning = std::get_if<core::WarningEvent>(&event)) {
@@ -48,12 +48,10 @@ bool RunAlerts::addEvents(const QVector<core::Event>& events, const RunMetrics& 
       if (!error->hint.empty()) {
         message += QStringLiteral(" (%1)").arg(QString::fromStdString(error->hint));
       }
-      const std::optional<std::int64_t> step = metrics.lastStep();
-      m_banner->addAlert(RunAlert{QString::fromStdString(error->code), message,
-                                  step ? std::optional<qint64>(*step) : std::nullopt,
+      m_banner->addAlert(RunAlert{QString::fromStdString(error->code), message, runStep,
                                   RunAlert::Severity::Critical});
-      if (step) {
-        mark(*step, QStringLiteral("error"));
+      if (runStep) {
+        mark(*runStep, QStringLiteral("error"));
       }
     }
   }

@@ -8,6 +8,8 @@
 #include <QString>
 #include <QVector>
 
+#include <optional>
+
 namespace tb::app {
 
 class AlertBanner;
@@ -25,9 +27,10 @@ class RunAlerts : public QObject {
 
   /// Forgets every alert and marked step, and clears the banner.
   void clear();
-  /// The banner lines and marked steps of `events` of the open run, whose rows so far are
-  /// `metrics` (an error is placed at its last step). True when the marked steps changed.
-  bool addEvents(const QVector<core::Event>& events, const RunMetrics& metrics);
+  /// The banner lines and marked steps of `events` of the open run, whose step is `runStep`
+  /// after them (RunFollower::step(); an error is placed there). True when the marked steps
+  /// changed.
+  bool addEvents(const QVector<core::Event>& events, std::optional<qint64> runStep);
   /// A trainer started on the run again: a later end without a word is alerted again.
   void trainerStarted() { m_interruptionAlerted = false; }
   /// The run ended at `lastStep` without a done event and no trainer holds its lock; alerted
