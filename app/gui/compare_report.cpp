@@ -120,6 +120,25 @@ QString CompareReport::formatMetric(CompareMetric metric, double value) {
   return {};
 }
 
+QString CompareReport::formatNumber(CompareMetric metric, double value) {
+  if (std::isnan(value)) return QStringLiteral("\u2013");
+  switch (metric) {
+    case CompareMetric::Psnr:
+    case CompareMetric::Rfid:
+    case CompareMetric::Rfvd:
+      return QString::number(value, 'f', 2);
+    case CompareMetric::Ssim:
+    case CompareMetric::Lpips:
+      return QString::number(value, 'f', 3);
+  }
+  return {};
+}
+
+QString CompareReport::metricLabel(CompareMetric metric) {
+  return metricName(metric) +
+         (higherIsBetter(metric) ? QStringLiteral(" \u2191") : QStringLiteral(" \u2193"));
+}
+
 bool CompareReport::higherIsBetter(CompareMetric metric) {
   return metric == CompareMetric::Psnr || metric == CompareMetric::Ssim;
 }

@@ -48,6 +48,11 @@ class CompareReport {
   static QString metricName(CompareMetric metric);
   /// A value formatted as the review shows it ("24.31 dB", "0.812", "0.1432").
   static QString formatMetric(CompareMetric metric, double value);
+  /// The number alone, as narrow as it reads ("24.31", "0.812", "0.143"): the per-clip table's
+  /// cells (their tooltips and the panels' captions give the unit).
+  static QString formatNumber(CompareMetric metric, double value);
+  /// The metric with its direction, as a narrow column heads it: "PSNR ↑", "LPIPS ↓".
+  static QString metricLabel(CompareMetric metric);
   /// Whether a larger value of `metric` is better.
   static bool higherIsBetter(CompareMetric metric);
 

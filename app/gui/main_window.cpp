@@ -289,8 +289,7 @@ void MainWindow::showRun(const QString& absolute) {
   m_setupPage->setRunDirectory(absolute);
   m_monitorPage->setRunDirectory(absolute);
   m_samplesPage->setRunDirectory(absolute);
-  m_comparePage->setRunDirectories(m_runsPage->runDirectories());
-  m_comparePage->showLatestComparisonOf(absolute);
+  m_comparePage->setOpenRun(absolute);
   m_runControlBar->openRunChanged();
   setWindowTitle(tr("%1 \u2014 Tokenbench").arg(QFileInfo(absolute).fileName()));
   statusBar()->showMessage(tr("Opened %1").arg(shown), kStatusMessageMs);

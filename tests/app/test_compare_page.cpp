@@ -7,6 +7,7 @@
 #include "app/control/trainer_location.h"
 #include "app/gui/compare_report.h"
 #include "app/gui/main_window.h"
+#include "app/gui/pages/compare_header_view.h"
 #include "app/gui/pages/compare_page.h"
 #include "app/gui/pages/compare_review.h"
 #include "app/gui/pages/compare_setup_form.h"
@@ -23,17 +24,22 @@
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
+#include <QHash>
 #include <QHeaderView>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 
 #include <cmath>
 
@@ -95,6 +101,64 @@ int differingSamples(const QVector<QRgb>& a, const QVector<QRgb>& b) {
   int differing = 0;
   for (int i = 0; i < std::min(a.size(), b.size()); ++i) differing += a[i] != b[i];
   return differing;
+}
+
+// The demo comparison as three tokenizers with the names users give them and, with `lpips`,
+// LPIPS values: what a comparison of a run, a public VQGAN and the run's classic VQ holds.
+bool writeThreeTokenizerReport(const QString& to, bool lpips) {
+  const QHash<QString, QString> renamed{
+      {QStringLiteral("untrained"), QStringLiteral("vqgan-imagenet-f16")},
+      {QStringLiteral("trained"), QStringLiteral("magvit2-ucf101")}};
+  if (!copyTree(kCompareDemo, to)) return false;
+  QFile file(QDir(to).filePath(QStringLiteral("metrics.json")));
+  if (!file.open(QIODevice::ReadOnly)) return false;
+  QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
+  file.close();
+  auto rename = [&](QJsonObject scores) {
+    QJsonObject out;
+    for (const QString& name : scores.keys()) {
+      QJsonObject m = scores.value(name).toObject();
+      if (lpips)
+        m.insert(QStringLiteral("lpips"), name == QLatin1String("trained") ? 0.104 : 0.231);
+      out.insert(renamed.value(name), m);
+      if (name == QLatin1String("untrained")) {
+        m.insert(QStringLiteral("psnr"), m.value(QStringLiteral("psnr")).toDouble() + 1.5);
+        out.insert(QStringLiteral("classic-vq"), m);
+      }
+    }
+    return out;
+  };
+  QJsonArray tokenizers;
+  QJsonObject classic{{QStringLiteral("name"), QStringLiteral("classic-vq")},
+                      {QStringLiteral("checkpoint"), QStringLiteral("/runs/demo/reference")},
+                      {QStringLiteral("weights"), QStringLiteral("codec.safetensors")},
+                      {QStringLiteral("model_kind"), QStringLiteral("classic_vq")}};
+  tokenizers.append(classic);
+  for (const QJsonValue& t : root.value(QLatin1String("tokenizers")).toArray()) {
+    QJsonObject o = t.toObject();
+    o.insert(QStringLiteral("name"), renamed.value(o.value(QLatin1String("name")).toString()));
+    tokenizers.append(o);
+  }
+  root.insert(QStringLiteral("tokenizers"), tokenizers);
+  QJsonArray clips = root.value(QLatin1String("clips")).toArray();
+  for (int c = 0; c < clips.size(); ++c) {
+    QJsonObject clip = clips[c].toObject();
+    clip.insert(QStringLiteral("metrics"), rename(clip.value(QLatin1String("metrics")).toObject()));
+    clips[c] = clip;
+    const QDir strips(QDir(to).filePath(QStringLiteral("clip_%1").arg(c, 3, 10, QLatin1Char('0'))));
+    if (!QFile::copy(strips.filePath(QStringLiteral("untrained.png")),
+                     strips.filePath(QStringLiteral("classic-vq.png"))) ||
+        !QFile::rename(strips.filePath(QStringLiteral("untrained.png")),
+                       strips.filePath(QStringLiteral("vqgan-imagenet-f16.png"))) ||
+        !QFile::rename(strips.filePath(QStringLiteral("trained.png")),
+                       strips.filePath(QStringLiteral("magvit2-ucf101.png"))))
+      return false;
+  }
+  root.insert(QStringLiteral("clips"), clips);
+  root.insert(QStringLiteral("mean"), rename(root.value(QLatin1String("mean")).toObject()));
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+  file.write(QJsonDocument(root).toJson());
+  return true;
 }
 
 QString writeScript(const QString& dir, const QString& body) {
@@ -409,6 +473,94 @@ class ComparePageTest : public QObject {
     QCOMPARE(review.players()[1]->captionLines().at(2), QStringLiteral("LPIPS 0.1000"));
   }
 
+  // At 1024x640 the per-clip table shows every row (4 clips and the mean); the columns of two
+  // tokenizers' PSNR and SSIM fit beside the form, and three tokenizers with LPIPS too at
+  // 1280x800; every number is whole, each tokenizer named once over its columns. Without LPIPS
+  // values nothing promises LPIPS, and a line says why it is missing.
+  void tableReadsAt1024x640() {
+    QTemporaryDir dir;
+    QVERIFY(writeThreeTokenizerReport(dir.path(), true));
+    tb::app::MainWindow window;
+    window.setRemembersWindowState(false);
+    window.resize(1024, 640);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.setCurrentPage(tb::app::PageId::Compare);
+    ComparePage* page = window.comparePage();
+    CompareReview* review = page->review();
+    QTableView* table = review->tableView();
+    const QFontMetrics metrics(table->font());
+    // Every row and (with `allColumns`) every column in view, and no number cut.
+    auto checkTable = [&](bool allColumns) {
+      QAbstractItemModel* model = table->model();
+      const QRect view = table->viewport()->rect();
+      for (int row = 0; row < model->rowCount(); ++row) {
+        const QRect cell = table->visualRect(model->index(row, 0));
+        QVERIFY2(view.contains(cell), qPrintable(QStringLiteral("row %1 at y %2 of %3")
+                                                     .arg(row)
+                                                     .arg(cell.bottom())
+                                                     .arg(view.height())));
+      }
+      for (int column = 0; column < model->columnCount(); ++column) {
+        const QRect cell = table->visualRect(model->index(0, column));
+        QVERIFY2(!allColumns || (cell.left() >= 0 && cell.right() <= view.right()),
+                 qPrintable(QStringLiteral("column %1 at x %2..%3 of %4")
+                                .arg(column)
+                                .arg(cell.left())
+                                .arg(cell.right())
+                                .arg(view.width())));
+        if (column < CompareTableModel::kFirstMetricColumn) continue;
+        for (int row = 0; row < model->rowCount(); ++row) {
+          const QString text = model->index(row, column).data().toString();
+          QVERIFY2(metrics.horizontalAdvance(text) < table->columnWidth(column), qPrintable(text));
+        }
+      }
+      QCOMPARE(table->horizontalScrollBar()->isVisible(), !allColumns);
+    };
+
+    // The demo (two tokenizers, no LPIPS): all of it in view, and the line that says why there
+    // is no LPIPS.
+    QVERIFY(page->openCompareFolder(kCompareDemo));
+    QTest::qWait(50);
+    QCOMPARE(window.size(), QSize(1024, 640));
+    QCOMPARE(table->model()->rowCount(), 5);
+    QCOMPARE(table->model()->columnCount(), 2 + 2 * 2);
+    checkTable(true);
+    for (int column = 0; column < table->model()->columnCount(); ++column) {
+      QVERIFY(!table->model()->headerData(column, Qt::Horizontal).toString().contains("LPIPS"));
+    }
+    QVERIFY(review->lpipsNote()->isVisible());
+    QVERIFY(review->lpipsNote()->text().contains(QLatin1String("without LPIPS weight files")));
+    QVERIFY(review->lpipsNote()->toolTip().contains(QLatin1String("docs/evaluation.md")));
+    for (const QLabel* label : page->findChildren<QLabel*>()) {
+      QVERIFY2(!label->isVisible() || !label->text().contains(QLatin1String("SSIM and LPIPS")),
+               qPrintable(label->text()));
+    }
+    QVERIFY(window.grab().save(kShotsDir + QStringLiteral("/compare-1024x640.png")));
+
+    // Three tokenizers with LPIPS: every row still, the columns scroll sideways, readable.
+    QVERIFY(page->openCompareFolder(dir.path()));
+    QTest::qWait(50);
+    QCOMPARE(table->model()->columnCount(), 2 + 3 * 3);
+    checkTable(false);
+    auto* header = qobject_cast<tb::app::CompareHeaderView*>(table->horizontalHeader());
+    QVERIFY(header != nullptr);
+    QCOMPARE(header->groupOf(2), QStringLiteral("classic-vq"));
+    QCOMPARE(header->groupOf(10), QStringLiteral("magvit2-ucf101"));
+    QCOMPARE(table->model()
+                 ->headerData(4, Qt::Horizontal, CompareTableModel::kHeaderLabelRole)
+                 .toString(),
+             QStringLiteral("LPIPS \u2193"));
+    QVERIFY(!review->lpipsNote()->isVisible());
+    table->sortByColumn(3, Qt::DescendingOrder);
+    QTest::qWait(30);
+    QVERIFY(window.grab().save(kShotsDir + QStringLiteral("/compare-1024x640-3-tokenizers.png")));
+    window.resize(1280, 800);
+    QTest::qWait(50);
+    checkTable(true);
+    QVERIFY(window.grab().save(kShotsDir + QStringLiteral("/compare-1280x800-3-tokenizers.png")));
+  }
+
   void requestsTheTrainerCommand() {
     tb::app::CompareRequest request;
     request.trainer = QStringLiteral("/opt/tb/tokenbench-trainer");
@@ -466,12 +618,13 @@ class ComparePageTest : public QObject {
     }
     tb::app::MainWindow window;
     QVERIFY(window.openRunDirectory(a));
-    QVERIFY(window.openRunDirectory(b));
     tb::app::CompareSetupForm* form = window.comparePage()->setupForm();
+    form->addEntry(b);  // the user's
     QCOMPARE(form->entries().size(), 2);
     QCOMPARE(form->entries()[0].name, QStringLiteral("vqgan-run"));
     QCOMPARE(form->entries()[1].path, b);
-    QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("2 runs open"));
+    QCOMPARE(window.comparePage()->emptyHeadline(),
+             QStringLiteral("No comparison of vqgan-run yet"));
     // Beside the runs, never inside one.
     QVERIFY2(
         form->effectiveOutputDirectory().startsWith(runs.filePath(QStringLiteral("comparisons/"))),
@@ -499,7 +652,7 @@ class ComparePageTest : public QObject {
     const QString run = dir.filePath(QStringLiteral("run"));
     QVERIFY(QDir().mkpath(run));
     tb::app::ComparePage empty;
-    empty.showLatestComparisonOf(run);  // nothing there
+    empty.setOpenRun(run);  // nothing there
     QVERIFY(empty.waitForReads());
     QVERIFY(!empty.isShowingReview());
 
@@ -514,26 +667,126 @@ class ComparePageTest : public QObject {
 
     tb::app::ComparePage page;
     QSignalSpy opened(&page, &tb::app::ComparePage::compareFolderOpened);
-    page.showLatestComparisonOf(run);
+    page.setOpenRun(run);
     QVERIFY(!page.isShowingReview());  // the call returns before the read
     QVERIFY(page.waitForReads());
     QVERIFY(page.isShowingReview());
     QCOMPARE(opened.size(), 1);
     QCOMPARE(QFileInfo(opened.front().front().toString()).fileName(),
              QStringLiteral("20261202-120000"));
-    // A review already shown is not replaced by opening another run.
-    page.showLatestComparisonOf(run);
+    // The same run again changes nothing.
+    page.setOpenRun(run);
     QVERIFY(page.waitForReads());
     QCOMPARE(opened.size(), 1);
+    QVERIFY(page.isShowingReview());
 
-    // Nor by a read that lands after the user opened a comparison.
+    // A read that lands after the user opened a comparison leaves theirs.
     tb::app::ComparePage late;
     QSignalSpy lateOpened(&late, &tb::app::ComparePage::compareFolderOpened);
-    late.showLatestComparisonOf(run);
+    late.setOpenRun(run);
     QVERIFY(late.openCompareFolder(older));
     QVERIFY(late.waitForReads());
     QCOMPARE(lateOpened.size(), 1);
     QCOMPARE(late.review()->report()->directory(), older);
+  }
+
+  // The page follows the open run: its comparison or its empty state, the run first among the
+  // tokenizers (with its classic VQ reference), what the user added kept, the output beside it,
+  // names' suffixes recomputed, and the order the user gives with the buttons and the keyboard.
+  void followsTheOpenRun() {
+    QTemporaryDir dir;
+    const QString a = dir.filePath(QStringLiteral("runs/alpha"));
+    const QString b = dir.filePath(QStringLiteral("other-runs/beta"));
+    const QString twin = dir.filePath(QStringLiteral("more/beta"));  // same folder name as b
+    for (const QString& run : {a, b, twin}) {
+      QVERIFY(QDir().mkpath(run + QStringLiteral("/reference")));
+      for (const char* name :
+           {"config.json", "reference/config.json", "reference/codec.safetensors"}) {
+        QFile file(QDir(run).filePath(QString::fromLatin1(name)));
+        QVERIFY(file.open(QIODevice::WriteOnly) && file.write("{}\n") == 3);
+      }
+    }
+    QVERIFY(copyTree(kCompareDemo, a + QStringLiteral("/compare")));
+    const QString extra = dir.filePath(QStringLiteral("checkpoints/base"));
+    QVERIFY(QDir().mkpath(extra));
+
+    tb::app::MainWindow window;
+    window.setRemembersWindowState(false);
+    window.resize(1024, 640);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    ComparePage* page = window.comparePage();
+    tb::app::CompareSetupForm* form = page->setupForm();
+    auto names = [form] {
+      QStringList out;
+      for (const tb::app::CompareEntry& e : form->entries()) out << e.name;
+      return out;
+    };
+
+    QVERIFY(window.openRunDirectory(a));
+    QVERIFY(page->waitForReads() && form->waitForReads());
+    QVERIFY(page->isShowingReview());
+    QCOMPARE(page->review()->report()->directory(), a + QStringLiteral("/compare"));
+    QCOMPARE(names(), (QStringList{"alpha", "classic-vq"}));
+    form->addEntry(extra);  // the user's own
+
+    // Another run: its empty state, not alpha's comparison; alpha's rows go, the user's stay.
+    QVERIFY(window.openRunDirectory(b));
+    QVERIFY(!page->isShowingReview());
+    QCOMPARE(page->emptyHeadline(), QStringLiteral("No comparison of beta yet"));
+    QVERIFY(page->waitForReads() && form->waitForReads());
+    QVERIFY(!page->isShowingReview());
+    QCOMPARE(names(), (QStringList{"beta", "classic-vq", "base"}));
+    QCOMPARE(form->entries()[1].path, b + QStringLiteral("/reference"));
+    QVERIFY2(form->effectiveOutputDirectory().startsWith(
+                 dir.filePath(QStringLiteral("other-runs/comparisons/"))),
+             qPrintable(form->effectiveOutputDirectory()));
+
+    // A second "beta" gets a suffix while the first is listed, and loses it when it goes.
+    form->addEntry(twin);
+    QCOMPARE(names(), (QStringList{"beta", "classic-vq", "base", "beta-2"}));
+    auto* table = form->findChild<QTableWidget*>(QStringLiteral("compareEntries"));
+    auto* remove = form->findChild<QPushButton*>(QStringLiteral("removeCompareEntry"));
+    table->selectRow(0);
+    QTest::mouseClick(remove, Qt::LeftButton);
+    QCOMPARE(names(), (QStringList{"classic-vq", "base", "beta"}));
+    QCOMPARE(form->entries()[2].path, twin);
+    // Without the open run listed, the output goes beside the first tokenizer.
+    QVERIFY(form->waitForReads());  // where the runs around it end is read off this thread
+    QVERIFY2(form->effectiveOutputDirectory().startsWith(
+                 dir.filePath(QStringLiteral("other-runs/comparisons/"))),
+             qPrintable(form->effectiveOutputDirectory()));
+
+    // Reorder: the button, then Alt+Up on the table; the command follows the list.
+    auto* up = form->findChild<QToolButton*>(QStringLiteral("moveCompareEntryUp"));
+    auto* down = form->findChild<QToolButton*>(QStringLiteral("moveCompareEntryDown"));
+    table->setCurrentCell(2, 1);
+    table->selectRow(2);
+    QTest::mouseClick(up, Qt::LeftButton);
+    QCOMPARE(names(), (QStringList{"classic-vq", "beta", "base"}));
+    table->setFocus();
+    QTest::keyClick(table, Qt::Key_Up, Qt::AltModifier);
+    QCOMPARE(names(), (QStringList{"beta", "classic-vq", "base"}));
+    QVERIFY(!up->isEnabled());  // at the top
+    QTest::keyClick(table, Qt::Key_Down, Qt::AltModifier);
+    QCOMPARE(names(), (QStringList{"classic-vq", "beta", "base"}));
+    QVERIFY(up->isEnabled() && down->isEnabled());
+    const QString command = form->commandLine();
+    QVERIFY2(
+        command.indexOf(QStringLiteral("classic-vq=")) < command.indexOf(QStringLiteral("beta=")) &&
+            command.indexOf(QStringLiteral("beta=")) < command.indexOf(QStringLiteral("base=")),
+        qPrintable(command));
+
+    // Back to alpha: its comparison again, and beta's reference gives way to alpha's.
+    QVERIFY(window.openRunDirectory(a));
+    QVERIFY(page->waitForReads() && form->waitForReads());
+    QVERIFY(page->isShowingReview());
+    QCOMPARE(page->review()->report()->directory(), a + QStringLiteral("/compare"));
+    QCOMPARE(names(), (QStringList{"alpha", "classic-vq", "beta", "base"}));
+    QCOMPARE(form->entries()[1].path, a + QStringLiteral("/reference"));
+    QVERIFY2(form->effectiveOutputDirectory().startsWith(
+                 dir.filePath(QStringLiteral("runs/comparisons/"))),
+             qPrintable(form->effectiveOutputDirectory()));
   }
 
   void formTakesDataAndLpipsFromTheRunConfig() {
@@ -560,7 +813,7 @@ class ComparePageTest : public QObject {
 
     tb::app::CompareSetupForm form;
     form.setTrainerPath(QStringLiteral("/opt/tb/tokenbench-trainer"));
-    form.setRunDirectories({run});
+    form.setOpenRun(run);
     QVERIFY(form.waitForReads());  // config.json is read off this thread
     QString problem;
     const std::optional<tb::app::CompareRequest> request = form.request(&problem);
@@ -583,7 +836,7 @@ class ComparePageTest : public QObject {
     const QString config = QDir(run).filePath(QStringLiteral("config.json"));
     QVERIFY(tb::test::makeStalledFile(config));
     tb::app::CompareSetupForm form;
-    form.setRunDirectories({run});
+    form.setOpenRun(run);
     const qint64 latency = tb::test::timerLatencyMs();
     QVERIFY2(latency >= 0 && latency < 100, qPrintable(QString::number(latency)));
     QVERIFY(tb::test::releaseStalledFiles({config}, [&] { return form.waitForReads(20); }));
@@ -603,12 +856,12 @@ class ComparePageTest : public QObject {
       QVERIFY(file.open(QIODevice::WriteOnly) && file.write("{}\n") == 3);
     }
     tb::app::CompareSetupForm form;
-    form.setRunDirectories({run});
+    form.setOpenRun(run);
     QVERIFY(form.waitForReads());  // whether the run has a reference is read off this thread
     QCOMPARE(form.entries().size(), 2);
     QCOMPARE(form.entries()[1].name, QStringLiteral("classic-vq"));
     QCOMPARE(form.entries()[1].path, run + QStringLiteral("/reference"));
-    form.setRunDirectories({run});  // the same run again adds nothing
+    form.setOpenRun(run);  // the same run again adds nothing
     QVERIFY(form.waitForReads());
     QCOMPARE(form.entries().size(), 2);
     QVERIFY(form.commandLine().contains(QStringLiteral("--checkpoint classic-vq=") + run));

@@ -18,14 +18,19 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <optional>
 
 namespace tb::app {
 namespace {
 
+// The form's width at first show: two fifths of the page, between the narrowest that
+// reads and the width its folders and command want (the default window gives it that).
 constexpr int kFormWidth = 420;
+constexpr int kFormMinWidth = 300;
+constexpr int kFormPercent = 40;
 
-// The newest comparison of `run` (see showLatestComparisonOf), read from its files; nothing when
+// The newest comparison of `run` (see setOpenRun), read from its files; nothing when
 // there is none or it cannot be read (a half-written comparison).
 std::optional<CompareReport> newestComparisonOf(const QString& run) {
   // <run>/compare itself (the trainer's own --out, as the quick start writes it), folders in
@@ -64,7 +69,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
   auto* header = new PageHeader(
       tr("Compare"),
       tr("The same clips through several tokenizers: original and reconstructions side by side, "
-         "PSNR, SSIM and LPIPS under each, per clip."),
+         "PSNR and SSIM under each (LPIPS with its weight files), per clip."),
       this);
 
   m_form = new CompareSetupForm;
@@ -85,6 +90,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
   m_stack->addWidget(m_review);
 
   auto* splitter = new QSplitter(Qt::Horizontal, this);
+  m_splitter = splitter;
   splitter->setChildrenCollapsible(false);
   splitter->addWidget(formScroll);
   splitter->addWidget(m_stack);
@@ -126,10 +132,38 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
 
 ComparePage::~ComparePage() = default;
 
-void ComparePage::setRunDirectories(const QStringList& runs) {
-  m_runs = runs;
-  m_form->setRunDirectories(runs);
+void ComparePage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (m_formPlaced || m_splitter->width() <= 0) return;
+  // Once, at the size the page is first shown at: in a small window the review keeps room for
+  // the clips and the per-clip table's columns. Dragging the handle decides after that.
+  m_formPlaced = true;
+  const int width = m_splitter->width() - m_splitter->handleWidth();
+  const int form = std::clamp(width * kFormPercent / 100, kFormMinWidth, kFormWidth);
+  m_splitter->setSizes({form, width - form});
+}
+
+void ComparePage::setOpenRun(const QString& run) {
+  const QString clean = run.isEmpty() ? QString() : QDir::cleanPath(run);
+  if (clean == m_openRun) return;
+  m_openRun = clean;
+  const quint64 generation = ++m_reviewGeneration;
+  m_form->setOpenRun(clean);
+  // The review of the previous run goes (a comparison running stays: its result opens when it
+  // is done); the empty state says what the new run has until its comparison is found.
+  m_review->setReport(std::nullopt);
+  m_stack->setCurrentWidget(m_empty);
+  if (!m_process->isRunning()) {
+    m_failed = false;
+    m_form->setStatus({});
+  }
   updateEmptyState();
+  if (clean.isEmpty()) return;
+  m_reads->read([clean] { return newestComparisonOf(clean); },
+                [this, generation](const std::optional<CompareReport>& report) {
+                  // Another run opened, or a review shown (by the user or a comparison), since.
+                  if (report && generation == m_reviewGeneration) showReport(*report);
+                });
 }
 
 void ComparePage::setTrainerPath(const QString& trainer) { m_form->setTrainerPath(trainer); }
@@ -146,19 +180,11 @@ bool ComparePage::openCompareFolder(const QString& directory) {
 }
 
 void ComparePage::showReport(const CompareReport& report) {
+  ++m_reviewGeneration;
   m_review->setReport(report);
   m_stack->setCurrentWidget(m_review);
   m_form->setStatus(tr("Showing %1").arg(QDir::toNativeSeparators(report.directory())));
   Q_EMIT compareFolderOpened(report.directory());
-}
-
-void ComparePage::showLatestComparisonOf(const QString& run) {
-  if (isShowingReview()) return;
-  m_reads->read([run] { return newestComparisonOf(run); },
-                [this](const std::optional<CompareReport>& report) {
-                  // A review opened meanwhile (by the user or a comparison) stays.
-                  if (report && !isShowingReview()) showReport(*report);
-                });
 }
 
 bool ComparePage::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
@@ -195,9 +221,9 @@ QString ComparePage::emptyHeadline() const { return m_empty->headline(); }
 bool ComparePage::isShowingReview() const { return m_stack->currentWidget() == m_review; }
 
 void ComparePage::chooseCompareFolder() {
-  const QString start = m_runs.isEmpty() ? QString()
-                                         : QDir(CompareSetupForm::folderOutsideRuns(m_runs.back()))
-                                               .filePath(QStringLiteral("comparisons"));
+  const QString start = m_openRun.isEmpty() ? QString()
+                                            : QDir(CompareSetupForm::folderOutsideRuns(m_openRun))
+                                                  .filePath(QStringLiteral("comparisons"));
   const QString directory =
       QFileDialog::getExistingDirectory(this, tr("Open Compare Folder"), start);
   if (!directory.isEmpty()) openCompareFolder(directory);
@@ -211,14 +237,16 @@ void ComparePage::updateEmptyState() {
   } else if (m_failed) {
     m_empty->setText(tr("The comparison failed"),
                      tr("The trainer's message is on the left, under the Compare button."));
-  } else if (m_runs.isEmpty()) {
+  } else if (m_openRun.isEmpty()) {
     m_empty->setText(tr("Nothing to compare"),
                      tr("Open a compare folder, or add runs or checkpoint folders on the left and "
                         "press Compare."));
   } else {
-    m_empty->setText(m_runs.size() == 1 ? tr("1 run open") : tr("%1 runs open").arg(m_runs.size()),
-                     tr("Press Compare to run the listed tokenizers on the same clips, or open "
-                        "a compare folder."));
+    const QString name = QFileInfo(m_openRun).fileName();
+    m_empty->setText(tr("No comparison of %1 yet").arg(name),
+                     tr("Press Compare to run %1 and the other tokenizers listed on the left on "
+                        "the same clips, or open a compare folder.")
+                         .arg(name));
   }
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 
-#include <QStringList>
+#include <QString>
 #include <QWidget>
 
+class QSplitter;
 class QStackedWidget;
 
 namespace tb::app {
@@ -19,6 +20,9 @@ class FileReadThread;
 /// comparison (its progress and errors shown there); on the right, the review: original | each
 /// tokenizer playing in sync with metrics under each, a difference-heatmap toggle, the sortable
 /// per-clip table and exports (CompareReview). An empty state says what would fill it.
+///
+/// The page follows the run open in the window: opening a run shows that run's newest
+/// comparison, or the empty state when it has none, and lists it first among the tokenizers.
 class ComparePage : public QWidget {
   Q_OBJECT
 
@@ -26,19 +30,19 @@ class ComparePage : public QWidget {
   explicit ComparePage(QWidget* parent = nullptr);
   ~ComparePage() override;
 
-  /// The run directories open in the window: listed as tokenizers for a new comparison.
-  void setRunDirectories(const QStringList& runs);
+  /// The run open in the window ("" none). When it changes, the review of the previous run
+  /// goes, the form lists the run as a tokenizer (CompareSetupForm::setOpenRun), and its newest
+  /// comparison (compare/metrics.json, compare/<name>/metrics.json, or a comparisons/<name>
+  /// folder beside the run that names it) is looked for off the window's thread and shown when
+  /// the read lands, unless the user opened a comparison, or another run, by then.
+  void setOpenRun(const QString& run);
+  QString openRun() const { return m_openRun; }
   /// The trainer `Compare` runs.
   void setTrainerPath(const QString& trainer);
 
   /// Loads the comparison in `directory` (its metrics.json) and shows it. On failure keeps what
   /// was shown, puts the reason under the Compare button and returns false.
   bool openCompareFolder(const QString& directory);
-  /// When no review is shown yet: looks for the newest comparison of `run` (compare/metrics.json,
-  /// compare/<name>/metrics.json, or a comparisons/<name> folder beside the runs that names it)
-  /// off the window's thread, and shows it when the read lands, unless a review is shown by
-  /// then. Shows nothing when there is none or it cannot be read.
-  void showLatestComparisonOf(const QString& run);
   /// Runs the event loop until the reads asked for so far have landed or `timeoutMs` passed
   /// (FileReadThread::waitForReads); true when none is left. For tests: the window never waits.
   bool waitForReads(int timeoutMs = 10000);
@@ -62,6 +66,9 @@ class ComparePage : public QWidget {
   /// A comparison run by Compare ended; `ok` with its result loaded.
   void compareFinished(bool ok);
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
   void chooseCompareFolder();
   void showReport(const CompareReport& report);
@@ -73,7 +80,12 @@ class ComparePage : public QWidget {
   FileReadThread* m_reads = nullptr;  // child: looks for a run's newest comparison
   EmptyState* m_empty = nullptr;
   QStackedWidget* m_stack = nullptr;
-  QStringList m_runs;
+  QSplitter* m_splitter = nullptr;
+  bool m_formPlaced = false;  // the splitter was sized for the page's first show
+  QString m_openRun;
+  // Bumped by every review shown and every run opened: a look for a run's newest comparison
+  // that lands later shows nothing.
+  quint64 m_reviewGeneration = 0;
   bool m_failed = false;
 };
 

@@ -1,5 +1,6 @@
 #include "app/gui/pages/compare_review.h"
 
+#include "app/gui/pages/compare_header_view.h"
 #include "app/gui/pages/compare_sort_proxy_model.h"
 #include "app/gui/pages/compare_table_model.h"
 #include "widgets/clip_timeline.h"
@@ -22,6 +23,7 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -36,6 +38,10 @@ using widgets::ClipPlayer;
 // How the height is shared between the clips and the per-clip table.
 constexpr int kClipsShare = 7;
 constexpr int kTableShare = 3;
+// The table keeps room for its header and this many rows (more scroll), however small the
+// window; a Source column wider than this many characters is elided.
+constexpr int kTableRows = 6;
+constexpr int kSourceChars = 16;
 // Layout of the exported grid, in pixels.
 constexpr int kGridMargin = 16;
 constexpr int kGridGap = 12;
@@ -100,6 +106,20 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   m_info->setForegroundRole(QPalette::PlaceholderText);
   m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_info->setWordWrap(true);
+  m_lpipsNote = new QLabel(this);
+  m_lpipsNote->setObjectName(QStringLiteral("lpipsNote"));
+  m_lpipsNote->setWordWrap(true);
+  m_lpipsNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_lpipsNote->setText(
+      tr("No LPIPS: this comparison was made without LPIPS weight files. Give them as Backbone "
+         "and Linear on the left (a run's loss.lpips_backbone and loss.lpips_lin fill them in)."));
+  m_lpipsNote->setToolTip(
+      tr("LPIPS needs two weight files, which Tokenbench does not ship: the torchvision "
+         "backbone (alex or vgg) and the lpips package's linear layers, saved as plain dicts. "
+         "docs/evaluation.md (\"LPIPS weights\") shows the five lines of Python that make "
+         "them. The Compare form fills them from the open run's configuration when it names "
+         "files that exist."));
+  m_lpipsNote->hide();
 
   m_playerRow = new QWidget(this);
   m_playerLayout = new QHBoxLayout(m_playerRow);
@@ -129,6 +149,8 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   m_proxy->setSourceModel(m_model);
   m_table = new QTableView(this);
   m_table->setObjectName(QStringLiteral("clipTable"));
+  // Tokenizer names once over their metrics' columns: the columns are as narrow as numbers.
+  m_table->setHorizontalHeader(new CompareHeaderView(m_table));
   m_table->setModel(m_proxy);
   m_table->setSortingEnabled(true);
   m_table->sortByColumn(CompareTableModel::kClipColumn, Qt::AscendingOrder);
@@ -136,9 +158,13 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   m_table->setSelectionMode(QAbstractItemView::SingleSelection);
   m_table->setAlternatingRowColors(true);
   m_table->verticalHeader()->hide();
+  // Rows as tall as their text: more of them in a small window.
+  m_table->verticalHeader()->setMinimumSectionSize(m_table->fontMetrics().height() + 6);
+  m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
   m_table->setWordWrap(false);
+  m_table->setTextElideMode(Qt::ElideMiddle);  // long sources; the tooltip has them whole
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
             if (!current.isValid()) return;
@@ -168,6 +194,7 @@ CompareReview::CompareReview(QWidget* parent) : QWidget(parent) {
   infoRow->addWidget(m_exportFiles, 0, Qt::AlignTop);
   layout->addLayout(toolbar);
   layout->addLayout(infoRow);
+  layout->addWidget(m_lpipsNote);
   layout->addWidget(m_splitter, 1);
   setReport(std::nullopt);
 }
@@ -181,6 +208,12 @@ void CompareReview::setReport(const std::optional<CompareReport>& report) {
   m_currentClip = -1;
   m_model->setReport(report);
   m_table->resizeColumnsToContents();
+  const int sourceWidth = fontMetrics().averageCharWidth() * kSourceChars;
+  if (m_table->columnWidth(CompareTableModel::kSourceColumn) > sourceWidth)
+    m_table->setColumnWidth(CompareTableModel::kSourceColumn, sourceWidth);
+  // Where LPIPS is missing, say why: the header and the panels only name what the report has.
+  m_lpipsNote->setVisible(report && !report->metrics().contains(CompareMetric::Lpips));
+  fitTableHeight();
   {
     const QSignalBlocker block(m_clipBox);
     m_clipBox->clear();
@@ -203,6 +236,25 @@ void CompareReview::setReport(const std::optional<CompareReport>& report) {
     m_info->setText(report ? tr("This comparison holds no clips.") : QString());
     showPanels();
   }
+}
+
+void CompareReview::fitTableHeight() {
+  // Room for the header, the rows up to kTableRows (the mean row among them) and a horizontal
+  // scroll bar when the columns are wider than the table: the clips give up the height.
+  const int rows = std::min(m_model->rowCount(), kTableRows);
+  int columns = 0;
+  for (int c = 0; c < m_model->columnCount(); ++c) columns += m_table->columnWidth(c);
+  const bool scrolls = columns > m_table->viewport()->width() && m_table->viewport()->width() > 0;
+  const int height =
+      m_table->horizontalHeader()->sizeHint().height() +
+      rows * m_table->verticalHeader()->defaultSectionSize() + 2 * m_table->frameWidth() +
+      (scrolls ? style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, m_table) : 0);
+  m_table->setMinimumHeight(height);
+}
+
+void CompareReview::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitTableHeight();
 }
 
 void CompareReview::rebuildPlayers() {

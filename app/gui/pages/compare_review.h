@@ -28,7 +28,8 @@ class CompareSortProxyModel;
 class CompareTableModel;
 
 /// The review of one comparison (the MAGVIT-v2 paper's figure, live): the original clip and each
-/// tokenizer's reconstruction side by side, playing in sync, with PSNR/SSIM/LPIPS under each; a
+/// tokenizer's reconstruction side by side, playing in sync, with its metrics under each (PSNR,
+/// SSIM, and LPIPS when the comparison had its weight files, else a line says why); a
 /// clip chooser; a difference-heatmap toggle (|reconstruction - original| per pixel, mean over
 /// RGB, on one shared colour scale); the sortable per-clip table with its mean row (selecting a
 /// row shows that clip); export of the grid as PNG and of the trainer's files.
@@ -59,6 +60,8 @@ class CompareReview : public QWidget {
   /// Upper end of the heatmap's colour scale for the current clip, in 8-bit levels.
   double heatmapScaleMax() const { return m_scaleMax; }
 
+  /// The line that says why a comparison has no LPIPS (shown only then).
+  QLabel* lpipsNote() const { return m_lpipsNote; }
   /// original, then one player per tokenizer.
   QList<widgets::ClipPlayer*> players() const { return m_players; }
   widgets::ClipTimeline* timeline() const { return m_timeline; }
@@ -88,7 +91,11 @@ class CompareReview : public QWidget {
   void currentClipChanged(int clip);
   void heatmapVisibleChanged(bool visible);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  void fitTableHeight();
   void rebuildPlayers();
   void loadClip();
   void showPanels();
@@ -112,6 +119,7 @@ class CompareReview : public QWidget {
   QPushButton* m_exportGrid = nullptr;
   QPushButton* m_exportFiles = nullptr;
   QLabel* m_info = nullptr;
+  QLabel* m_lpipsNote = nullptr;
   QWidget* m_playerRow = nullptr;
   QHBoxLayout* m_playerLayout = nullptr;
   QList<widgets::ClipPlayer*> m_players;

@@ -4,6 +4,7 @@
 #include "app/control/file_read_thread.h"
 #include "app/control/run_summary_reader.h"
 #include "app/control/wire_text.h"
+#include "app/gui/pages/compare_entry_list.h"
 #include "core/checkpoint_files.h"
 #include "core/config_choices.h"
 #include "core/config_io.h"
@@ -26,15 +27,12 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 namespace tb::app {
 namespace {
 
-constexpr int kNameColumn = 0;
-constexpr int kPathColumn = 1;
 constexpr int kMaxClips = 256;
 constexpr int kLogLines = 500;
 
@@ -63,31 +61,11 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
 
   // A new comparison.
   auto* tokenizerLabel = new QLabel(tr("Tokenizers: runs or checkpoint folders"), this);
-  m_entries = new QTableWidget(0, 2, this);
-  m_entries->setObjectName(QStringLiteral("compareEntries"));
-  m_entries->setHorizontalHeaderLabels({tr("Name"), tr("Folder")});
-  m_entries->horizontalHeader()->setStretchLastSection(true);
-  m_entries->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-  m_entries->verticalHeader()->hide();
-  m_entries->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_entries->setWordWrap(false);
-  m_entries->setTextElideMode(Qt::ElideMiddle);
-  m_entries->setMinimumHeight(110);
-  m_entries->setMaximumHeight(150);
-  m_entries->setToolTip(
-      tr("Names head the columns of the review; a run directory means its "
-         "latest checkpoint (EMA weights when it has them)"));
-  connect(m_entries, &QTableWidget::itemChanged, this, &CompareSetupForm::updateCommandLine);
-  m_addEntry = new QPushButton(tr("Add Folder\u2026"), this);
-  m_addEntry->setObjectName(QStringLiteral("addCompareEntry"));
-  connect(m_addEntry, &QPushButton::clicked, this, &CompareSetupForm::chooseEntryFolder);
-  m_removeEntry = new QPushButton(tr("Remove"), this);
-  m_removeEntry->setObjectName(QStringLiteral("removeCompareEntry"));
-  connect(m_removeEntry, &QPushButton::clicked, this, &CompareSetupForm::removeSelectedEntries);
-  auto* entryButtons = new QHBoxLayout;
-  entryButtons->addWidget(m_addEntry);
-  entryButtons->addWidget(m_removeEntry);
-  entryButtons->addStretch(1);
+  m_entries = new CompareEntryList(this);
+  m_entries->setObjectName(QStringLiteral("compareEntryList"));
+  connect(m_entries, &CompareEntryList::changed, this, &CompareSetupForm::updateCommandLine);
+  connect(m_entries, &CompareEntryList::addFolderRequested, this,
+          &CompareSetupForm::chooseEntryFolder);
 
   QToolButton* browse = nullptr;
   m_data = new QLineEdit(this);
@@ -209,7 +187,6 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
   groupLayout->setSpacing(8);
   groupLayout->addWidget(tokenizerLabel);
   groupLayout->addWidget(m_entries);
-  groupLayout->addLayout(entryButtons);
   groupLayout->addLayout(form);
   groupLayout->addWidget(m_command);
   groupLayout->addLayout(runButtons);
@@ -222,8 +199,8 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
   layout->addWidget(m_open, 0, Qt::AlignLeft);
   layout->addWidget(group, 1);
 
-  m_inputs = {m_open,  m_entries,  m_addEntry,  m_removeEntry, m_data, dataRow, m_dataType,
-              m_clips, m_lpipsNet, backboneRow, linRow,        fidRow, fvdRow,  outputRow};
+  m_inputs = {m_open,     m_entries,   m_data, dataRow, m_dataType, m_clips,
+              m_lpipsNet, backboneRow, linRow, fidRow,  fvdRow,     outputRow};
   for (QLineEdit* edit :
        {m_data, m_lpipsBackbone, m_lpipsLin, m_fidWeights, m_fvdWeights, m_output}) {
     connect(edit, &QLineEdit::textChanged, this, &CompareSetupForm::updateCommandLine);
@@ -237,32 +214,27 @@ CompareSetupForm::CompareSetupForm(QWidget* parent)
   updateCommandLine();
 }
 
-void CompareSetupForm::setRunDirectories(const QStringList& runs) {
-  const bool first = m_runs.isEmpty();
-  m_runs = runs;
-  QStringList listed;
-  for (const CompareEntry& e : entries()) listed << QDir::cleanPath(e.path);
-  for (const QString& run : runs) {
-    if (!listed.contains(QDir::cleanPath(run))) addEntry(run);
+void CompareSetupForm::setOpenRun(const QString& run) {
+  const QString clean = run.isEmpty() ? QString() : QDir::cleanPath(run);
+  if (clean == m_openRun) return;
+  m_openRun = clean;
+  m_entries->setOpenRun(clean);
+  if (!clean.isEmpty()) {
     // A run with a classic VQ reference (train.reference_codec) is compared with it too: whether
-    // it has one is read off the window's thread, and the reference listed when the read lands.
-    const QString reference =
-        QString::fromStdString(core::RunDirectory(run.toStdString()).referenceDir().string());
+    // it has one is read off the window's thread, and the reference listed when the read lands
+    // (if the run is still the open one).
+    const QString reference = pathText(runDirectoryAt(clean).referenceDir());
     m_reads->read(
         [reference] {
           return QFileInfo::exists(QDir(reference).filePath(QStringLiteral("codec.safetensors")));
         },
-        [this, reference](bool exists) {
-          QStringList taken, paths;
-          for (const CompareEntry& e : entries()) {
-            taken << e.name;
-            paths << QDir::cleanPath(e.path);
+        [this, clean, reference](bool exists) {
+          if (exists && clean == m_openRun) {
+            m_entries->addOpenRunEntry(reference, QStringLiteral("classic-vq"));
           }
-          if (!exists || paths.contains(QDir::cleanPath(reference))) return;
-          addEntry(reference, compareEntryName(QStringLiteral("classic-vq"), taken));
         });
+    fillFromRunConfig(clean);
   }
-  if (first && !runs.isEmpty()) fillFromRunConfig(runs.front());
   updateCommandLine();
 }
 
@@ -272,32 +244,10 @@ void CompareSetupForm::setTrainerPath(const QString& trainer) {
 }
 
 void CompareSetupForm::addEntry(const QString& path, const QString& name) {
-  QStringList taken;
-  for (const CompareEntry& e : entries()) taken << e.name;
-  const int row = m_entries->rowCount();
-  const QSignalBlocker block(m_entries);
-  m_entries->insertRow(row);
-  m_entries->setItem(row, kNameColumn,
-                     new QTableWidgetItem(name.isEmpty() ? compareEntryName(path, taken) : name));
-  auto* pathItem = new QTableWidgetItem(QDir::toNativeSeparators(path));
-  pathItem->setToolTip(QDir::toNativeSeparators(path));
-  pathItem->setData(Qt::UserRole, path);
-  pathItem->setFlags(pathItem->flags() & ~Qt::ItemIsEditable);
-  m_entries->setItem(row, kPathColumn, pathItem);
-  m_entries->resizeColumnToContents(kNameColumn);
-  updateCommandLine();
+  m_entries->addEntry(path, name);
 }
 
-QVector<CompareEntry> CompareSetupForm::entries() const {
-  QVector<CompareEntry> out;
-  for (int row = 0; row < m_entries->rowCount(); ++row) {
-    const QTableWidgetItem* name = m_entries->item(row, kNameColumn);
-    const QTableWidgetItem* path = m_entries->item(row, kPathColumn);
-    if (name == nullptr || path == nullptr) continue;
-    out.append({name->text().trimmed(), path->data(Qt::UserRole).toString()});
-  }
-  return out;
-}
+QVector<CompareEntry> CompareSetupForm::entries() const { return m_entries->entries(); }
 
 void CompareSetupForm::setDataDirectory(const QString& directory) { m_data->setText(directory); }
 
@@ -312,20 +262,23 @@ QString CompareSetupForm::effectiveOutputDirectory() const {
   if (m_defaultStamp.isEmpty()) {
     m_defaultStamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
   }
-  // Beside the runs compared, never inside one: a run's folder belongs to its trainer, and a
-  // run opened only to look at it must not change. The first tokenizer listed now decides.
-  const QVector<CompareEntry> listed = entries();
+  // Beside the open run when it is compared (where opening it again finds the comparison), else
+  // beside the first tokenizer listed; never inside a run: a run's folder belongs to its trainer,
+  // and a run opened only to look at it must not change.
+  const QString anchor = outputAnchor();
   // Where the runs end is read off the window's thread (updateCommandLine asks); until that read
   // lands, the folder holding the path: a run directory's parent, the common case.
-  QString outside;
-  if (!listed.isEmpty()) {
-    const QString path = QDir::cleanPath(listed.front().path);
-    outside = m_outsideRuns.value(path, QFileInfo(path).path());
-  }
-  const QString base = listed.isEmpty()
+  const QString base = anchor.isEmpty()
                            ? QDir::home().filePath(QStringLiteral("tokenbench-compare"))
-                           : QDir(outside).filePath(QStringLiteral("comparisons"));
+                           : QDir(m_outsideRuns.value(anchor, QFileInfo(anchor).path()))
+                                 .filePath(QStringLiteral("comparisons"));
   return QDir(base).filePath(m_defaultStamp);
+}
+
+QString CompareSetupForm::outputAnchor() const {
+  if (!m_openRun.isEmpty() && m_entries->contains(m_openRun)) return m_openRun;
+  const QVector<CompareEntry> listed = entries();
+  return listed.isEmpty() ? QString() : QDir::cleanPath(listed.front().path);
 }
 
 QString CompareSetupForm::folderOutsideRuns(const QString& path) {
@@ -424,18 +377,8 @@ QString CompareSetupForm::statusText() const { return m_status->text(); }
 void CompareSetupForm::chooseEntryFolder() {
   const QString path = QFileDialog::getExistingDirectory(
       this, tr("Run Directory or Checkpoint Folder"),
-      m_runs.isEmpty() ? QString() : QFileInfo(m_runs.front()).absolutePath());
+      m_openRun.isEmpty() ? QString() : QFileInfo(m_openRun).absolutePath());
   if (!path.isEmpty()) addEntry(path);
-}
-
-void CompareSetupForm::removeSelectedEntries() {
-  QList<int> rows;
-  for (const QModelIndex& index : m_entries->selectionModel()->selectedRows()) {
-    rows << index.row();
-  }
-  std::sort(rows.begin(), rows.end(), std::greater<>());
-  for (int row : rows) m_entries->removeRow(row);
-  updateCommandLine();  // the default output folder follows the first tokenizer left
 }
 
 void CompareSetupForm::chooseDirectoryFor(QLineEdit* edit, const QString& title) {
@@ -488,21 +431,30 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
           suggestion.fvdWeights = pathText(config.eval.fvd_weights);
         return suggestion;
       },
-      [this](const Suggestion& suggestion) {
-        // Only into fields that are still empty: the user may have typed meanwhile.
-        if (!suggestion.dataPath.isEmpty() && m_data->text().isEmpty()) {
-          m_data->setText(suggestion.dataPath);
-          m_dataType->setCurrentIndex(m_dataType->findData(suggestion.dataType));
+      [this, run](const Suggestion& suggestion) {
+        if (run != m_openRun) return;  // another run was opened meanwhile
+        // Only into fields that are empty or still hold what the form filled in for the run
+        // open before: what the user typed stays.
+        auto ours = [this](QLineEdit* edit) {
+          return edit->text().isEmpty() || edit->text() == m_filled.value(edit);
+        };
+        auto fill = [this](QLineEdit* edit, const QString& value) {
+          edit->setText(value);
+          m_filled.insert(edit, value);
+        };
+        if (ours(m_data)) {
+          fill(m_data, suggestion.dataPath);
+          if (!suggestion.dataPath.isEmpty())
+            m_dataType->setCurrentIndex(m_dataType->findData(suggestion.dataType));
         }
-        if (!suggestion.lpipsBackbone.isEmpty() && m_lpipsBackbone->text().isEmpty() &&
-            m_lpipsLin->text().isEmpty()) {
-          m_lpipsBackbone->setText(suggestion.lpipsBackbone);
-          m_lpipsLin->setText(suggestion.lpipsLin);
+        if (ours(m_lpipsBackbone) && ours(m_lpipsLin)) {
+          fill(m_lpipsBackbone, suggestion.lpipsBackbone);
+          fill(m_lpipsLin, suggestion.lpipsLin);
           const int net = m_lpipsNet->findData(suggestion.lpipsNet);
           if (net >= 0) m_lpipsNet->setCurrentIndex(net);
         }
-        if (m_fidWeights->text().isEmpty()) m_fidWeights->setText(suggestion.fidWeights);
-        if (m_fvdWeights->text().isEmpty()) m_fvdWeights->setText(suggestion.fvdWeights);
+        if (ours(m_fidWeights)) fill(m_fidWeights, suggestion.fidWeights);
+        if (ours(m_fvdWeights)) fill(m_fvdWeights, suggestion.fvdWeights);
         updateCommandLine();
       });
 }
@@ -510,9 +462,7 @@ void CompareSetupForm::fillFromRunConfig(const QString& run) {
 bool CompareSetupForm::waitForReads(int timeoutMs) { return m_reads->waitForReads(timeoutMs); }
 
 void CompareSetupForm::updateCommandLine() {
-  const QVector<CompareEntry> listed = entries();
-  if (!listed.isEmpty()) {
-    const QString path = QDir::cleanPath(listed.front().path);
+  if (const QString path = outputAnchor(); !path.isEmpty()) {
     if (!m_outsideRunsAsked.contains(path)) {
       m_outsideRunsAsked.insert(path);
       m_reads->read([path] { return folderOutsideRuns(path); },

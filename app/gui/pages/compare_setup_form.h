@@ -16,10 +16,10 @@ class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
-class QTableWidget;
 
 namespace tb::app {
 
+class CompareEntryList;
 class FileReadThread;
 
 /// The left column of the Compare page: open an existing compare folder, or describe a new
@@ -27,19 +27,21 @@ class FileReadThread;
 /// folder or procedural clips, the number of clips, optional LPIPS weight files, the output
 /// folder), see the exact trainer command, start and cancel it, and read its progress.
 ///
-/// Open runs are listed as tokenizers automatically, and the first run's configuration fills
-/// the data folder and LPIPS weight files when they are still empty, so comparing the open
-/// runs is one click on Compare.
+/// The run open in the window is listed first as a tokenizer (with its classic VQ reference when
+/// it has one), and its configuration fills the data folder and the LPIPS, rFID and rFVD weight
+/// files the user has not typed, so comparing the open run is one click on Compare; opening
+/// another run replaces it, and what the user added stays (CompareEntryList).
 class CompareSetupForm : public QWidget {
   Q_OBJECT
 
  public:
   explicit CompareSetupForm(QWidget* parent = nullptr);
 
-  /// The runs open in the window. Runs not yet listed are added as tokenizers (named after
-  /// their folder); the first run's config.json fills empty data and LPIPS fields once it has
-  /// been read (off this thread).
-  void setRunDirectories(const QStringList& runs);
+  /// The run open in the window ("" none): it replaces the previous open run in the tokenizer
+  /// list, its classic VQ reference is listed under it when it has one, and its config.json
+  /// fills the fields the user has not typed once it has been read (both off this thread).
+  void setOpenRun(const QString& run);
+  QString openRun() const { return m_openRun; }
   /// Runs the event loop until the config.json reads asked for are delivered or `timeoutMs`
   /// has passed; true when none is left. For tests: the window never waits.
   bool waitForReads(int timeoutMs = 10000);
@@ -53,8 +55,9 @@ class CompareSetupForm : public QWidget {
   void setClipCount(int clips);
   void setOutputDirectory(const QString& directory);
   /// The output folder Compare will use: the field, or (when empty) a new time-stamped folder
-  /// `comparisons/<yyyyMMdd-HHmmss>` beside the first tokenizer listed (in the folder that
-  /// holds its run: never inside a run directory), else in the home folder.
+  /// `comparisons/<yyyyMMdd-HHmmss>` beside the open run when it is listed (in the folder that
+  /// holds it: never inside a run directory), else beside the first tokenizer listed, else in
+  /// the home folder.
   QString effectiveOutputDirectory() const;
   /// The folder that holds `path` outside every run directory and checkpoint folder around it
   /// (for runs/demo/checkpoints/step_300: runs).
@@ -83,18 +86,17 @@ class CompareSetupForm : public QWidget {
   /// The trainer's `compare` options as the form stands.
   core::CompareCommand command() const;
   void chooseEntryFolder();
-  void removeSelectedEntries();
+  /// The path the default output goes beside: the open run when listed, else the first tokenizer.
+  QString outputAnchor() const;
   void chooseDirectoryFor(QLineEdit* edit, const QString& title);
   void chooseFileFor(QLineEdit* edit, const QString& title);
   void fillFromRunConfig(const QString& run);
   void updateCommandLine();
 
-  QStringList m_runs;
+  QString m_openRun;
   QString m_trainer;
   mutable QString m_defaultStamp;
-  QTableWidget* m_entries = nullptr;
-  QPushButton* m_addEntry = nullptr;
-  QPushButton* m_removeEntry = nullptr;
+  CompareEntryList* m_entries = nullptr;
   QLineEdit* m_data = nullptr;
   QComboBox* m_dataType = nullptr;
   QSpinBox* m_clips = nullptr;
@@ -112,6 +114,8 @@ class CompareSetupForm : public QWidget {
   QPlainTextEdit* m_log = nullptr;
   QList<QWidget*> m_inputs;
   FileReadThread* m_reads = nullptr;  // child: reads the runs' config.json
+  // What the form filled into each field from the open run's configuration.
+  QHash<QLineEdit*, QString> m_filled;
   // folderOutsideRuns of each tokenizer path, read on m_reads (it looks at every folder above
   // the path); m_outsideRunsAsked: the paths whose read is on its way or done.
   QHash<QString, QString> m_outsideRuns;

@@ -105,7 +105,7 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
                            : std::nan("");
   switch (role) {
     case Qt::DisplayRole:
-      return CompareReport::formatMetric(metric, value);
+      return CompareReport::formatNumber(metric, value);
     case kSortRole:
       return value;
     case Qt::TextAlignmentRole:
@@ -126,11 +126,12 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
             .arg(fid ? m_report->rfidSamples() : m_report->rfvdSamples())
             .arg(fid ? tr("50,000 images") : tr("UCF-101's 3,783 test clips"));
       }
-      return tr("%1 of %2 on %3 (%4 is better)")
+      return tr("%1 of %2 on %3: %4 (%5 is better)")
           .arg(CompareReport::metricName(metric), name,
                mean ? tr("all clips (mean)")
                     : QString::fromStdString(
                           m_report->clips()[static_cast<std::size_t>(clip)].source),
+               CompareReport::formatMetric(metric, value),
                CompareReport::higherIsBetter(metric) ? tr("higher") : tr("lower"));
     default:
       return {};
@@ -139,18 +140,27 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || !m_report) return {};
-  if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
-  if (section == kClipColumn) return tr("Clip");
-  if (section == kSourceColumn) return tr("Source");
+  if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != kHeaderGroupRole &&
+      role != kHeaderLabelRole)
+    return {};
+  if (section == kClipColumn || section == kSourceColumn) {
+    if (role == kHeaderGroupRole) return QString();
+    if (role == Qt::ToolTipRole && section == kSourceColumn)
+      return tr("Where the clip comes from (a file of the data folder, or a procedural clip)");
+    return section == kClipColumn ? tr("Clip") : tr("Source");
+  }
   int tokenizer = 0;
   CompareMetric metric = CompareMetric::Psnr;
   if (!metricColumn(section, &tokenizer, &metric)) return {};
   const core::CompareTokenizer& t = m_report->tokenizers()[static_cast<std::size_t>(tokenizer)];
   const QString name = QString::fromStdString(t.name);
+  if (role == kHeaderGroupRole) return name;
+  if (role == kHeaderLabelRole) return CompareReport::metricLabel(metric);
   if (role == Qt::ToolTipRole) {
     const QString description = tokenizerSummary(t);
-    return tr("%1 (%2, %3 weights)\n%4")
-        .arg(name, description.isEmpty() ? tr("unknown model") : description,
+    return tr("%1 of %2 (%3, %4 weights)\n%5")
+        .arg(CompareReport::metricLabel(metric), name,
+             description.isEmpty() ? tr("unknown model") : description,
              t.weights.empty() ? tr("default") : QString::fromStdString(t.weights),
              QString::fromStdString(t.checkpoint));
   }

@@ -9,8 +9,9 @@
 namespace tb::app {
 
 /// The per-clip table of a comparison: one row per clip, then a "mean" row; columns "Clip",
-/// "Source", then one per tokenizer and metric ("trained PSNR", "trained SSIM", ...). Each
-/// clip's best value of a metric among the tokenizers is bold. Sort with a
+/// "Source", then one per tokenizer and metric ("trained PSNR", "trained SSIM", ...), numbers
+/// alone (the header says the unit; the tooltip has the value with it). Each clip's best value
+/// of a metric among the tokenizers is bold. Sort with a
 /// CompareSortProxyModel (numbers sort by value through kSortRole, the mean row stays last).
 class CompareTableModel : public QAbstractTableModel {
   Q_OBJECT
@@ -20,6 +21,10 @@ class CompareTableModel : public QAbstractTableModel {
   static constexpr int kSortRole = Qt::UserRole + 1;
   /// true on the mean row.
   static constexpr int kIsMeanRole = Qt::UserRole + 2;
+  /// Header roles for a two-level header (CompareHeaderView): the tokenizer a metric column
+  /// belongs to ("" for Clip and Source), and the column's own label ("PSNR ↑", "Clip").
+  static constexpr int kHeaderGroupRole = Qt::UserRole + 3;
+  static constexpr int kHeaderLabelRole = Qt::UserRole + 4;
   /// Fixed columns before the metric columns.
   static constexpr int kClipColumn = 0;
   static constexpr int kSourceColumn = 1;
