@@ -11,6 +11,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QHeaderView>
 #include <QObject>
 #include <QSignalSpy>
 #include <QStackedWidget>
@@ -302,6 +303,48 @@ class TestRunsPage : public QObject {
     QCOMPARE(page.cellText(row, RunsPage::Location),
              QDir::toNativeSeparators(elsewhere.filePath(QStringLiteral("mnt/cluster"))));
     QCOMPARE(page.pathAt(row), cluster);
+  }
+
+  // Issue 39: in a window 1024 px wide the page is about 810 px across; the Location column is
+  // in view there, and a run from another folder stands out from the runs folder's own.
+  void locationIsInViewAt1024() {
+    QTemporaryDir elsewhere;
+    const QString cluster = elsewhere.filePath(QStringLiteral("mnt/cluster/run8"));
+    makeRun(cluster, {trainRow(80, 0.1)}, {tb::core::HelloEvent{}});
+    RunsPage page;
+    page.resize(1024 - 160 - 2, 480);  // the window less its page list
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    page.setFolder(m_runs);
+    QVERIFY(page.addRunDirectory(cluster));
+    QVERIFY(page.waitForReads());
+    QTreeView* view = page.view();
+    QVERIFY(view->isVisible());
+    QHeaderView* header = view->header();
+    QVERIFY(!header->isSectionHidden(RunsPage::Location));
+    const int left = header->sectionViewportPosition(RunsPage::Location);
+    const int right = left + header->sectionSize(RunsPage::Location);
+    QVERIFY2(left >= 0 && right <= view->viewport()->width(),
+             qPrintable(QStringLiteral("Location at %1..%2 in a %3 px table")
+                            .arg(left)
+                            .arg(right)
+                            .arg(view->viewport()->width())));
+    QVERIFY2(header->sectionSize(RunsPage::Location) >= 120,
+             qPrintable(QString::number(header->sectionSize(RunsPage::Location))));
+    // The run from elsewhere is drawn in the text colour, the folder's own in grey.
+    const int other = rowOf(page, QStringLiteral("run8"));
+    const int own = rowOf(page, QStringLiteral("alpha"));
+    QVERIFY(other >= 0 && own >= 0);
+    const QModelIndex otherCell = view->model()->index(other, RunsPage::Location);
+    const QModelIndex ownCell = view->model()->index(own, RunsPage::Location);
+    QVERIFY(otherCell.data(Qt::ForegroundRole).value<QBrush>().color() !=
+            ownCell.data(Qt::ForegroundRole).value<QBrush>().color());
+    QVERIFY(otherCell.data(Qt::ToolTipRole).toString().contains(QLatin1String("outside")));
+    QVERIFY(!ownCell.data(Qt::ToolTipRole).toString().contains(QLatin1String("outside")));
+    QVERIFY(view->visualRect(otherCell).right() <= view->viewport()->width());
+    const QString dir = QStringLiteral(TB_APP_SCREENSHOT_DIR);
+    QDir().mkpath(dir);
+    QVERIFY(page.grab().save(dir + QStringLiteral("/runs-page-1024.png")));
   }
 
   void emptyFolderSaysSo() {

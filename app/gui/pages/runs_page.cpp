@@ -35,6 +35,10 @@ namespace {
 constexpr int kPathRole = Qt::UserRole + 1;
 constexpr int kSortRole = Qt::UserRole + 2;
 const QString kMissing = QStringLiteral("\u2014");
+// The first byte of the table's saved header state: the columns' layout it was saved with (a
+// state of another layout, with its sort column an index, is not restored onto this one).
+// 0x0a: ten columns, Location last; 0x4a: ten columns, Location second.
+constexpr char kTableLayout = 0x40 + RunsPage::ColumnCount;
 
 QColor statusColor(RunSummary::Status status) {
   namespace colours = widgets::colours;
@@ -134,9 +138,12 @@ RunsPage::RunsPage(QWidget* parent)
   folderRow->addWidget(m_count);
 
   m_model = new QStandardItemModel(0, ColumnCount, this);
-  m_model->setHorizontalHeaderLabels({tr("Name"), tr("Status"), tr("Step"), tr("Best PSNR"),
-                                      tr("Best SSIM"), tr("Best LPIPS"), tr("Best rFID"),
-                                      tr("Best rFVD"), tr("Modified"), tr("Location")});
+  m_model->setHorizontalHeaderLabels({tr("Name"), tr("Location"), tr("Status"), tr("Step"),
+                                      tr("Best PSNR"), tr("Best SSIM"), tr("Best LPIPS"),
+                                      tr("Best rFID"), tr("Best rFVD"), tr("Modified")});
+  m_model->horizontalHeaderItem(Location)->setToolTip(
+      tr("The folder the run is in: grey in the runs folder, black for a run opened from "
+         "elsewhere"));
   for (int column : {Step, Psnr, Ssim, Lpips, Rfid, Rfvd}) {
     m_model->horizontalHeaderItem(column)->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
   }
@@ -162,6 +169,8 @@ RunsPage::RunsPage(QWidget* parent)
   m_view->setModel(m_proxy);
   m_view->setRootIsDecorated(false);
   m_view->setUniformRowHeights(true);
+  // A long name or folder keeps its start and its end: "/mnt/cluster/…/runs".
+  m_view->setTextElideMode(Qt::ElideMiddle);
   m_view->setAlternatingRowColors(true);
   m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -173,10 +182,11 @@ RunsPage::RunsPage(QWidget* parent)
   QHeaderView* columns = m_view->header();
   columns->setStretchLastSection(true);
   columns->setSectionsMovable(false);
-  // Every column but the last (Location stretches), in Column order.
-  constexpr int kWidths[] = {220, 110, 80, 90, 90, 90, 90, 90, 140};
-  static_assert(std::size(kWidths) == Location, "one width per column before Location");
-  for (int column = 0; column < Location; ++column) {
+  // Every column but the last (Modified stretches), in Column order: at 1024 px the name, the
+  // location, the status, the step and the first scores are in view.
+  constexpr int kWidths[] = {180, 170, 100, 70, 85, 85, 85, 80, 80};
+  static_assert(std::size(kWidths) == Modified, "one width per column before Modified");
+  for (int column = 0; column < Modified; ++column) {
     columns->resizeSection(column, kWidths[column]);
   }
 
@@ -206,7 +216,7 @@ RunsPage::RunsPage(QWidget* parent)
   // columns (the sort column is an index) is not restored onto these.
   const WindowSettings settings;
   const QByteArray tableState = settings.runsTableState();
-  if (!tableState.isEmpty() && tableState.front() == static_cast<char>(ColumnCount)) {
+  if (!tableState.isEmpty() && tableState.front() == kTableLayout) {
     columns->restoreState(tableState.mid(1));
   }
   const QString remembered = settings.runsFolder();
@@ -224,7 +234,7 @@ RunsPage::RunsPage(QWidget* parent)
 
 RunsPage::~RunsPage() {
   WindowSettings settings;
-  settings.setRunsTableState(static_cast<char>(ColumnCount) + m_view->header()->saveState());
+  settings.setRunsTableState(kTableLayout + m_view->header()->saveState());
 }
 
 void RunsPage::setFolder(const QString& path) {
@@ -403,9 +413,15 @@ void RunsPage::updateRow(const RunSummary& summary) {
                                      : kMissing,
           summary.modified.isValid() ? QVariant(summary.modified.toMSecsSinceEpoch())
                                      : QVariant(qint64(0)));
-  const QString location = QDir::toNativeSeparators(QFileInfo(summary.path).absolutePath());
+  const QString folder = QFileInfo(summary.path).absolutePath();
+  const QString location = QDir::toNativeSeparators(folder);
   setCell(item(Location), location, location);
-  item(Location)->setToolTip(location);
+  const bool elsewhere = QDir::cleanPath(folder) != m_folder;
+  item(Location)->setToolTip(elsewhere ? tr("%1 (outside the runs folder)").arg(location)
+                                       : location);
+  const QBrush foreground =
+      elsewhere ? palette().brush(QPalette::Text) : palette().brush(QPalette::PlaceholderText);
+  if (item(Location)->foreground() != foreground) item(Location)->setForeground(foreground);
 }
 
 void RunsPage::updateEmptyState(int runs) {

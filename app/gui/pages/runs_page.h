@@ -26,7 +26,9 @@ class EmptyState;
 
 /// Runs: a browser of a runs folder (every subfolder holding a config.json), plus the run
 /// directories opened in this window from anywhere else (a cluster mount, say). One row per run:
-/// name, status, step, best validation PSNR / SSIM / LPIPS, last change, location. Sortable by
+/// name, location (the folder the run is in, second so that a narrow window shows it: runs
+/// from elsewhere stand out in black among the browsed folder's grey), status, step, best
+/// validation PSNR / SSIM / LPIPS / rFID / rFVD, last change. Sortable by
 /// any column; reread every refreshIntervalMs() by following the runs' files (cheap: only
 /// appended metrics are read). Double-click or Enter opens a run (openRequested()); with runs
 /// selected (Ctrl or Shift for several), Overlay on Monitor or the context menu draws their
@@ -39,6 +41,7 @@ class RunsPage : public QWidget {
   /// Table columns, in order.
   enum Column {
     Name,
+    Location,
     Status,
     Step,
     Psnr,
@@ -47,7 +50,6 @@ class RunsPage : public QWidget {
     Rfid,
     Rfvd,
     Modified,
-    Location,
     ColumnCount
   };
 
