@@ -5,6 +5,7 @@
 #include "app/text/duration_text.h"
 #include "app/text/run_status_text.h"
 #include "widgets/colours.h"
+#include "widgets/elided_label.h"
 
 #include <QApplication>
 #include <QDir>
@@ -17,10 +18,15 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QStyle>
 #include <QTemporaryFile>
+#include <QTextBlock>
+#include <QTextLayout>
+#include <QTextOption>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <QtMath>
 
 #include <cmath>
 #include <utility>
@@ -29,9 +35,14 @@ namespace tb::app {
 namespace {
 
 constexpr int kAvailabilityPollMs = 1500;
+// The progress bar narrows to kProgressMinWidth before the window would have to widen.
 constexpr int kProgressWidth = 200;
-constexpr int kDetailsHeight = 150;
-constexpr int kDetailsMinHeight = 64;
+constexpr int kProgressMinWidth = 90;
+// Details take the height of their lines, between these (a longer text scrolls).
+constexpr int kDetailsMinLines = 2;
+constexpr int kDetailsMaxLines = 8;
+// The state line's least width: enough for "Running", "Stopped" before an ellipsis.
+constexpr int kStateMinWidth = 70;
 // Same left and right margins as the pages, so the buttons line up with page titles.
 constexpr int kHorizontalMargin = 24;
 
@@ -69,17 +80,19 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
   m_checkpoint->setToolTip(tr("Ask the trainer to write a checkpoint now"));
 
   m_stateDot = new QLabel(QStringLiteral("\u25cf"), this);
-  m_state = new QLabel(this);
+  m_state = new widgets::ElidedLabel(this);
   m_state->setObjectName(QStringLiteral("runState"));
   QFont bold = m_state->font();
   bold.setBold(true);
   m_state->setFont(bold);
   // Takes the room the row leaves and elides what does not fit (the full text is the tooltip).
   m_state->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-  m_state->setMinimumWidth(120);
-  m_state->installEventFilter(this);
+  m_state->setMinimumTextWidth(kStateMinWidth);
+  // A sentence such as what stopping does wraps onto a second line rather than being cut; the
+  // row is always two lines tall, so that it never moves the page.
+  m_state->setMaximumLines(2);
 
-  m_warning = new QLabel(this);
+  m_warning = new widgets::ElidedLabel(this);
   m_warning->setObjectName(QStringLiteral("protocolWarning"));
   m_warning->setStyleSheet(QStringLiteral("color: %1;").arg(widgets::colours::pending().name()));
   m_warning->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Preferred);
@@ -87,11 +100,13 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
 
   m_progress = new QProgressBar(this);
   m_progress->setObjectName(QStringLiteral("runProgress"));
-  m_progress->setFixedWidth(kProgressWidth);
+  m_progress->setMinimumWidth(kProgressMinWidth);
+  m_progress->setMaximumWidth(kProgressWidth);
+  m_progress->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   m_progress->setTextVisible(true);
   m_progress->setAlignment(Qt::AlignCenter);
   m_progress->hide();
-  m_rate = new QLabel(this);
+  m_rate = new widgets::ElidedLabel(this);
   m_rate->setObjectName(QStringLiteral("runRate"));
   m_rate->hide();
 
@@ -106,12 +121,14 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
   m_details = new QPlainTextEdit(this);
   m_details->setObjectName(QStringLiteral("runDetails"));
   m_details->setReadOnly(true);
-  m_details->setLineWrapMode(QPlainTextEdit::NoWrap);
+  // Long lines (a path, an error with its hint) wrap: a horizontal scroll bar would cover
+  // half of a short box.
+  m_details->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+  m_details->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+  m_details->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   m_details->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  // At most kDetailsHeight; less when the window is short, rather than growing the window.
-  m_details->setMinimumHeight(kDetailsMinHeight);
-  m_details->setMaximumHeight(kDetailsHeight);
-  m_details->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Maximum);
+  m_details->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  m_details->installEventFilter(this);
   m_details->hide();
 
   auto* row = new QHBoxLayout;
@@ -122,10 +139,11 @@ RunControlBar::RunControlBar(RunController* controller, QWidget* parent)
   row->addWidget(m_checkpoint);
   row->addSpacing(14);
   row->addWidget(m_stateDot);
-  row->addWidget(m_state, 1);
+  // Room to spare goes to the state line and the progress bar (up to its width), two to one.
+  row->addWidget(m_state, 2);
   row->addWidget(m_warning);
   row->addSpacing(8);
-  row->addWidget(m_progress);
+  row->addWidget(m_progress, 1);
   row->addWidget(m_rate);
   row->addWidget(m_detailsToggle);
 
@@ -211,15 +229,45 @@ QColor RunControlBar::colorFor(RunController::State state) {
 }
 
 bool RunControlBar::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == m_state && event->type() == QEvent::Resize) {
-    elideState();
+  if (watched == m_details && event->type() == QEvent::Resize) {
+    fitDetailsHeight();  // the lines wrap anew at the new width
   }
   return QWidget::eventFilter(watched, event);
 }
 
-void RunControlBar::elideState() {
-  m_state->setText(
-      m_state->fontMetrics().elidedText(m_stateText, Qt::ElideRight, m_state->width()));
+// As tall as the wrapped text, kDetailsMinLines to kDetailsMaxLines lines (then it scrolls).
+void RunControlBar::fitDetailsHeight() {
+  // Laid out here, as the box will wrap them: its own layout of the text is lazy.
+  const int documentMargin = static_cast<int>(m_details->document()->documentMargin());
+  const QScrollBar* scrollBar = m_details->verticalScrollBar();
+  const qreal width =
+      qMax(40, m_details->width() - 2 * m_details->frameWidth() - 2 * documentMargin -
+                   (scrollBar->isVisible() ? scrollBar->width() : 0));
+  QTextOption wrap;
+  wrap.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+  int lines = 0;
+  qreal textHeight = 0;
+  for (QTextBlock block = m_details->document()->begin();
+       block.isValid() && lines < kDetailsMaxLines; block = block.next()) {
+    QTextLayout layout(block.text(), m_details->font());
+    layout.setTextOption(wrap);
+    layout.beginLayout();
+    for (QTextLine line = layout.createLine(); line.isValid() && lines < kDetailsMaxLines;
+         line = layout.createLine()) {
+      line.setLineWidth(width);
+      textHeight += line.height();
+      ++lines;
+    }
+    layout.endLayout();
+  }
+  if (lines < kDetailsMinLines) {
+    textHeight += (kDetailsMinLines - lines) * m_details->fontMetrics().lineSpacing();
+  }
+  const int margins = 2 * m_details->frameWidth() + 2 * documentMargin;
+  const int height = qCeil(textHeight) + margins + 1;
+  if (m_details->height() != height || m_details->minimumHeight() != height) {
+    m_details->setFixedHeight(height);
+  }
 }
 
 QString RunControlBar::textFor(RunController::State state) const {
@@ -232,14 +280,12 @@ QString RunControlBar::textFor(RunController::State state) const {
 
 void RunControlBar::showState(const QString& text, const QColor& color) {
   m_color = color;
-  m_stateText = text;
-  elideState();
-  m_state->setToolTip(text);
+  m_state->setFullText(text);
   m_stateDot->setStyleSheet(QStringLiteral("color: %1; font-size: 15px;").arg(color.name()));
   m_state->setStyleSheet(QStringLiteral("color: %1;").arg(color.name()));
 }
 
-QString RunControlBar::stateText() const { return m_stateText; }
+QString RunControlBar::stateText() const { return m_state->fullText(); }
 
 QColor RunControlBar::stateColor() const { return m_color; }
 
@@ -257,7 +303,7 @@ void RunControlBar::setDetailsVisible(bool visible) {
 }
 
 QString RunControlBar::protocolWarningText() const {
-  return m_warning->isHidden() ? QString() : m_warning->text();
+  return m_warning->isHidden() ? QString() : m_warning->fullText();
 }
 
 void RunControlBar::showProblemsRefusal(const QStringList& problems) {
@@ -274,6 +320,7 @@ void RunControlBar::showRefusal(const QString& headline, const QStringList& line
   m_details->setPlainText(
       headline + QLatin1Char('\n') +
       (lines.isEmpty() ? QString() : QStringLiteral("\n  ") + lines.join(QStringLiteral("\n  "))));
+  fitDetailsHeight();
   setDetailsVisible(true);
 }
 
@@ -354,6 +401,11 @@ bool RunControlBar::startRequest(LaunchRequest request) {
   m_progress->hide();
   m_rate->hide();
   setDetailsVisible(false);
+  // Whatever Details said (a refused launch, how the last run ended) is about another launch.
+  m_details->setPlainText(tr("Started %1\n\nHow the run ends, with the trainer's last log lines, "
+                             "appears here.")
+                              .arg(shellCommandLine(request)));
+  fitDetailsHeight();
   if (!m_controller->start(request)) {
     return false;
   }
@@ -446,29 +498,36 @@ void RunControlBar::onStateChanged(RunController::State state) {
     // The state line says where it ended; the bar and rate of a finished run say nothing new.
     m_progress->hide();
     m_rate->hide();
+  } else if (state == RunController::State::Stopping) {
+    // No ETA once stopping: the state line takes the room to say what happens (the Monitor
+    // still counts the steps).
+    m_progress->hide();
+    m_rate->hide();
   }
   refreshButtons();
 }
 
 void RunControlBar::onProgress(const core::ProgressEvent& progress) {
+  const bool stopping = m_controller->state() == RunController::State::Stopping;
   if (progress.total > 0) {
     // QProgressBar counts in int; steps fit (a run of 2^31 steps is not a thing).
     m_progress->setRange(0, static_cast<int>(progress.total));
     m_progress->setValue(static_cast<int>(qMin(progress.step, progress.total)));
     m_progress->setFormat(QStringLiteral("%1 / %2").arg(progress.step).arg(progress.total));
-    m_progress->show();
+    m_progress->setVisible(!stopping);
   }
+  // The ETA first: where the row is short, the rate is what gets cut.
   QStringList parts;
+  if (std::isfinite(progress.eta_s)) {
+    parts << tr("ETA %1").arg(formatDuration(progress.eta_s));
+  }
   if (std::isfinite(progress.it_per_s)) {
     parts << (progress.it_per_s >= 1 ? tr("%1 it/s").arg(progress.it_per_s, 0, 'f', 1)
                                      : tr("%1 it/s").arg(progress.it_per_s, 0, 'f', 2));
   }
-  if (std::isfinite(progress.eta_s)) {
-    parts << tr("ETA %1").arg(formatDuration(progress.eta_s));
-  }
-  m_rate->setText(parts.join(QStringLiteral(" \u00b7 ")));
-  m_rate->setToolTip(QString());
-  m_rate->setVisible(!parts.isEmpty());
+  m_rate->setMinimumTextWidth(m_rate->fontMetrics().horizontalAdvance(parts.value(0)));
+  m_rate->setFullText(parts.join(QStringLiteral(" \u00b7 ")));
+  m_rate->setVisible(!parts.isEmpty() && !stopping);
 }
 
 // Before the first step's figures: what the trainer does, with its share done where it is
@@ -483,9 +542,8 @@ void RunControlBar::onPhase(const core::PhaseEvent& phase) {
     m_progress->setRange(0, 0);  // busy
   }
   m_progress->show();
-  const QString text = capitalized(fromUtf8(phase.text));
-  m_rate->setText(text);
-  m_rate->setToolTip(text);
+  m_rate->setMinimumTextWidth(0);
+  m_rate->setFullText(capitalized(fromUtf8(phase.text)));
   m_rate->show();
 }
 
@@ -501,8 +559,8 @@ void RunControlBar::onProtocolWarning() {
                  .arg(count(static_cast<qint64>(m_controller->rejectedPaths()), tr("path"),
                             tr("paths")));
   }
-  m_warning->setText(QStringLiteral("\u26a0 ") + parts.join(QStringLiteral(", ")));
-  m_warning->setToolTip(m_controller->lastProtocolProblem());
+  m_warning->setFullText(QStringLiteral("\u26a0 ") + parts.join(QStringLiteral(", ")));
+  m_warning->setFixedToolTip(m_controller->lastProtocolProblem());
   m_warning->show();
 }
 
@@ -517,7 +575,7 @@ void RunControlBar::onFinished(RunController::State state) {
   if (!m_controller->lastProtocolProblem().isEmpty()) {
     lines << QString()
           << tr("Protocol: %1 (last: %2)")
-                 .arg(m_warning->text().mid(2), m_controller->lastProtocolProblem());
+                 .arg(m_warning->fullText().mid(2), m_controller->lastProtocolProblem());
   }
   const QStringList tail = m_controller->stderrTail();
   if (!tail.isEmpty()) {
@@ -528,6 +586,7 @@ void RunControlBar::onFinished(RunController::State state) {
   }
   m_details->setPlainText(lines.join(QLatin1Char('\n')));
   m_details->moveCursor(QTextCursor::End);
+  fitDetailsHeight();
   if (RunController::isFailure(state)) {
     setDetailsVisible(true);
   }

@@ -20,6 +20,10 @@ class QPushButton;
 class QTemporaryFile;
 class QToolButton;
 
+namespace tb::widgets {
+class ElidedLabel;
+}
+
 namespace tb::app {
 
 class ResumeTarget;
@@ -41,6 +45,10 @@ struct LaunchPlan {
 /// The bar drives a RunController it does not own. What Launch starts comes from a planner
 /// function (the window asks the Setup page); Resume continues the run in the directory a second
 /// function names (the run open in the window), with the run's own config.json.
+///
+/// The bar never widens the window: the state line, the rate and the warning elide to the room
+/// the row leaves (whole in their tooltips), the progress bar narrows, and the ETA keeps its
+/// room; Details wrap to the window's width and take the height of their lines (a few at most).
 ///
 /// The state line says, in this order: the window's own trainer while it runs; why a launch was
 /// refused (kept in step with the settings: it goes once they are fixed, see settingsChanged());
@@ -89,11 +97,13 @@ class RunControlBar : public QWidget {
   /// Another run was opened in the window: the state line follows it.
   void openRunChanged();
 
-  /// The state line as shown ("Running, step 120/1000, ETA 4m18s").
+  /// The state line in full ("Running", "Stopping after the current step; ..."); the label
+  /// may show it cut to its width.
   QString stateText() const;
   /// The colour the state is drawn in.
   QColor stateColor() const;
-  /// The text of the Details area.
+  /// The text of the Details area: why a launch was refused, the command a run started with,
+  /// how it ended (error, hint, the trainer's last lines).
   QString detailsText() const;
   bool detailsVisible() const;
   void setDetailsVisible(bool visible);
@@ -130,7 +140,7 @@ class RunControlBar : public QWidget {
   void showRefusal(const QString& headline, const QStringList& lines);
   void showProblemsRefusal(const QStringList& problems);
   void showState(const QString& text, const QColor& color);
-  void elideState();
+  void fitDetailsHeight();
   QString textFor(RunController::State state) const;
   static QString openRunText(const RunSummary& run);
   QString resumeDirectory() const;
@@ -153,15 +163,14 @@ class RunControlBar : public QWidget {
   QPushButton* m_resume = nullptr;
   QPushButton* m_checkpoint = nullptr;
   QLabel* m_stateDot = nullptr;
-  QLabel* m_state = nullptr;
-  QLabel* m_warning = nullptr;
+  widgets::ElidedLabel* m_state = nullptr;
+  widgets::ElidedLabel* m_warning = nullptr;
   QProgressBar* m_progress = nullptr;
-  QLabel* m_rate = nullptr;
+  widgets::ElidedLabel* m_rate = nullptr;  // "ETA 4m18s · 12.5 it/s": the ETA is never cut
   QToolButton* m_detailsToggle = nullptr;
   QPlainTextEdit* m_details = nullptr;
   QTimer m_availability;
   QColor m_color;
-  QString m_stateText;  // in full; the label shows it elided to its width
 };
 
 }  // namespace tb::app

@@ -51,7 +51,8 @@ QString describeRun(const RunStatus& s) {
     case State::Stopping:
       switch (s.stopStage) {
         case 1:
-          return tr("stopping: stop requested%1").arg(atStep);
+          // The trainer ends the step under way (which may take a while) before it stops.
+          return tr("stopping after the current step; a checkpoint is being written");
         case 2:
           return tr("stopping: SIGTERM sent (no stop after %1)")
               .arg(formatDuration(s.stopGraceMs / 1000.0));

@@ -20,6 +20,8 @@
 //   TB_FAKE_CONTROL_LOG  file that every control line read on stdin is appended to
 //   TB_FAKE_FLOOD    progress lines of the flood (default 100000)
 //   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
+//   TB_FAKE_WARN_AT  step of a normal run after which it prints a warning event (a rollback,
+//                    with a long message), as a trainer does when a step went non-finite
 //
 // Like the real trainer, every mode that trains holds an flock on <run dir>/.lock while it runs,
 // appends each event it prints to <run dir>/events.jsonl and writes its metric rows to
@@ -198,8 +200,16 @@ int normalRun(const fs::path& runDir, bool controlStdin, bool deaf) {
   const long logEvery = std::max(1L, envInt("TB_FAKE_LOG_EVERY", 1));
   Control control(controlStdin);
   emit(hello(runDir.string()));
+  const long warnAt = envInt("TB_FAKE_WARN_AT", 0);
   for (long s = 1; s <= steps; ++s) {
     if (s % logEvery == 0) step(s, steps, 1.0 / static_cast<double>(s));
+    if (s == warnAt) {
+      emit(WarningEvent{"rollback",
+                        "the loss went non-finite at step " + std::to_string(s) +
+                            "; rolled back to the last good state and halved the learning rate "
+                            "(train.nan_policy = rollback), the next steps retry the same data",
+                        s});
+    }
     if (s == steps / 2) {
       fs::create_directories(runDir / "samples");
       const std::string name = "samples/step_" + std::to_string(s) + ".gif";

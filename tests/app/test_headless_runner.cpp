@@ -212,7 +212,7 @@ class TestHeadlessRunner : public QObject {
     std::string err;
     QCOMPARE(runFake("normal", &err), 0);
     const QString text = QString::fromStdString(err);
-    QVERIFY2(text.contains(QStringLiteral("tokenbench: SIGINT: stopping: stop requested at step ")),
+    QVERIFY2(text.contains(QStringLiteral("tokenbench: SIGINT: stopping after the current step; ")),
              err.c_str());
     QVERIFY2(text.contains(QStringLiteral("fake: stopping at step ")), err.c_str());
     QVERIFY2(QRegularExpression(QStringLiteral("tokenbench: stopped at step \\d+\n$"))
@@ -232,7 +232,7 @@ class TestHeadlessRunner : public QObject {
     std::string err;
     QCOMPARE(runFake("hang", &err), 1);
     const QString text = QString::fromStdString(err);
-    QVERIFY2(text.contains(QStringLiteral("tokenbench: SIGTERM: stopping: stop requested")),
+    QVERIFY2(text.contains(QStringLiteral("tokenbench: SIGTERM: stopping after the current step")),
              err.c_str());
     QVERIFY2(text.contains(QStringLiteral("tokenbench: SIGINT: stopping: SIGTERM sent")),
              err.c_str());
@@ -268,7 +268,7 @@ class TestHeadlessRunner : public QObject {
     err += tokenbench.readAllStandardError();
     QCOMPARE(tokenbench.exitStatus(), QProcess::NormalExit);
     QCOMPARE(tokenbench.exitCode(), 0);
-    QVERIFY2(err.contains("tokenbench: SIGINT: stopping: stop requested"), err.constData());
+    QVERIFY2(err.contains("tokenbench: SIGINT: stopping after the current step"), err.constData());
     QVERIFY2(err.contains("tokenbench: stopped at step "), err.constData());
     QVERIFY(tokenbench.readAllStandardOutput().isEmpty());
   }

@@ -5,6 +5,7 @@
 #include "app/control/run_controller.h"
 #include "app/control/trainer_location.h"
 #include "app/gui/main_window.h"
+#include "app/gui/pages/config_field_editor.h"
 #include "app/gui/pages/monitor/monitor_page.h"
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
@@ -17,6 +18,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
 #include <QObject>
@@ -25,6 +27,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QToolButton>
 
 using tb::app::MainWindow;
 using tb::app::PageId;
@@ -157,6 +160,48 @@ class TestMainWindowRuns : public QObject {
              qPrintable(window.runControlBar()->detailsText()));
     QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("runs/refused"))));
     shoot(window, QStringLiteral("refused"));
+  }
+
+  // Issue 39: a refusal's problems (from a keystroke on the way to a good value) must not
+  // survive into the run launched once the value is good: not on the state line, not in Details.
+  void refusalDoesNotSurviveIntoTheRun() {
+    qputenv("TB_FAKE_MODE", "normal");
+    qputenv("TB_FAKE_STEPS", "100000");
+    MainWindow window;
+    prepare(window, m_dir.filePath(QStringLiteral("runs/after-refusal")));
+    auto* lr = qobject_cast<QLineEdit*>(
+        window.setupPage()->fieldEditor(QStringLiteral("train.lr"))->input());
+    QVERIFY(lr != nullptr);
+    window.setupPage()->showPanel(tb::app::SetupPage::Panel::Training);
+    lr->setFocus();
+    lr->selectAll();
+    QTest::keyClicks(lr, QStringLiteral("0"));  // on the way to 0.0003
+    QTest::mouseClick(window.runControlBar()->launchButton(), Qt::LeftButton);
+    QCOMPARE(window.runController()->state(), State::Idle);
+    QVERIFY2(window.runControlBar()->detailsText().contains(QStringLiteral("train.lr")),
+             qPrintable(window.runControlBar()->detailsText()));
+    QTest::keyClicks(lr, QStringLiteral(".0003"));
+    QVERIFY2(window.setupPage()->validationErrors().isEmpty(),
+             qPrintable(window.setupPage()->validationErrors().join('\n')));
+    QSignalSpy progress(window.runController(), &RunController::progressReceived);
+    QTest::mouseClick(window.runControlBar()->launchButton(), Qt::LeftButton);
+    QVERIFY(progress.wait(kTimeoutMs));
+    QCOMPARE(window.runController()->state(), State::Running);
+    QCOMPARE(window.runControlBar()->stateText(), QStringLiteral("Running"));
+    QTest::mouseClick(window.findChild<QToolButton*>(QStringLiteral("detailsToggle")),
+                      Qt::LeftButton);
+    QVERIFY(window.runControlBar()->detailsVisible());
+    const QString details = window.runControlBar()->detailsText();
+    QVERIFY2(!details.contains(QStringLiteral("train.lr")) &&
+                 !details.contains(QStringLiteral("Cannot launch")),
+             qPrintable(details));
+    // What it says instead: the command this run started with.
+    QVERIFY2(details.startsWith(QStringLiteral("Started ")) &&
+                 details.contains(window.runController()->request().runDir()),
+             qPrintable(details));
+    shoot(window, QStringLiteral("details-after-refusal"));
+    window.runControlBar()->stop();
+    QVERIFY(waitForEnd(window.runController()));
   }
 
   void recentRunsAndTheRunsPageOpenRuns() {

@@ -11,11 +11,15 @@
 #include <QLabel>
 #include <QObject>
 #include <QPixmap>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBlock>
+#include <QTextLayout>
 
 using tb::app::LaunchPlan;
 using tb::app::RunControlBar;
@@ -232,6 +236,46 @@ class TestRunControlBar : public QObject {
     shoot(f->bar, QStringLiteral("failed"));
   }
 
+  // Issue 39: Details wrap to their width and take the height of their lines (a few), with no
+  // horizontal scroll bar over a one-line box.
+  void detailsWrapAndTakeTheirLines() {
+    auto f = makeBar("normal");
+    const QString problem = QStringLiteral(
+        "data.path: /home/someone/datasets/kinetics-600/train/videos holds no file the trainer "
+        "can read as a video or an image (looked at 0 files; see data.type and data.extensions)");
+    f->bar.setPlanner([problem] {
+      LaunchPlan plan;
+      plan.problems = QStringList{problem};
+      return plan;
+    });
+    QTest::mouseClick(f->bar.launchButton(), Qt::LeftButton);
+    QVERIFY(f->bar.detailsVisible());
+    QTest::qWait(20);  // the posted layout request
+    auto* details = f->bar.findChild<QPlainTextEdit*>(QStringLiteral("runDetails"));
+    QVERIFY(details != nullptr);
+    QVERIFY(details->fontMetrics().horizontalAdvance(problem) > details->viewport()->width());
+    QVERIFY(!details->horizontalScrollBar()->isVisible());
+    QTextBlock last = details->document()->lastBlock();
+    QVERIFY2(last.layout()->lineCount() >= 2, "the long problem is not wrapped");
+    // Headline, a blank line and the problem's lines, each a line of the box's height.
+    const int lines = 2 + last.layout()->lineCount();
+    const int lineHeight = details->fontMetrics().lineSpacing();
+    QVERIFY2(details->viewport()->height() >= lines * lineHeight,
+             qPrintable(QStringLiteral("%1 px for %2 lines").arg(details->height()).arg(lines)));
+    QVERIFY(!details->verticalScrollBar()->isVisible());
+    shoot(f->bar, QStringLiteral("details-wrapped"));
+    // A short text takes a short box.
+    f->bar.setPlanner([] {
+      LaunchPlan plan;
+      plan.problems = QStringList{QStringLiteral("train.lr: must be > 0, got 0")};
+      return plan;
+    });
+    QVERIFY(!f->bar.launch());
+    QTest::qWait(20);
+    QVERIFY2(details->height() < (lines + 1) * lineHeight,
+             qPrintable(QString::number(details->height())));
+  }
+
   void crashIsRedWithTheSignal() {
     auto f = makeBar("crash");
     QVERIFY(f->bar.launch());
@@ -252,7 +296,7 @@ class TestRunControlBar : public QObject {
     QTest::mouseClick(f->bar.stopButton(), Qt::LeftButton);
     QCOMPARE(f->controller.state(), State::Stopping);
     QCOMPARE(f->bar.stopButton()->text(), QStringLiteral("Force Stop"));
-    QVERIFY(f->bar.stateText().startsWith(QStringLiteral("Stopping: stop requested")));
+    QVERIFY(f->bar.stateText().startsWith(QStringLiteral("Stopping after the current step")));
     QCOMPARE(f->bar.stateColor(), RunControlBar::colorFor(State::Stopping));
     shoot(f->bar, QStringLiteral("stopping"));
     QTest::mouseClick(f->bar.stopButton(), Qt::LeftButton);  // SIGTERM (ignored by "hang")

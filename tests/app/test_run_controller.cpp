@@ -316,8 +316,8 @@ class TestRunController : public QObject {
     clock.start();
     controller.stop();
     QCOMPARE(controller.state(), State::Stopping);
-    QVERIFY(
-        describeRun(controller.status()).startsWith(QStringLiteral("stopping: stop requested")));
+    QVERIFY(describeRun(controller.status())
+                .startsWith(QStringLiteral("stopping after the current step")));
     QVERIFY(finished.wait(kTimeoutMs));
     QCOMPARE(controller.state(), State::Stopped);
     QVERIFY2(clock.elapsed() < 5000, "the stop line alone should have stopped it");

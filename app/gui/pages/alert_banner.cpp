@@ -3,6 +3,7 @@
 #include "app/control/wire_text.h"
 #include "core/metric_names.h"
 #include "widgets/colours.h"
+#include "widgets/wrapping_list.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -14,6 +15,9 @@
 
 namespace tb::app {
 namespace {
+
+// Alerts shown in Details before the list scrolls.
+constexpr int kVisibleAlertRows = 4;
 
 QString stepText(const RunAlert& alert) {
   return alert.step ? AlertBanner::tr("step %1").arg(QLocale().toString(*alert.step))
@@ -38,9 +42,10 @@ AlertBanner::AlertBanner(QWidget* parent) : QFrame(parent) {
   m_dismissButton->setObjectName(QStringLiteral("alertDismissButton"));
   m_dismissButton->setText(tr("Dismiss"));
   m_dismissButton->setToolTip(tr("Hide until the next alert"));
-  m_details = new QListWidget(this);
+  // Each alert wraps to the banner's width (a message is often a long sentence).
+  m_details = new widgets::WrappingList(this);
   m_details->setObjectName(QStringLiteral("alertDetails"));
-  m_details->setMaximumHeight(150);
+  m_details->setMaximumVisibleRows(kVisibleAlertRows);
   m_details->setAlternatingRowColors(true);
   m_details->hide();
   connect(m_detailsButton, &QToolButton::toggled, m_details, &QWidget::setVisible);
@@ -107,6 +112,7 @@ void AlertBanner::addAlert(const RunAlert& alert) {
     m_alerts.removeFirst();
     delete m_details->takeItem(0);
   }
+  m_details->fitRows();
   m_details->scrollToBottom();
   m_dismissed = false;
   refresh();
@@ -117,6 +123,7 @@ void AlertBanner::clear() {
   m_alerts.clear();
   m_counts.clear();
   m_details->clear();
+  m_details->fitRows();
   m_total = 0;
   m_dismissed = false;
   m_critical = false;

@@ -7,8 +7,11 @@
 #include <optional>
 
 class QLabel;
-class QListWidget;
 class QToolButton;
+
+namespace tb::widgets {
+class WrappingList;
+}
 
 namespace tb::app {
 
@@ -74,7 +77,7 @@ class AlertBanner : public QFrame {
   QLabel* m_summary = nullptr;
   QToolButton* m_detailsButton = nullptr;
   QToolButton* m_dismissButton = nullptr;
-  QListWidget* m_details = nullptr;
+  widgets::WrappingList* m_details = nullptr;
   QVector<RunAlert> m_alerts;
   QVector<QPair<QString, int>> m_counts;  // code -> count, in order of first appearance
   int m_total = 0;

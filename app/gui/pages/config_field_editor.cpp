@@ -25,6 +25,10 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr int kOutline = 2;  // pixels around the input where the error outline is drawn
+// Width of a number's input (text, spin box) and least width of a drop-down: room for
+// "0.0001" or 999999999, and narrow enough that a label of about 230 px and its input sit side
+// by side in a Setup column of a 1024 px window.
+constexpr int kFieldWidth = 110;
 // Typed values may go this far past a key's range (validation marks them).
 constexpr int kTypedLimit = 999999999;
 constexpr const char* kLowProperty = "tbLow";
@@ -143,7 +147,7 @@ void ConfigFieldEditor::build() {
       return;
     case core::FieldType::Int:
       m_spin = makeSpin(spec, this);
-      m_spin->setFixedWidth(140);
+      m_spin->setFixedWidth(kFieldWidth);
       connect(m_spin, &QSpinBox::valueChanged, this, &ConfigFieldEditor::notifyEdited);
       layout->addWidget(m_spin);
       layout->addStretch(1);
@@ -154,7 +158,7 @@ void ConfigFieldEditor::build() {
         for (const std::string& choice : spec.allowed()) {
           m_combo->addItem(QString::fromStdString(choice));
         }
-        m_combo->setMinimumWidth(140);
+        m_combo->setMinimumWidth(kFieldWidth);
         connect(m_combo, &QComboBox::currentIndexChanged, this, &ConfigFieldEditor::notifyEdited);
         layout->addWidget(m_combo);
         layout->addStretch(1);
@@ -186,7 +190,7 @@ void ConfigFieldEditor::build() {
   if (isList(m_field.type)) m_text->setPlaceholderText(tr("empty list; comma-separated"));
   connect(m_text, &QLineEdit::textEdited, this, &ConfigFieldEditor::notifyEdited);
   if (m_field.type == core::FieldType::Number) {
-    m_text->setFixedWidth(140);
+    m_text->setFixedWidth(kFieldWidth);
     layout->addWidget(m_text);
     layout->addStretch(1);
   } else {
@@ -209,6 +213,7 @@ void ConfigFieldEditor::setBrowse(Browse kind) {
                                : QFileDialog::getOpenFileName(this, labelText(), start);
     if (chosen.isEmpty()) return;
     m_text->setText(chosen);
+    m_text->setCursorPosition(0);  // a long path shows its start, not its last letters
     notifyEdited();
   });
 }
@@ -273,6 +278,9 @@ void ConfigFieldEditor::setValue(const Json& value) {
       m_text->setText(jsonText(value));
       break;
   }
+  // setText() leaves the cursor at the end, scrolling a long path to its last letters
+  // ("…ideos"); a value shown, not typed, reads from its start.
+  if (m_text != nullptr && !m_text->hasFocus()) m_text->setCursorPosition(0);
   m_updating = false;
 }
 

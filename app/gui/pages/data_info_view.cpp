@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tb::app {
 namespace {
@@ -29,6 +30,42 @@ constexpr int kPreviewMaxHeight = 96;
 constexpr int kPreviewMaxWidth = 620;
 
 QString count(double value) { return QLocale::c().toString(qint64(value)); }
+
+// A strip of preview frames that narrows with its column (scaled down, never up) instead of
+// setting the page's least width to the strip's.
+class PreviewStrip : public QLabel {
+ public:
+  PreviewStrip(QPixmap full, QWidget* parent) : QLabel(parent), m_full(std::move(full)) {
+    setObjectName(QStringLiteral("previewStrip"));
+    setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Preferred);
+    policy.setHeightForWidth(true);
+    setSizePolicy(policy);
+    setPixmap(m_full);
+  }
+  QSize sizeHint() const override { return m_full.size(); }
+  QSize minimumSizeHint() const override { return QSize(kMinWidth, heightForWidth(kMinWidth)); }
+  bool hasHeightForWidth() const override { return true; }
+  int heightForWidth(int width) const override {
+    return width >= m_full.width() ? m_full.height()
+                                   : m_full.height() * width / std::max(1, m_full.width());
+  }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override {
+    QLabel::resizeEvent(event);
+    const int width = std::min(this->width(), m_full.width());
+    if (pixmap().width() != width) {
+      setPixmap(width == m_full.width()
+                    ? m_full
+                    : m_full.scaledToWidth(std::max(1, width), Qt::SmoothTransformation));
+    }
+  }
+
+ private:
+  static constexpr int kMinWidth = 80;
+  QPixmap m_full;
+};
 
 QTableWidget* makeTable(const QStringList& headers, QWidget* parent) {
   auto* table = new QTableWidget(0, static_cast<int>(headers.size()), parent);
@@ -232,10 +269,9 @@ bool DataInfoView::setResult(const QByteArray& json) {
     // Small frames are enlarged without smoothing so that pixels stay pixels.
     const Qt::TransformationMode mode =
         height > image.height() ? Qt::FastTransformation : Qt::SmoothTransformation;
-    auto* strip = new QLabel(m_previewGroup);
-    strip->setObjectName(QStringLiteral("previewStrip"));
-    strip->setPixmap(QPixmap::fromImage(image.scaled(width, height, Qt::IgnoreAspectRatio, mode)));
-    strip->setAlignment(Qt::AlignLeft);
+    auto* strip = new PreviewStrip(
+        QPixmap::fromImage(image.scaled(width, height, Qt::IgnoreAspectRatio, mode)),
+        m_previewGroup);
     const QString source = QString::fromStdString(p.source);
     strip->setToolTip(source);
     auto* caption =

@@ -1,5 +1,6 @@
 #include "app/gui/pages/page_header.h"
 
+#include <QEvent>
 #include <QLabel>
 #include <QPalette>
 #include <QVBoxLayout>
@@ -25,6 +26,15 @@ PageHeader::PageHeader(const QString& title, const QString& description, QWidget
   layout->setSpacing(4);
   layout->addWidget(m_title);
   layout->addWidget(m_description);
+  if (parent != nullptr) parent->installEventFilter(this);
+}
+
+bool PageHeader::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == parentWidget() && event->type() == QEvent::Resize) {
+    const bool compact = parentWidget()->height() < kCompactPageHeight;
+    if (isHidden() != compact) setHidden(compact);
+  }
+  return QWidget::eventFilter(watched, event);
 }
 
 QString PageHeader::title() const { return m_title->text(); }

@@ -10,6 +10,7 @@
 #include "app/gui/pages/setup/trainer_checks.h"
 #include "widgets/colours.h"
 #include "widgets/layer_stack_editor.h"
+#include "widgets/wrapping_list.h"
 
 #include <QGroupBox>
 #include <QLabel>
@@ -44,12 +45,14 @@ void SetupPage::buildProblemList() {
   bold.setBold(true);
   m_summary->setFont(bold);
 
-  m_problems = new QListWidget(this);
+  // A problem names a key and says what is wrong with it, often in a long sentence: it wraps
+  // to the page's width, and the list grows to show the first few whole.
+  m_problems = new widgets::WrappingList(this);
   m_problems->setObjectName(QStringLiteral("problemList"));
   m_problems->setToolTip(tr("Click a problem to go to its field"));
   m_problems->setSelectionMode(QAbstractItemView::SingleSelection);
-  m_problems->setUniformItemSizes(true);
   m_problems->setIconSize(QSize(16, 16));
+  m_problems->setMaximumVisibleRows(3);
   connect(m_problems, &QListWidget::itemClicked, this,
           [this](QListWidgetItem* item) { focusField(item->data(Qt::UserRole).toString()); });
   connect(m_problems, &QListWidget::itemActivated, this,
@@ -133,9 +136,7 @@ void SetupPage::refreshProblemList() {
     setLabelColor(m_summary, widgets::colours::error());
   }
   m_problems->setVisible(count > 0);
-  const int rowHeight = m_problems->sizeHintForRow(0) > 0 ? m_problems->sizeHintForRow(0)
-                                                          : fontMetrics().height() + 4;
-  m_problems->setFixedHeight(std::min(count, 4) * rowHeight + 2 * m_problems->frameWidth() + 2);
+  m_problems->fitRows();
 }
 
 QStringList SetupPage::problemListText() const {

@@ -38,7 +38,9 @@ QScrollArea* scrollable(QWidget* content) {
   scroll->setWidget(content);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // The columns fit a 1024 px window; where they cannot (a larger font), a scroll bar shows
+  // rather than the right column being cut off unseen.
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   return scroll;
 }
 
@@ -134,6 +136,9 @@ QGroupBox* SetupPage::fieldGroup(const QString& title, const QStringList& paths,
   group->setObjectName(QStringLiteral("group:") + title);
   auto* form = new QFormLayout(group);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  // Where a column is too narrow for a label and its field side by side (a 1024 px window), the
+  // field goes under its label rather than the panel growing past the window.
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);
   form->setLabelAlignment(Qt::AlignLeft | Qt::AlignVCenter);
   form->setHorizontalSpacing(14);
   form->setVerticalSpacing(4);
@@ -222,7 +227,7 @@ QWidget* SetupPage::buildDatasetPanel() {
 QWidget* SetupPage::buildModelPanel() {
   QVBoxLayout* left = nullptr;
   QVBoxLayout* right = nullptr;
-  QWidget* content = twoColumns(&left, &right, 6, 5);
+  QWidget* content = twoColumns(&left, &right);
 
   addToColumn(left, fieldGroup(tr("Tokenizer"),
                                pathsInGroup(QStringLiteral("Tokenizer"), QStringLiteral("model")),
@@ -235,6 +240,7 @@ QWidget* SetupPage::buildModelPanel() {
   auto* layersLabel =
       new QLabel(tr("Encoder layers, input first (the decoder mirrors them; drag to reorder):"),
                  m_magvitGroup);
+  layersLabel->setWordWrap(true);
   layersLabel->setToolTip(ConfigFieldEditor::describe([] {
     for (const core::FieldInfo& f : core::configSchema()) {
       if (f.path == "model.layers") return f;

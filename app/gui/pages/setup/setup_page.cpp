@@ -9,6 +9,7 @@
 #include "app/gui/pages/setup/trainer_checks.h"
 #include "core/presets.h"
 #include "widgets/layer_stack_editor.h"
+#include "widgets/wrapping_list.h"
 
 #include <QLabel>
 #include <QListWidget>

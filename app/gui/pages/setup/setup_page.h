@@ -18,7 +18,6 @@ class QColor;
 class QComboBox;
 class QGroupBox;
 class QLabel;
-class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
 class QScrollArea;
@@ -27,7 +26,8 @@ class QToolButton;
 
 namespace tb::widgets {
 class LayerStackEditor;
-}
+class WrappingList;
+}  // namespace tb::widgets
 
 namespace tb::app {
 
@@ -233,7 +233,7 @@ class SetupPage : public QWidget {
   RunDestination* m_destination = nullptr;
   QLabel* m_trainer = nullptr;
   QLabel* m_summary = nullptr;
-  QListWidget* m_problems = nullptr;
+  widgets::WrappingList* m_problems = nullptr;
   QTabWidget* m_tabs = nullptr;
   QList<QScrollArea*> m_scrolls;
 
