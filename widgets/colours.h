@@ -26,6 +26,8 @@ inline QColor ok() { return QColor(0x2e, 0x7d, 0x32); }
 inline QColor warning() { return QColor(0xe0, 0x9b, 0x00); }
 /// An alert that does (the Monitor's critical markers).
 inline QColor critical() { return QColor(0xd6, 0x27, 0x28); }
+/// A setting that differs from the preset or file it came from (the Setup page's labels).
+inline QColor changed() { return QColor(0x09, 0x69, 0xda); }
 /// A reference line drawn over the curves (the classic VQ reference's PSNR).
 inline QColor reference() { return QColor(0x6a, 0x3d, 0x9a); }
 

@@ -207,6 +207,13 @@ bool DataInfoView::setResult(const QByteArray& json) {
                           .arg(skippedFiles == 1 ? tr("1 file") : tr("%1 files").arg(skippedFiles))
                     : tr("no training clip in %1 (too few frames for the clip length?)").arg(path);
   }
+  const QString trainText =
+      trainClips == 1 ? tr("1 training clip")
+                      : tr("%1 training clips").arg(count(static_cast<double>(trainClips)));
+  const QString filesText =
+      fileCount == 1 ? tr("1 file") : tr("%1 files").arg(count(static_cast<double>(fileCount)));
+  m_checked = path.isEmpty() ? tr("procedural clips, %1").arg(trainText)
+                             : tr("%1, %2").arg(filesText, trainText);
   m_values[QStringLiteral("type")]->setText(type);
   m_values[QStringLiteral("path")]->setText(path.isEmpty() ? tr("(none: procedural clips)") : path);
   m_values[QStringLiteral("files")]->setText(

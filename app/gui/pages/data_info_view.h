@@ -35,6 +35,9 @@ class DataInfoView : public QWidget {
   /// Why the data shown cannot train a run (no file found, or every file skipped); "" when it
   /// can, or nothing was shown yet.
   QString problem() const { return m_problem; }
+  /// What the last scan found, for a summary ("12 files, 11 training clips"); "" unless a scan's
+  /// result is shown.
+  QString checkedText() const { return m_state == State::Ready ? m_checked : QString(); }
   /// Shown value of "type", "path", "files", "clips" or "frames".
   QString valueText(const QString& key) const;
   /// Rows of the resolutions table ("640 \u00d7 360", files) and the skipped table (path, reason).
@@ -51,6 +54,7 @@ class DataInfoView : public QWidget {
 
   State m_state = State::Empty;
   QString m_problem;
+  QString m_checked;
   QLabel* m_status = nullptr;
   QWidget* m_results = nullptr;
   QFormLayout* m_form = nullptr;

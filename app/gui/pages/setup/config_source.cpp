@@ -5,6 +5,7 @@
 #include "app/gui/pages/setup/setup_page.h"
 
 #include "app/control/run_summary_reader.h"
+#include "app/gui/pages/config_field_editor.h"
 #include "app/gui/pages/setup/run_destination.h"
 #include "core/config_io.h"
 #include "core/presets.h"
@@ -134,7 +135,7 @@ bool SetupPage::loadConfigFile(const QString& path) {
   }
   m_preset.clear();
   m_sourceFile = QFileInfo(path).absoluteFilePath();
-  m_modified = false;
+  m_baseline = m_config->json();
   m_presetBox->setCurrentIndex(-1);
   m_destination->suggestName();
   documentReplaced();
@@ -153,7 +154,7 @@ bool SetupPage::saveConfigFile(const QString& path) {
     return false;
   }
   m_sourceFile = QFileInfo(path).absoluteFilePath();
-  m_modified = false;
+  m_baseline = m_config->json();
   refreshSourceLabel();
   showMessage(tr("Saved %1").arg(m_sourceFile), false);
   return true;
@@ -169,21 +170,32 @@ bool SetupPage::applyPreset(const QString& name) {
   }
   m_preset = name;
   m_sourceFile.clear();
-  m_modified = false;
   m_presetBox->setCurrentIndex(m_presetBox->findData(name));
   m_destination->suggestName();
   showMessage({}, false);
   m_config->setDocument(core::toJson(load.config));
+  m_baseline = m_config->json();
   documentReplaced();
   return true;
 }
 
 QString SetupPage::lastMessage() const { return m_messageText; }
 
-bool SetupPage::isModified() const { return m_modified; }
+bool SetupPage::sameSettings(const Json& a, const Json& b) {
+  // Compared as values: the order of keys, and 1 against 1.0, are no change.
+  return nlohmann::json(a) == nlohmann::json(b);
+}
+
+bool SetupPage::isMarkedChanged(const QString& path) const {
+  const QLabel* label = m_labels.value(path);
+  return label != nullptr && label->property("changed").toBool();
+}
+
+bool SetupPage::isModified() const { return !sameSettings(m_config->json(), m_baseline); }
 
 bool SetupPage::confirmDiscardEdits(const QString& action) {
-  if (!m_modified) return true;
+  // Nothing is lost when the settings are what was loaded, saved, chosen or launched.
+  if (!isModified() || sameSettings(m_config->json(), m_launched)) return true;
   QMessageBox box(QMessageBox::Question, action,
                   tr("Discard your changes to the settings (%1)?").arg(configText()),
                   QMessageBox::Cancel, this);
@@ -197,7 +209,7 @@ bool SetupPage::confirmDiscardEdits(const QString& action) {
 
 void SetupPage::choosePreset(int index) {
   const QString name = m_presetBox->itemData(index).toString();
-  if (name == m_preset && !m_modified) return;
+  if (name == m_preset && !isModified()) return;
   if (!confirmDiscardEdits(tr("Preset %1").arg(name))) {
     // The chooser goes back to what the settings still are.
     m_presetBox->setCurrentIndex(m_preset.isEmpty() ? -1 : m_presetBox->findData(m_preset));
@@ -228,6 +240,9 @@ void SetupPage::askForDataFolder() {
   }
   setValue(QStringLiteral("data.type"), images ? "images" : "videos");
   setValue(QStringLiteral("data.path"), dialog.selectedFiles().front().toStdString());
+  // The footage the preset asked for completes it: no edit of the user's to keep.
+  m_baseline = m_config->json();
+  refreshSourceLabel();
   showPanel(Panel::Dataset);
 }
 
@@ -252,10 +267,40 @@ void SetupPage::refreshSourceLabel() {
   } else {
     text = tr("Defaults");
   }
-  if (m_modified) text += tr(" \u2014 modified");
+  if (isModified()) text += tr(" \u2014 modified");
   m_source->setText(text);
   m_source->setToolTip(text);
   m_source->setForegroundRole(QPalette::PlaceholderText);
+  refreshChangedMarks();
+}
+
+// The label of every field whose value differs from the preset's or the file's is drawn in
+// the "changed" colour, its tooltip saying what it was: a value changed by mistake shows.
+void SetupPage::refreshChangedMarks() {
+  const QString origin = m_sourceFile.isEmpty() ? tr("the preset") : tr("the file");
+  for (auto it = m_labels.cbegin(); it != m_labels.cend(); ++it) {
+    const QString& path = it.key();
+    QLabel* label = it.value();
+    const ConfigFieldEditor* editor = m_editors.value(path);
+    if (editor == nullptr) continue;
+    const Json::json_pointer pointer = ConfigDocument::pointerOf(path);
+    const Json before = m_baseline.contains(pointer) ? m_baseline.at(pointer) : Json();
+    const bool changed = !sameSettings(value(path), before);
+    if (label->property("changed").toBool() == changed) continue;
+    label->setProperty("changed", changed);
+    QPalette palette = label->palette();
+    const QColor colour =
+        changed ? widgets::colours::changed() : QPalette().color(QPalette::WindowText);
+    palette.setColor(QPalette::Active, QPalette::WindowText, colour);
+    palette.setColor(QPalette::Inactive, QPalette::WindowText, colour);
+    label->setPalette(palette);
+    const QString description = ConfigFieldEditor::describe(editor->field());
+    label->setToolTip(
+        changed
+            ? description + tr("<br><b>Changed</b>: %1 says %2")
+                                .arg(origin, QString::fromStdString(before.dump()).toHtmlEscaped())
+            : description);
+  }
 }
 
 void SetupPage::chooseAndLoad() {

@@ -25,13 +25,15 @@ QString SetupPage::launchConfigPath() const {
   return QDir::cleanPath(runDirectory() + QStringLiteral(".config.json"));
 }
 
-bool SetupPage::writeLaunchConfig(QString* error) const {
+bool SetupPage::writeLaunchConfig(QString* error) {
   const QString path = launchConfigPath();
   if (!QDir().mkpath(QFileInfo(path).path())) {
     if (error != nullptr) *error = tr("cannot create %1").arg(QFileInfo(path).path());
     return false;
   }
-  return m_config->save(path, error);
+  if (!m_config->save(path, error)) return false;
+  m_launched = m_config->json();  // kept in that file: leaving these settings loses nothing
+  return true;
 }
 
 LaunchRequest SetupPage::launchRequest() const {

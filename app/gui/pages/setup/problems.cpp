@@ -5,6 +5,7 @@
 #include "app/gui/pages/setup/setup_page.h"
 
 #include "app/gui/pages/config_field_editor.h"
+#include "app/gui/pages/data_info_view.h"
 #include "app/gui/pages/setup/config_key.h"
 #include "app/gui/pages/setup/run_destination.h"
 #include "app/gui/pages/setup/trainer_checks.h"
@@ -28,6 +29,7 @@ namespace {
 
 const QString kRunDirPath = QStringLiteral("run_dir");
 const QString kDataPath = QStringLiteral("data.path");
+using Json = nlohmann::ordered_json;
 
 }  // namespace
 
@@ -87,7 +89,39 @@ void SetupPage::revalidate() {
     editor->setError(byKey.value(editor->path()).join(QLatin1Char('\n')));
   }
   m_layers->setErrors(layerErrors, layerListErrors.join(QLatin1Char('\n')));
+  collectWarnings();
   refreshProblemList();
+}
+
+// Settings a run starts with but that do not do what they say.
+void SetupPage::collectWarnings() {
+  m_warnings.clear();
+  const auto label = [this](const char* path) {
+    const ConfigFieldEditor* editor = m_editors.value(QString::fromLatin1(path));
+    return editor != nullptr ? editor->labelText() : QString::fromLatin1(path);
+  };
+  const auto isSet = [this](const char* path) {
+    const Json v = value(QString::fromLatin1(path));
+    return v.is_string() && !v.get<std::string>().empty();
+  };
+  // The trainer only warns, once running, and trains without the perceptual loss.
+  const Json perceptual = value(QStringLiteral("loss.perceptual_weight"));
+  if (perceptual.is_number() && perceptual.get<double>() > 0 &&
+      !(isSet("loss.lpips_backbone") && isSet("loss.lpips_lin"))) {
+    m_warnings.emplace_back(
+        isSet("loss.lpips_backbone") ? QStringLiteral("loss.lpips_lin")
+                                     : QStringLiteral("loss.lpips_backbone"),
+        tr("%1 is %2 but the LPIPS weight files (%3, %4) are not both set: the run would train "
+           "without the perceptual loss. Choose both files, or set %1 to 0.")
+            .arg(label("loss.perceptual_weight"), QString::number(perceptual.get<double>()),
+                 label("loss.lpips_backbone"), label("loss.lpips_lin")));
+  }
+}
+
+QStringList SetupPage::warnings() const {
+  QStringList texts;
+  for (const auto& [path, message] : m_warnings) texts << path + QStringLiteral(": ") + message;
+  return texts;
 }
 
 QStringList SetupPage::validationErrors() const {
@@ -103,17 +137,18 @@ QStringList SetupPage::validationErrors() const {
 }
 
 void SetupPage::setDataProblem(const QString& problem) {
-  if (problem == m_dataProblem) return;
+  const bool changed = problem != m_dataProblem;
   m_dataProblem = problem;
-  refreshProblemList();
-  Q_EMIT configChanged();  // a refused launch is checked again
+  refreshProblemList();  // a check that began or ended changes the summary, if nothing else
+  if (changed) Q_EMIT configChanged();  // a refused launch is checked again
 }
 
 void SetupPage::refreshProblemList() {
   m_problems->clear();
-  auto addItem = [this](const QString& path, const QString& message) {
+  auto addItem = [this](const QString& path, const QString& message,
+                        QStyle::StandardPixmap icon = QStyle::SP_MessageBoxWarning) {
     auto* item = new QListWidgetItem(
-        style()->standardIcon(QStyle::SP_MessageBoxWarning),
+        style()->standardIcon(icon),
         path.isEmpty() ? message : path + QStringLiteral(": ") + message, m_problems);
     item->setData(Qt::UserRole, path);
     item->setToolTip(tr("Click to go to %1").arg(path.isEmpty() ? tr("the document") : path));
@@ -121,13 +156,27 @@ void SetupPage::refreshProblemList() {
   for (const auto& [path, message] : m_configErrors) addItem(path, message);
   if (!m_dataProblem.isEmpty()) addItem(kDataPath, m_dataProblem);
   for (const QString& problem : m_destination->problems()) addItem(kRunDirPath, problem);
-
   const int count = m_problems->count();
+  // Warnings after the problems: they do not stop a launch.
+  for (const auto& [path, message] : m_warnings)
+    addItem(path, message, QStyle::SP_MessageBoxInformation);
+  const int warningCount = static_cast<int>(m_warnings.size());
+  const QString warned = warningCount == 0   ? QString()
+                         : warningCount == 1 ? tr(" (1 warning below)")
+                                             : tr(" (%1 warnings below)").arg(warningCount);
+
   if (count == 0 && m_checks->isCheckingData()) {
-    m_summary->setText(tr("\u2713  No problems in the settings; the data is being checked\u2026"));
+    m_summary->setText(
+        tr("\u2713  No problems in the settings%1; the data is being checked\u2026").arg(warned));
+    setLabelColor(m_summary, widgets::colours::ok());
+  } else if (count == 0 && !m_dataInfo->checkedText().isEmpty()) {
+    m_summary->setText(tr("\u2713  No problems: the data was checked (%1); this configuration "
+                          "can be launched%2.")
+                           .arg(m_dataInfo->checkedText(), warned));
     setLabelColor(m_summary, widgets::colours::ok());
   } else if (count == 0) {
-    m_summary->setText(tr("\u2713  No problems: this configuration can be launched."));
+    m_summary->setText(
+        tr("\u2713  No problems: this configuration can be launched%1.").arg(warned));
     setLabelColor(m_summary, widgets::colours::ok());
   } else {
     m_summary->setText(count == 1
@@ -135,7 +184,7 @@ void SetupPage::refreshProblemList() {
                            : tr("\u2717  %1 problems must be fixed before a launch:").arg(count));
     setLabelColor(m_summary, widgets::colours::error());
   }
-  m_problems->setVisible(count > 0);
+  m_problems->setVisible(m_problems->count() > 0);  // problems and warnings
   m_problems->fitRows();
 }
 

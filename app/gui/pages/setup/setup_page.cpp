@@ -79,14 +79,8 @@ SetupPage::SetupPage(QWidget* parent)
 
   m_checks->setViews(m_modelInfo, m_dataInfo);
   // What data-info finds wrong is a problem like any other: a launch would fail on it.
-  TrainerQuery* dataQuery = m_checks->dataQuery();
-  connect(dataQuery, &TrainerQuery::busy, this, [this] { setDataProblem({}); });
-  connect(dataQuery, &TrainerQuery::succeeded, this, [this] {
-    setDataProblem(m_dataInfo->state() == DataInfoView::State::Ready ? m_dataInfo->problem()
-                                                                     : m_dataInfo->statusText());
-  });
-  connect(dataQuery, &TrainerQuery::failed, this,
-          [this](const QString& message) { setDataProblem(message); });
+  connect(m_checks->dataQuery(), &TrainerQuery::busy, this, [this] { setDataProblem({}); });
+  connect(m_checks, &TrainerChecks::dataChecked, this, &SetupPage::setDataProblem);
 
   m_trainerText = tr("not searched");
   m_trainer->setText(m_trainerText);
@@ -151,7 +145,6 @@ void SetupPage::onLayersEdited() {
 }
 
 void SetupPage::documentEdited(const QString& changedPath) {
-  m_modified = true;
   revalidate();
   Q_UNUSED(changedPath);
   refreshAfterChange();
@@ -161,7 +154,10 @@ void SetupPage::documentEdited(const QString& changedPath) {
 
 void SetupPage::requestModelInfo() { m_checks->checkModel(m_config->json(), m_configErrors); }
 
-void SetupPage::requestDataInfo() { m_checks->checkData(m_config->json(), m_configErrors); }
+void SetupPage::requestDataInfo() {
+  m_checks->checkData(m_config->json(), m_configErrors);
+  refreshProblemList();  // a check that was under way may have been called off
+}
 
 TrainerQuery* SetupPage::modelInfoQuery() const { return m_checks->modelQuery(); }
 

@@ -85,8 +85,9 @@ class SetupPage : public QWidget {
   /// Where a launch writes the configuration it passes with --config:
   /// "<runs folder>/<run name>.config.json" (the trainer copies it into the run directory).
   QString launchConfigPath() const;
-  /// Writes configJsonText() to launchConfigPath(); false with `error` set on failure.
-  bool writeLaunchConfig(QString* error = nullptr) const;
+  /// Writes configJsonText() to launchConfigPath(); false with `error` set on failure. The
+  /// settings written count as kept (confirmDiscardEdits() does not ask about them).
+  bool writeLaunchConfig(QString* error = nullptr);
   /// The trainer invocation the Launch button starts for the current settings (trainer empty
   /// when none was found).
   LaunchRequest launchRequest() const;
@@ -108,10 +109,12 @@ class SetupPage : public QWidget {
   /// (every one but demo is meant for your own footage), asks for the folder of videos or
   /// images; cancelled, the preset keeps the procedural clips and the page says so.
   void choosePreset(int index);
-  /// True once the document was edited since it was loaded, saved or reset to a preset.
+  /// True while the document differs from what was loaded, saved or reset to a preset (with
+  /// the footage a preset asked for): edits put back by hand are no edits.
   bool isModified() const;
-  /// Without edits: true. Otherwise asks whether to discard them (`action` titles the
-  /// question); true when the user agrees.
+  /// Without edits, or with the settings last launched (kept in their .config.json): true.
+  /// Otherwise asks whether to discard them (`action` titles the question); true when the
+  /// user agrees.
   bool confirmDiscardEdits(const QString& action);
   /// The preset the document came from; empty after loading a file.
   QString presetName() const { return m_preset; }
@@ -138,7 +141,10 @@ class SetupPage : public QWidget {
   /// Shows the panel holding `path` (a key, or a problem path such as "model.layers[2]"),
   /// scrolls to its editor and focuses it. Returns false for a path with no editor.
   bool focusField(const QString& path);
-  /// The problems as listed (same text as validationErrors()).
+  /// "path: message" for every warning: settings a launch accepts but that do not do what they
+  /// say (a perceptual loss weight without the LPIPS weight files). Listed after the problems.
+  QStringList warnings() const;
+  /// The problems as listed (validationErrors(), then warnings()).
   QStringList problemListText() const;
   /// The text of the validation summary line ("No problems", "2 problems", ...).
   QString validationSummaryText() const;
@@ -156,6 +162,9 @@ class SetupPage : public QWidget {
 
   /// Where the document came from ("Preset demo", the loaded file, + "modified").
   QString configText() const;
+  /// Whether the label of the field at `path` is marked changed (its value differs from what
+  /// the preset or file says).
+  bool isMarkedChanged(const QString& path) const;
   /// runDirectory().
   QString runDirectoryText() const;
   /// The trainer's path and origin, or why none was found.
@@ -201,6 +210,8 @@ class SetupPage : public QWidget {
   void askForDataFolder();
   void showMessage(const QString& text, bool error);
   void refreshSourceLabel();
+  void refreshChangedMarks();
+  static bool sameSettings(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
   QString runNameBase() const;
 
   // Validation and the problem list (problems.cpp).
@@ -208,6 +219,7 @@ class SetupPage : public QWidget {
   void buildProblemList();
   void revalidate();
   void setDataProblem(const QString& problem);
+  void collectWarnings();
   void refreshProblemList();
 
   // The launch's command line (launch_command.cpp).
@@ -215,11 +227,13 @@ class SetupPage : public QWidget {
 
   ConfigDocument* m_config = nullptr;                       // child of the page
   std::vector<std::pair<QString, QString>> m_configErrors;  // path, message
+  std::vector<std::pair<QString, QString>> m_warnings;      // path, message
   QString m_dataProblem;  // what data-info found wrong; "" when nothing (or not known yet)
   QString m_messageText;  // the load/save message in full (the label may elide it)
   QString m_preset;
   QString m_sourceFile;
-  bool m_modified = false;
+  nlohmann::ordered_json m_baseline;  // what was loaded, saved or chosen (isModified())
+  nlohmann::ordered_json m_launched;  // what the last launch wrote
   QString m_trainerPath;
   QString m_trainerText;
   TrainerChecks* m_checks = nullptr;  // child of the page
