@@ -39,12 +39,23 @@ bool UnfocusedWheelFilter::guards(const QObject* object) {
           qobject_cast<const QScrollBar*>(object) == nullptr);
 }
 
+void UnfocusedWheelFilter::keepWheelFocusOff(QWidget* input) {
+  if ((input->focusPolicy() & Qt::WheelFocus) == Qt::WheelFocus) {
+    input->setFocusPolicy(Qt::StrongFocus);
+  }
+}
+
 bool UnfocusedWheelFilter::eventFilter(QObject* watched, QEvent* event) {
-  if (event->type() != QEvent::Wheel || !guards(watched)) {
+  const QEvent::Type type = event->type();
+  if ((type != QEvent::Wheel && type != QEvent::Polish) || !guards(watched)) {
     return QObject::eventFilter(watched, event);
   }
   auto* input = static_cast<QWidget*>(watched);
-  if (input->focusPolicy() == Qt::WheelFocus) input->setFocusPolicy(Qt::StrongFocus);
+  // A window system's wheel event focuses a WheelFocus input under the pointer before any
+  // filter sees it (QApplication gives focus by policy first), after which the focused input
+  // would take the wheel: the policy is changed once the input is polished, before it shows.
+  keepWheelFocusOff(input);
+  if (type == QEvent::Polish) return false;
   if (input->hasFocus()) return false;
   scrollPageAround(input, static_cast<QWheelEvent*>(event));
   return true;  // the value stays as it is, scrolled or not

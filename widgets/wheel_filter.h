@@ -14,8 +14,9 @@ bool scrollPageAround(QWidget* widget, QWheelEvent* event);
 /// An application-wide event filter that keeps the mouse wheel for scrolling: a wheel turned
 /// over a spin box, combo box or slider that does not have keyboard focus scrolls the page
 /// around it instead of changing the value (the input still takes the wheel once clicked or
-/// tabbed into). Inputs that wheel-focus by default are given Qt::StrongFocus as they pass, so
-/// a wheel never focuses them either. Install with QCoreApplication::installEventFilter().
+/// tabbed into). Inputs that wheel-focus by default are given Qt::StrongFocus when they are
+/// polished (before they first show), so a wheel never focuses them either: install with
+/// QCoreApplication::installEventFilter() before the inputs are shown.
 class UnfocusedWheelFilter : public QObject {
   Q_OBJECT
 
@@ -24,6 +25,8 @@ class UnfocusedWheelFilter : public QObject {
 
   /// True for the inputs this filter guards (spin boxes, combo boxes, sliders).
   static bool guards(const QObject* object);
+  /// Gives `input` Qt::StrongFocus if its policy includes Qt::WheelFocus.
+  static void keepWheelFocusOff(QWidget* input);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
