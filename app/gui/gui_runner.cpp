@@ -93,7 +93,9 @@ int GuiRunner::run(int& argc, char** argv) {
       // --config F --run-dir NEW: the Setup page shows F, and Launch writes the run to NEW.
       window.setupPage()->setRunDirectory(QFileInfo(runDir).absoluteFilePath());
       window.setCurrentPage(PageId::Setup);
-    } else if (!window.openRunDirectory(runDir) && !window.lastOpenProblem().isEmpty()) {
+    } else if (window.openRunDirectory(runDir)) {
+      window.setCurrentPage(PageId::Monitor);  // the run asked for (--page may choose another)
+    } else if (!window.lastOpenProblem().isEmpty()) {
       // The window opens anyway (its status bar says it too); a terminal user reads it here.
       std::cerr << "tokenbench: " << window.lastOpenProblem().toStdString() << '\n';
     }

@@ -9,6 +9,7 @@
 #include "app/gui/pages/samples_page.h"
 #include "app/gui/pages/setup/setup_page.h"
 #include "app/gui/run_control_bar.h"
+#include "app/gui/user_guide_dialog.h"
 #include "app/gui/window_settings.h"
 #include "core/checkpoint_files.h"
 #include "core/version.h"
@@ -17,7 +18,6 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDesktopServices>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -31,7 +31,6 @@
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QUrl>
 #include <QVBoxLayout>
 
 namespace tb::app {
@@ -286,7 +285,7 @@ void MainWindow::showRun(const QString& absolute) {
   m_runsPage->setCurrentRun(absolute);
   m_openRunDirectory = absolute;
   WindowSettings().addRecentRun(absolute);
-  m_setupPage->setRunDirectory(absolute);
+  // Setup keeps its runs folder: opening a run must not change where the next run goes.
   m_monitorPage->setRunDirectory(absolute);
   m_samplesPage->setRunDirectory(absolute);
   m_comparePage->setOpenRun(absolute);
@@ -362,8 +361,11 @@ void MainWindow::chooseRunDirectory() {
   const QString path = QFileDialog::getExistingDirectory(this, tr("Open Run Directory"), start);
   if (path.isEmpty()) return;
   openRunDirectoryLater(path, [this](bool opened) {
-    if (!opened && !m_openProblem.isEmpty())
+    if (opened) {
+      setCurrentPage(PageId::Monitor);  // the run just opened, not another configuration
+    } else if (!m_openProblem.isEmpty()) {
       QMessageBox::warning(this, tr("Open Run Directory"), m_openProblem);
+    }
   });
 }
 
@@ -382,15 +384,11 @@ QString MainWindow::userGuidePath() {
 }
 
 void MainWindow::showUserGuide() {
-  const QString path = userGuidePath();
-  if (path.isEmpty() || !QDesktopServices::openUrl(QUrl::fromLocalFile(path))) {
-    QMessageBox::information(
-        this, tr("User Guide"),
-        path.isEmpty() ? tr("The user guide (docs/user-guide.md) is not installed here.")
-                       : tr("No program to open %1 was found; open it in a text editor or a "
-                            "Markdown viewer.")
-                             .arg(QDir::toNativeSeparators(path)));
-  }
+  // One guide window, kept beside the main window (not modal: the user reads while working).
+  if (m_userGuide == nullptr) m_userGuide = new UserGuideDialog(userGuidePath(), this);
+  m_userGuide->show();
+  m_userGuide->raise();
+  m_userGuide->activateWindow();
 }
 
 void MainWindow::showShortcuts() {

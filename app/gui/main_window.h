@@ -23,6 +23,7 @@ class RunController;
 class RunsPage;
 class SamplesPage;
 class SetupPage;
+class UserGuideDialog;
 struct LaunchPlan;
 struct TrainerLocation;
 
@@ -68,7 +69,9 @@ class MainWindow : public QMainWindow {
   void setTrainerLocation(const TrainerLocation& trainer);
   /// Shows the configuration file named with --config on the Setup page.
   void setConfigPath(const QString& path);
-  /// Opens the run directory `path` in every page. A folder of runs (what TensorBoard's
+  /// Opens the run directory `path` in every page (Setup's runs folder, where the next run goes,
+  /// stays as it is; File > Open and Open Recent then show the Monitor). A folder of runs (what
+  /// TensorBoard's
   /// --logdir takes) is browsed on the Runs page instead, and any other folder is refused: both
   /// return false and leave the open run, the Setup page and Open Recent alone, and the status
   /// bar (and lastOpenProblem() for a refusal) says why.
@@ -89,6 +92,8 @@ class MainWindow : public QMainWindow {
   /// Where Help > User Guide opens (docs/user-guide.md, installed or in the source tree); empty
   /// when it is nowhere to be found.
   static QString userGuidePath();
+  /// The window Help > User Guide (F1) shows the guide in; null until first asked for.
+  UserGuideDialog* userGuideDialog() const { return m_userGuide; }
 
   /// Restores geometry, bar state and last page from WindowSettings. Returns false when no
   /// geometry was remembered (the window keeps its default size).
@@ -145,6 +150,7 @@ class MainWindow : public QMainWindow {
   SamplesPage* m_samplesPage = nullptr;
   ComparePage* m_comparePage = nullptr;
   RunsPage* m_runsPage = nullptr;
+  UserGuideDialog* m_userGuide = nullptr;
   RunController* m_runController = nullptr;
   RunControlBar* m_runControlBar = nullptr;
   QMenu* m_recentMenu = nullptr;

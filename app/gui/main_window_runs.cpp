@@ -120,8 +120,11 @@ void MainWindow::fillRecentMenu() {
   m_recentMenu->clear();
   const QStringList recent = WindowSettings().recentRuns();
   for (const QString& path : recent) {
-    QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(path), this,
-                                              [this, path] { openRunDirectoryLater(path); });
+    QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(path), this, [this, path] {
+      openRunDirectoryLater(path, [this](bool opened) {
+        if (opened) setCurrentPage(PageId::Monitor);
+      });
+    });
     action->setData(path);
   }
   // Runs that are gone (or no longer runs) are greyed out once a read off the window's thread
@@ -163,8 +166,13 @@ LaunchPlan MainWindow::launchPlan() const {
 }
 
 void MainWindow::onRunDirectoryReady(const QString& path) {
-  // The window's own run: followed from its hello on, before its config.json exists.
-  if (QFileInfo(path).isDir()) showRun(QDir::cleanPath(QFileInfo(path).absoluteFilePath()));
+  // The window's own run: followed from its hello on, before its config.json exists. Setup
+  // suggests a fresh name beside it, so that the next Launch does not target this run.
+  if (QFileInfo(path).isDir()) {
+    const QString absolute = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+    showRun(absolute);
+    m_setupPage->setRunDirectory(absolute);
+  }
   if (currentPage() == PageId::Setup) {
     setCurrentPage(PageId::Monitor);  // launched from Setup: watch it
   }

@@ -9,19 +9,25 @@
 #include "app/gui/pages/runs_page.h"
 #include "app/gui/pages/samples_page.h"
 #include "app/gui/pages/setup/setup_page.h"
+#include "app/gui/user_guide_dialog.h"
 #include "app/gui/window_settings.h"
 #include "core/version.h"
 #include "widgets/curve_plot.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QDialog>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
+#include <QMenu>
 #include <QObject>
+#include <QScrollBar>
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
@@ -30,7 +36,10 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
+#include <QTextDocument>
 #include <QTimer>
+#include <QUrl>
 
 using tb::app::MainWindow;
 using tb::app::PageId;
@@ -140,14 +149,14 @@ class TestMainWindow : public QObject {
     QVERIFY(makeRun(run));
     MainWindow window;
     QSignalSpy opened(&window, &MainWindow::runDirectoryOpened);
+    const QString target = window.setupPage()->runDirectoryText();
 
     QVERIFY(window.openRunDirectory(run));
     QCOMPARE(opened.count(), 1);
     QCOMPARE(window.runsPage()->runDirectories(), QStringList{run});
     QVERIFY(window.monitorPage()->emptyHeadline().contains(QLatin1String("run-042")));
-    // The next launch goes beside the opened run, never into it.
-    QCOMPARE(QFileInfo(window.setupPage()->runDirectoryText()).path(), runs.path());
-    QVERIFY(window.setupPage()->runDirectoryText() != run);
+    // Where the next launch goes is the Setup page's, not the opened run's folder.
+    QCOMPARE(window.setupPage()->runDirectoryText(), target);
     QVERIFY(window.windowTitle().contains(QLatin1String("run-042")));
 
     QVERIFY(window.openRunDirectory(run));  // again: listed once
@@ -162,6 +171,97 @@ class TestMainWindow : public QObject {
     QVERIFY(makeRun(second));
     QVERIFY(window.openRunDirectory(second));
     QCOMPARE(window.comparePage()->emptyHeadline(), QStringLiteral("No comparison of run-043 yet"));
+  }
+
+  // File > Open Run Directory, as a user does it: the run is shown (on the Monitor), and the
+  // Setup page still sends new runs where it did.
+  void openingARunShowsItAndKeepsTheRunsFolder() {
+    QTemporaryDir runs;
+    QVERIFY(runs.isValid());
+    const QString run = runs.filePath(QStringLiteral("elsewhere/run-7"));
+    QVERIFY(makeRun(run));
+    MainWindow window;
+    window.setRemembersWindowState(false);
+    const QString target = runs.filePath(QStringLiteral("mine/next-run"));
+    window.setupPage()->setRunDirectory(target);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QCOMPARE(window.currentPage(), PageId::Setup);
+    QCOMPARE(window.setupPage()->runDirectory(), target);
+
+    // The folder dialog answers with the run.
+    auto* poll = new QTimer(&window);
+    poll->setInterval(20);
+    connect(poll, &QTimer::timeout, [poll, run] {
+      auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+      if (dialog == nullptr) return;
+      poll->stop();
+      dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"))->setText(run);
+      static_cast<QDialog*>(dialog)->accept();
+    });
+    poll->start();
+    window.findChild<QAction*>(QStringLiteral("openRunDirectoryAction"))->trigger();
+    QVERIFY(window.waitForReads());
+    QCOMPARE(window.openRunDirectoryPath(), run);
+    QCOMPARE(window.currentPage(), PageId::Monitor);
+    QCOMPARE(window.monitorPage()->runDirectory(), run);
+    QCOMPARE(window.setupPage()->runDirectory(), target);
+
+    // Open Recent, from another page: the same.
+    window.setCurrentPage(PageId::Setup);
+    auto* recent = window.findChild<QMenu*>(QStringLiteral("recentRunsMenu"));
+    Q_EMIT recent->aboutToShow();
+    QAction* entry = nullptr;
+    for (QAction* action : recent->actions()) {
+      if (action->data().toString() == run) entry = action;
+    }
+    QVERIFY(entry != nullptr);
+    entry->trigger();
+    QVERIFY(window.waitForReads());
+    QCOMPARE(window.currentPage(), PageId::Monitor);
+    QCOMPARE(window.setupPage()->runDirectory(), target);
+  }
+
+  // Help > User Guide (F1) shows the guide in the window, links between documents working.
+  void f1ShowsTheUserGuide() {
+    QVERIFY2(!MainWindow::userGuidePath().isEmpty(), "docs/user-guide.md not found");
+    MainWindow window;
+    window.setRemembersWindowState(false);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QTest::keyClick(&window, Qt::Key_F1);
+    tb::app::UserGuideDialog* guide = window.userGuideDialog();
+    QVERIFY(guide != nullptr);
+    QTRY_VERIFY(guide->isVisible());
+    QTextBrowser* browser = guide->browser();
+    QVERIFY(QTest::qWaitForWindowExposed(guide));
+    // Rendered from Markdown: the heading's text, without its "#".
+    QVERIFY2(browser->toPlainText().startsWith(QLatin1String("Tokenbench user guide")),
+             qPrintable(browser->toPlainText().left(200)));
+    QVERIFY(browser->toPlainText().contains(QLatin1String("Everything a run produces")));
+    QVERIFY(browser->document()->toMarkdown().contains(QLatin1String("# Tokenbench user guide")));
+    const QImage shot = guide->grab().toImage();
+    QVERIFY(!shot.isNull());
+    QVERIFY2(guide->width() <= 1024 && guide->height() <= 640,
+             qPrintable(QStringLiteral("%1x%2").arg(guide->width()).arg(guide->height())));
+
+    // A heading within the guide, another document, and back.
+    QCOMPARE(browser->verticalScrollBar()->value(), 0);
+    browser->setSource(QUrl(QStringLiteral("#the-run-directory")));
+    QTRY_VERIFY(browser->verticalScrollBar()->value() > 0);
+    browser->setSource(QUrl(QStringLiteral("configuration.md")));
+    QCOMPARE(QFileInfo(guide->currentPath()).fileName(), QStringLiteral("configuration.md"));
+    QVERIFY(!browser->toPlainText().contains(QLatin1String("Everything a run produces")));
+    QVERIFY(browser->isBackwardAvailable());
+    browser->backward();
+    QCOMPARE(QFileInfo(guide->currentPath()).fileName(), QStringLiteral("user-guide.md"));
+
+    // Asked for again (Help > User Guide): the same window, not a second one.
+    guide->hide();
+    window.findChild<QAction*>(QStringLiteral("userGuideAction"))->trigger();
+    QCOMPARE(window.userGuideDialog(), guide);
+    QTRY_VERIFY(guide->isVisible());
   }
 
   void showsTheTrainer() {
