@@ -179,9 +179,10 @@ void SetupPage::refreshProblemList() {
         tr("\u2713  No problems: this configuration can be launched%1.").arg(warned));
     setLabelColor(m_summary, widgets::colours::ok());
   } else {
-    m_summary->setText(count == 1
-                           ? tr("\u2717  1 problem must be fixed before a launch:")
-                           : tr("\u2717  %1 problems must be fixed before a launch:").arg(count));
+    m_summary->setText((count == 1
+                            ? tr("\u2717  1 problem must be fixed before a launch%1:")
+                            : tr("\u2717  %1 problems must be fixed before a launch%2:").arg(count))
+                           .arg(warned));
     setLabelColor(m_summary, widgets::colours::error());
   }
   m_problems->setVisible(m_problems->count() > 0);  // problems and warnings
