@@ -63,6 +63,8 @@ inline constexpr std::string_view kNonfiniteStep = "nonfinite_step";
 inline constexpr std::string_view kRollback = "rollback";
 /// Unreadable files were skipped by the data loader.
 inline constexpr std::string_view kDataSkipped = "data_skipped";
+/// The data leaves no validation clip: validation, samples and rFID/rFVD are off.
+inline constexpr std::string_view kNoValidation = "no_validation";
 inline constexpr std::string_view kPerceptualOff = "perceptual_off";  ///< no LPIPS weights
 inline constexpr std::string_view kReferenceBlas = "reference_blas";  ///< slow BLAS in use
 /// A sample GIF was not written.

@@ -20,6 +20,9 @@
 //   TB_FAKE_CONTROL_LOG  file that every control line read on stdin is appended to
 //   TB_FAKE_FLOOD    progress lines of the flood (default 100000)
 //   TB_FAKE_SILENT_MS  silence of "silent" (default 1500)
+//   TB_FAKE_PHASES   before the first step, the phases of a real run: "data" (not counted), then
+//                    "reference" counted 0..N in N + 1 events TB_FAKE_STEP_MS apart (default 0:
+//                    none)
 //   TB_FAKE_WARN_AT  step of a normal run after which it prints a warning event (a rollback,
 //                    with a long message), as a trainer does when a step went non-finite
 //
@@ -200,6 +203,17 @@ int normalRun(const fs::path& runDir, bool controlStdin, bool deaf) {
   const long logEvery = std::max(1L, envInt("TB_FAKE_LOG_EVERY", 1));
   Control control(controlStdin);
   emit(hello(runDir.string()));
+  if (const long parts = envInt("TB_FAKE_PHASES", 0); parts > 0) {
+    emit(PhaseEvent{"data", "indexing the data folder", 0, 0});
+    for (long k = 0; k <= parts; ++k) {
+      emit(PhaseEvent{"reference", "fitting the classic VQ reference: drawing blocks", k, parts});
+      const std::string command = control.poll(stepMs);
+      if (!deaf && (command == "stop" || command == "eof")) {
+        emit(DoneEvent{"stopped", 0});
+        return 0;
+      }
+    }
+  }
   const long warnAt = envInt("TB_FAKE_WARN_AT", 0);
   for (long s = 1; s <= steps; ++s) {
     if (s % logEvery == 0) step(s, steps, 1.0 / static_cast<double>(s));

@@ -131,6 +131,24 @@ class TestHeadlessRunner : public QObject {
              std::string("step 2/10  loss nan  12.0 it/s  ETA 1s"));
   }
 
+  // Before the first step, each phase gets a line, a counted one with its share.
+  void phasesBeforeTheFirstStepArePrinted() {
+    qputenv("TB_FAKE_PHASES", "3");
+    std::string err;
+    const int status = runFake("normal", &err);
+    qunsetenv("TB_FAKE_PHASES");
+    QCOMPARE(status, 0);
+    const auto data = err.find("tokenbench: indexing the data folder\n");
+    const auto reference =
+        err.find("tokenbench: fitting the classic VQ reference: drawing blocks (0 %)\n");
+    const auto firstStep = err.find("/20");  // the first progress line, "step N/20 ..."
+    QVERIFY2(data != std::string::npos, err.c_str());
+    QVERIFY2(reference != std::string::npos, err.c_str());
+    QVERIFY2(firstStep != std::string::npos, err.c_str());
+    QVERIFY(data < reference);
+    QVERIFY(reference < firstStep);
+  }
+
   void exitStatusFollowsTheTrainer() {
     QCOMPARE(HeadlessRunner::exitStatus(State::Completed, 0), 0);
     QCOMPARE(HeadlessRunner::exitStatus(State::Stopped, 0), 0);

@@ -171,6 +171,37 @@ class TestRunControlBar : public QObject {
     shoot(f->bar, QStringLiteral("completed"));
   }
 
+  // Before the first step the bar said only "Running": each phase now shows in words beside the
+  // bar, a counted one with its share; the first progress event takes over.
+  void phasesBeforeTheFirstStepShowWithTheirShare() {
+    auto f = makeBar("normal");
+    qputenv("TB_FAKE_PHASES", "4");
+    qputenv("TB_FAKE_STEP_MS", "200");
+    QVERIFY(f->bar.launch());
+    auto* rate = f->bar.findChild<QLabel*>(QStringLiteral("runRate"));
+    QVERIFY(rate != nullptr);
+    QTRY_VERIFY_WITH_TIMEOUT(f->controller.phase() && f->controller.phase()->phase == "reference" &&
+                                 f->controller.phase()->done >= 1,
+                             kTimeoutMs);
+    QVERIFY(f->bar.progressBar()->isVisible());
+    QCOMPARE(f->bar.progressBar()->maximum(), 1000);
+    QVERIFY(f->bar.progressBar()->value() >= 250);
+    QVERIFY(f->bar.progressBar()->text().endsWith(QLatin1Char('%')));
+    QVERIFY(rate->isVisible());
+    QVERIFY2(rate->toolTip().contains(QLatin1String("Fitting the classic VQ reference")) ||
+                 rate->text().contains(QLatin1String("Fitting the classic VQ reference")),
+             qPrintable(rate->text()));
+    shoot(f->bar, QStringLiteral("phase"));
+    QSignalSpy progress(&f->controller, &RunController::progressReceived);
+    QVERIFY(progress.wait(kTimeoutMs));
+    QVERIFY(!f->controller.phase());
+    QTRY_VERIFY(rate->text().contains(QLatin1String("ETA")));
+    f->bar.stop();
+    QVERIFY(waitForEnd(f->controller));
+    qunsetenv("TB_FAKE_PHASES");
+    qunsetenv("TB_FAKE_STEP_MS");
+  }
+
   void resumeContinuesTheRunWithItsOwnConfig() {
     auto f = makeBar("normal");
     qputenv("TB_FAKE_STEPS", "100000");

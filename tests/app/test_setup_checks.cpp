@@ -215,6 +215,38 @@ class SetupChecksTest : public QObject {
              QStringLiteral("data.path: tokenbench-trainer data-info: data.path: no files found"));
   }
 
+  // Item 13: one usable video gave the split "1 (1 / 0)" with no word: no validation clip is a
+  // warning before launch, naming what a run would miss.
+  void noValidationClipIsAWarning() {
+    const QString videos = m_dir.filePath(QStringLiteral("one-video"));
+    QVERIFY(QDir().mkpath(videos));
+    const QByteArray info = "{\"version\":1,\"type\":\"videos\",\"path\":\"" + videos.toUtf8() +
+                            "\",\"files\":1,\"train_files\":1,\"valid_files\":0,\"train_clips\":9,"
+                            "\"valid_clips\":0,\"frames\":{\"min\":40,\"max\":40,\"total\":40},"
+                            "\"resolutions\":[],\"skipped\":[]}";
+    const QString script = writeScript(m_dir, QStringLiteral("one-file-data-info"),
+                                       "cat > /dev/null\nif [ \"$1\" = data-info ]; then echo '" +
+                                           info + "'; else echo '{}'; fi\n");
+    SetupPage page;
+    page.dataInfoQuery()->setDebounceInterval(10);
+    page.setTrainerLocation(trainerAt(script));
+    QVERIFY(page.applyPreset(QStringLiteral("quick-start")));
+    page.setValue(QStringLiteral("data.path"), videos.toStdString());
+    const bool ready = QTest::qWaitFor(
+        [&page] { return page.dataInfoView()->state() == tb::app::DataInfoView::State::Ready; },
+        kTimeoutMs);
+    QVERIFY2(ready, qPrintable(page.dataInfoView()->statusText()));
+    const QStringList warnings = page.warnings();
+    const auto held = std::find_if(warnings.begin(), warnings.end(), [](const QString& w) {
+      return w.startsWith(QLatin1String("data.valid_path: no validation clips"));
+    });
+    QVERIFY2(held != warnings.end(), qPrintable(warnings.join('\n')));
+    QVERIFY(held->contains(QLatin1String("its only usable file leaves none")));
+    QVERIFY(page.problemListText().contains(*held));
+    QVERIFY(page.validationErrors().isEmpty() ||
+            !page.validationErrors().join('\n').contains(QLatin1String("validation clips")));
+  }
+
   // Item 14: perceptual loss on, LPIPS weights not set: a warning before launch.
   void perceptualLossWithoutWeightsIsAWarning() {
     SetupPage page;

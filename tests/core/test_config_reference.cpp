@@ -99,7 +99,7 @@ TEST(ConfigReference, RangesReadAsWritten) {
   EXPECT_EQ(describeRange(fieldAt("data.image_size")), "8 to 4096");
   EXPECT_EQ(describeRange(fieldAt("train.lr")), "> 0, <= 1");
   EXPECT_EQ(describeRange(fieldAt("train.grad_clip")), "0 to 1000000");
-  EXPECT_EQ(describeRange(fieldAt("model.quantizer.vq_beta")), ">= 0");
+  EXPECT_EQ(describeRange(fieldAt("model.quantizer.vq_beta")), "0 to 10000");
   EXPECT_EQ(describeRange(fieldAt("loss.adaptive_weight_max")), "> 0, <= 1000000");
   EXPECT_EQ(describeRange(fieldAt("data.type")), "`synthetic`, `videos`, `images`, `shards`");
   EXPECT_EQ(describeRange(fieldAt("model.input_conv_kernel")), "each 1 to 15; length 3");

@@ -39,6 +39,7 @@ std::vector<Event> goldenEvents() {
       ErrorEvent{"dataset_empty", "no clips found in /data/clips",
                  "check data.path in config.json"},
       DoneEvent{"completed", 10000},
+      PhaseEvent{"reference", "fitting the classic VQ reference: drawing blocks", 4096, 16384},
   };
 }
 
@@ -80,7 +81,7 @@ TEST(EventProtocolGolden, EncodeOfConstructedEventsEqualsGoldenLines) {
 
 TEST(EventProtocolGolden, DecodedFieldsHaveTheWrittenValues) {
   const std::vector<std::string> lines = readLines("events_v1.ndjson");
-  ASSERT_EQ(lines.size(), 9u);
+  ASSERT_EQ(lines.size(), 10u);
 
   const auto hello = std::get<HelloEvent>(*decodeEventLine(lines[0]).event());
   EXPECT_EQ(hello.protocol, kProtocolVersion);
@@ -108,6 +109,11 @@ TEST(EventProtocolGolden, DecodedFieldsHaveTheWrittenValues) {
   const auto done = std::get<DoneEvent>(*decodeEventLine(lines[8]).event());
   EXPECT_EQ(done.status, "completed");
   EXPECT_EQ(done.step, std::optional<std::int64_t>(10000));
+
+  const auto phase = std::get<PhaseEvent>(*decodeEventLine(lines[9]).event());
+  EXPECT_EQ(phase.phase, "reference");
+  EXPECT_EQ(phase.done, 4096);
+  EXPECT_EQ(phase.total, 16384);
 }
 
 TEST(EventProtocolGolden, TypeNamesMatchTheWire) {

@@ -303,6 +303,22 @@ TEST(DataVideos, UnusableFoldersAndConfigsAreClearErrors) {
   d.type = core::DataType::Images;
   d.path = dir.path().string();
   EXPECT_NE(codeOf(d).find("data.num_frames is 5"), std::string::npos) << codeOf(d);
+
+  // A folder of images read as videos: named as such, with the key to set ("no videos files
+  // found" before, and no hint).
+  fs::create_directories(dir.path() / "pictures");
+  writeText(dir.path() / "pictures/a.png", "x");
+  writeText(dir.path() / "pictures/b.jpg", "x");
+  d = videoData(dir.path() / "pictures");
+  try {
+    ClipDataset data(d, 1);
+    ADD_FAILURE() << "a folder of images opened as videos";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("no video files found, but 2 image files"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.hint(), "set data.type to images");
+  }
 }
 
 // Validation scores train.valid_clips clips spread over the held-out files in name order, so that
@@ -480,6 +496,22 @@ TEST(DataTraining, TrainsOnAVideoFolderSkippingBrokenFilesWithWarnings) {
   }
   EXPECT_TRUE(saw_skips);
   EXPECT_TRUE(saw_valid);
+  EXPECT_EQ(events.find("no_validation"), std::string::npos) << "validation had clips";
+
+  // One usable video: validation takes whole files, so it gets none; the run says so (it said
+  // nothing, and trained without validation, samples or rFID/rFVD).
+  const fs::path one = dir.path() / "one";
+  fs::create_directories(one);
+  fs::copy_file(root / "good/a.mkv", one / "a.mkv");
+  c.data = videoData(one);
+  c.train.max_steps = 2;
+  const testing::RunResult single = testing::train(c, dir.path() / "run_one");
+  ASSERT_EQ(single.code, 0);
+  std::string warned;
+  for (const auto& line : single.events) {
+    if (line.find("\"code\":\"no_validation\"") != std::string::npos) warned = line;
+  }
+  EXPECT_NE(warned.find("1 usable file(s) leave none"), std::string::npos) << warned;
 }
 
 }  // namespace

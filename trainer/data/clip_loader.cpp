@@ -1,5 +1,7 @@
 #include "trainer/data/clip_loader.h"
 
+#include "core/media_files.h"
+
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/torch_compat.h"
@@ -144,13 +146,25 @@ DatasetIndex ClipDataset::indexFolder(const std::string& key, const std::string&
     m_index_skips.push_back(std::move(s));
   }
   if (index.files.empty()) {
-    std::string why = index.skipped.empty()
-                          ? "no " + kindName(m_data.type) + " files found"
-                          : "all " + std::to_string(index.skipped.size()) +
-                                " files are unusable (first: " + index.skipped.front().path + ": " +
-                                index.skipped.front().reason + ")";
-    throw DataError("dataset_empty", key + " \"" + folder + "\": " + why,
-                    "check the folder, data.type and data.num_frames x data.frame_stride");
+    const bool videos = m_data.type == core::DataType::Videos;
+    std::string why =
+        "all " + std::to_string(index.skipped.size()) + " files are unusable (first: " +
+        (index.skipped.empty() ? std::string()
+                               : index.skipped.front().path + ": " + index.skipped.front().reason) +
+        ")";
+    std::string hint = "check the folder, data.type and data.num_frames x data.frame_stride";
+    if (index.skipped.empty()) {
+      // A folder of the other kind: say so, and what to set.
+      const core::MediaFileCount found = core::countMediaFiles(folder);
+      const std::int64_t others = videos ? found.images : found.videos;
+      why = std::string("no ") + (videos ? "video" : "image") + " files found";
+      if (others > 0) {
+        why += ", but " + std::to_string(others) + (videos ? " image" : " video") +
+               (others == 1 ? " file" : " files");
+        hint = std::string("set data.type to ") + (videos ? "images" : "videos");
+      }
+    }
+    throw DataError("dataset_empty", key + " \"" + folder + "\": " + why, hint);
   }
   return index;
 }

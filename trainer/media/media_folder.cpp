@@ -1,5 +1,6 @@
 #include "trainer/media/media_folder.h"
 
+#include "core/media_files.h"
 #include "trainer/media/media_error.h"
 
 #include <algorithm>
@@ -15,11 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kVideoExtensions = {
-    ".mp4", ".avi", ".mkv", ".webm", ".mov", ".gif", ".m4v", ".mpg", ".mpeg", ".ogv"};
-constexpr std::array<std::string_view, 5> kImageExtensions = {".jpg", ".jpeg", ".png", ".webp",
-                                                              ".bmp"};
-
 bool isHidden(const fs::path& p) {
   const std::string name = p.filename().string();
   return !name.empty() && name[0] == '.';
@@ -27,14 +23,10 @@ bool isHidden(const fs::path& p) {
 
 }  // namespace
 
+// The window checks a folder with the same lists (core/media_files.h).
 bool hasMediaExtension(const std::string& path, MediaKind kind) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (kind == MediaKind::Video)
-    return std::find(kVideoExtensions.begin(), kVideoExtensions.end(), ext) !=
-           kVideoExtensions.end();
-  return std::find(kImageExtensions.begin(), kImageExtensions.end(), ext) != kImageExtensions.end();
+  return core::hasMediaExtension(
+      path, kind == MediaKind::Video ? core::MediaKind::Video : core::MediaKind::Image);
 }
 
 std::vector<std::string> scanMediaFolder(const std::string& root, MediaKind kind) {

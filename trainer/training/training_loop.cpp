@@ -458,6 +458,17 @@ void TrainingLoop::setUp() {
   if (!m_rank0) openData();
   m_log("data: " + m_dataset->describe());
   reportDataSkips(m_dataset->indexSkips());
+  if (m_dataset->validSize() == 0 && m_config.data.type != core::DataType::Synthetic &&
+      (m_train.valid_every > 0 || m_config.eval.every_steps > 0)) {
+    emitWarning(std::string(core::warning_code::kNoValidation),
+                m_config.data.valid_path.empty()
+                    ? "no validation clips: validation takes whole files of data.path, and " +
+                          std::to_string(m_dataset->trainSize()) +
+                          " usable file(s) leave none for it; validation, sample GIFs and "
+                          "rFID/rFVD are off (set data.valid_path, or add files)"
+                    : "no validation clips in data.valid_path " + m_config.data.valid_path +
+                          "; validation, sample GIFs and rFID/rFVD are off");
+  }
   if (m_config.eval.every_steps > 0 && m_rank0) {
     m_frechet = std::make_unique<FrechetEvaluation>(m_config.eval, m_device, m_run.root() / "eval");
   }

@@ -197,6 +197,20 @@ bool DataInfoView::setResult(const QByteArray& json) {
   const qint64 trainClips = info->train_clips;
   const auto skippedFiles = static_cast<qint64>(info->skipped.size());
   m_problem.clear();
+  m_validationWarning.clear();
+  if (trainClips > 0 && info->valid_clips == 0 && !path.isEmpty()) {
+    // Validation takes whole files; with one usable file (or a valid_fraction that rounds to
+    // none) it gets none, and the run would say nothing about it.
+    m_validationWarning =
+        info->valid_path.empty()
+            ? tr("no validation clips: validation takes whole files of %1, and %2 none for "
+                 "it, so validation, sample GIFs and rFID/rFVD would be off. Set a validation "
+                 "folder, or add files.")
+                  .arg(path, fileCount == 1 ? tr("its only usable file leaves")
+                                            : tr("its %1 usable files leave").arg(fileCount))
+            : tr("no validation clips in %1: validation, sample GIFs and rFID/rFVD would be off.")
+                  .arg(QString::fromStdString(info->valid_path));
+  }
   if (fileCount == 0 && skippedFiles == 0) {
     m_problem = tr("no %1 found in %2")
                     .arg(type == QLatin1String("images") ? tr("images") : tr("videos"), path);

@@ -35,6 +35,9 @@ class DataInfoView : public QWidget {
   /// Why the data shown cannot train a run (no file found, or every file skipped); "" when it
   /// can, or nothing was shown yet.
   QString problem() const { return m_problem; }
+  /// What the data allows but a run would miss: no validation clip (validation, samples and
+  /// rFID/rFVD would be off). Empty when there is nothing to say.
+  QString validationWarning() const { return m_validationWarning; }
   /// What the last scan found, for a summary ("12 files, 11 training clips"); "" unless a scan's
   /// result is shown.
   QString checkedText() const { return m_state == State::Ready ? m_checked : QString(); }
@@ -54,6 +57,7 @@ class DataInfoView : public QWidget {
 
   State m_state = State::Empty;
   QString m_problem;
+  QString m_validationWarning;
   QString m_checked;
   QLabel* m_status = nullptr;
   QWidget* m_results = nullptr;

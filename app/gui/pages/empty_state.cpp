@@ -11,6 +11,7 @@ EmptyState::EmptyState(const QString& headline, const QString& hint, QWidget* pa
   m_headline = new QLabel(this);
   m_headline->setObjectName(QStringLiteral("emptyHeadline"));
   m_headline->setAlignment(Qt::AlignCenter);
+  m_headline->setWordWrap(true);  // a run's name in it must not widen the window
   QFont headlineFont = m_headline->font();
   headlineFont.setPointSizeF(headlineFont.pointSizeF() * 1.4);
   m_headline->setFont(headlineFont);

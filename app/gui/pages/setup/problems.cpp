@@ -116,6 +116,8 @@ void SetupPage::collectWarnings() {
             .arg(label("loss.perceptual_weight"), QString::number(perceptual.get<double>()),
                  label("loss.lpips_backbone"), label("loss.lpips_lin")));
   }
+  if (const QString held = m_dataInfo->validationWarning(); !held.isEmpty())
+    m_warnings.emplace_back(QStringLiteral("data.valid_path"), held);
 }
 
 QStringList SetupPage::warnings() const {
@@ -139,6 +141,7 @@ QStringList SetupPage::validationErrors() const {
 void SetupPage::setDataProblem(const QString& problem) {
   const bool changed = problem != m_dataProblem;
   m_dataProblem = problem;
+  collectWarnings();     // the data check's own (no validation clips)
   refreshProblemList();  // a check that began or ended changes the summary, if nothing else
   if (changed) Q_EMIT configChanged();  // a refused launch is checked again
 }
