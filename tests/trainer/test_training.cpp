@@ -104,6 +104,10 @@ TEST(LrSchedule, ProgressFollowsTheTimeBudgetWhenItEndsTheRunFirst) {
   end = expectedEnd(t, 150, 2.0, 70, 120, 251);
   EXPECT_EQ(end.step, 251);
   EXPECT_DOUBLE_EQ(end.eta_s, 50);
+  // Past the fitted end (the estimate was short), the speed estimates it again.
+  end = expectedEnd(t, 260, 2.0, 110, 120, 251);
+  EXPECT_EQ(end.step, 280);
+  EXPECT_DOUBLE_EQ(end.eta_s, 10);
   // A budget that max_steps comes before changes nothing.
   end = expectedEnd(t, 19990, 2.0, 5, 120, 0);
   EXPECT_EQ(end.step, 20000);

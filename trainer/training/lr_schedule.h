@@ -57,8 +57,8 @@ struct ExpectedEnd {
 };
 
 /// At step `step`, going at `it_per_s` steps a second: max_steps, or, when the time budget runs
-/// out first, the step it runs out at (the cosine's fitted end `schedule_end` once there is one,
-/// else the estimate at this speed) and the budget's seconds left.
+/// out first, the step it runs out at (the cosine's fitted end `schedule_end` while it lies
+/// ahead, else the estimate at this speed) and the budget's seconds left.
 inline ExpectedEnd expectedEnd(const core::TrainConfig& train, std::int64_t step, double it_per_s,
                                double spent_s, double budget_s, std::int64_t schedule_end) {
   ExpectedEnd end{train.max_steps, static_cast<double>(train.max_steps - step) / it_per_s};
@@ -66,7 +66,7 @@ inline ExpectedEnd expectedEnd(const core::TrainConfig& train, std::int64_t step
   const double left_s = std::max(0.0, budget_s - spent_s);
   if (!(left_s < end.eta_s)) return end;
   end.eta_s = left_s;
-  end.step = schedule_end > 0
+  end.step = schedule_end > step
                  ? schedule_end
                  : scheduleEndForBudget(train, step, spent_s, budget_s, 1.0 / it_per_s);
   end.step = std::max(end.step, step);

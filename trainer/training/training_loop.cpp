@@ -549,8 +549,7 @@ void TrainingLoop::fitReference() {
     const baseline::ReferenceFit fit = baseline::fitReferenceCodec(
         m_config, *m_dataset, options, [this](const std::string& text) { m_log(text); },
         [this](const std::string& stage, std::int64_t done, std::int64_t total) {
-          emitPhase("reference",
-                    "fitting the classic VQ reference (train.reference_codec): " + stage, done,
+          emitPhase("reference", "classic VQ reference (train.reference_codec): " + stage, done,
                     total);
         });
     baseline::writeReferenceFolder(fit, m_config, m_run.referenceDir());
