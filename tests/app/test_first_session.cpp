@@ -20,6 +20,7 @@
 #include "app/gui/window_settings.h"
 #include "core/event_protocol.h"
 #include "core/version.h"
+#include "tests/app/gui_test_support.h"
 #include "tests/app/trainer_lock.h"
 #include "widgets/clip_player.h"
 #include "widgets/clip_timeline.h"
@@ -68,15 +69,12 @@ using State = RunController::State;
 
 namespace {
 
+using tb::app::testing::clickButton;
+using tb::app::testing::onNextDialog;
+using tb::app::testing::writeFile;
+
 constexpr int kTimeoutMs = 30000;
 const QString kDataDir = QStringLiteral(TB_APP_TEST_DATA_DIR);
-
-bool writeFile(const QString& path, const QByteArray& bytes, bool append = false) {
-  QDir().mkpath(QFileInfo(path).path());
-  QFile file(path);
-  return file.open(append ? QIODevice::Append : QIODevice::WriteOnly) &&
-         file.write(bytes) == bytes.size();
-}
 
 // A run directory as a trainer starts one: a folder with its config.json.
 bool makeRun(const QString& dir, const QByteArray& config = "{}\n") {
@@ -94,20 +92,6 @@ tb::core::HelloEvent hello() {
   return event;
 }
 
-// Runs `act` on the next modal dialog as soon as it opens (QFileDialog, QMessageBox...).
-void onNextDialog(std::function<void(QWidget*)> act) {
-  auto* poll = new QTimer;
-  poll->setInterval(20);
-  QObject::connect(poll, &QTimer::timeout, [poll, act = std::move(act)] {
-    if (QWidget* dialog = QApplication::activeModalWidget()) {
-      poll->stop();
-      poll->deleteLater();
-      act(dialog);
-    }
-  });
-  poll->start();
-}
-
 // Types `folder` into a file dialog's name field, as a user would (whatever the dialog
 // remembered from earlier sessions).
 void chooseIn(QFileDialog* dialog, const QString& folder) {
@@ -120,19 +104,6 @@ void chooseIn(QFileDialog* dialog, const QString& folder) {
 QString textOf(QWidget* dialog) {
   auto* box = qobject_cast<QMessageBox*>(dialog);
   return box != nullptr ? box->text() : QString();
-}
-
-// Clicks the button called `text`; a dialog without one is closed (so that a test that meets
-// the wrong dialog fails instead of waiting for ever).
-void clickButton(QWidget* box, const QString& text) {
-  for (QAbstractButton* button : box->findChildren<QAbstractButton*>()) {
-    if (button->text() == text) {
-      button->click();
-      return;
-    }
-  }
-  if (auto* dialog = qobject_cast<QDialog*>(box)) dialog->reject();
-  QFAIL(qPrintable(QStringLiteral("no button \"%1\"").arg(text)));
 }
 
 // Turns the mouse wheel by `notches` over `widget` at `at` (its coordinates), delivered as

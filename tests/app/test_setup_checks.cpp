@@ -12,6 +12,7 @@
 #include "app/gui/pages/setup/trainer_checks.h"
 #include "app/gui/run_control_bar.h"
 #include "app/gui/window_settings.h"
+#include "tests/app/gui_test_support.h"
 
 #include <QAbstractButton>
 #include <QApplication>
@@ -38,6 +39,12 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
+using tb::app::testing::clickButton;
+using tb::app::testing::onNextDialog;
+using tb::app::testing::trainerAt;
+using tb::app::testing::writeFile;
+using tb::app::testing::writeScript;
+
 constexpr int kTimeoutMs = 30000;
 
 // data-info's answer for a folder of 12 videos.
@@ -45,53 +52,6 @@ const char* const kDataInfo =
     R"({"type":"videos","path":"/data/clips","files":12,"train_files":11,"valid_files":1,)"
     R"("train_clips":11,"valid_clips":1,"frames":{"min":48,"max":300,"total":1620},)"
     R"("resolutions":[{"width":640,"height":360,"files":12}],"skipped":[],"preview":[]})";
-
-bool writeFile(const QString& path, const QByteArray& bytes) {
-  QDir().mkpath(QFileInfo(path).path());
-  QFile file(path);
-  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
-}
-
-// An executable shell script in `dir` standing in for tokenbench-trainer.
-QString writeScript(const QTemporaryDir& dir, const QString& name, const QByteArray& body) {
-  const QString path = dir.filePath(name);
-  if (!writeFile(path, "#!/bin/sh\n" + body)) return {};
-  QFile::setPermissions(path,
-                        QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-  return path;
-}
-
-tb::app::TrainerLocation trainerAt(const QString& path) {
-  tb::app::TrainerLocation location;
-  location.path = path;
-  location.origin = QStringLiteral("--trainer");
-  return location;
-}
-
-// Runs `act` on the next modal dialog once it is open; records what it asked in `asked`.
-void onNextDialog(std::function<void(QWidget*)> act) {
-  auto* poll = new QTimer;
-  poll->setInterval(20);
-  QObject::connect(poll, &QTimer::timeout, [poll, act = std::move(act)] {
-    if (QWidget* dialog = QApplication::activeModalWidget()) {
-      poll->stop();
-      poll->deleteLater();
-      act(dialog);
-    }
-  });
-  poll->start();
-}
-
-// Clicks the button called `text` in a message box.
-void clickButton(QWidget* box, const QString& text) {
-  for (QAbstractButton* button : box->findChildren<QAbstractButton*>()) {
-    if (button->text() == text) {
-      button->click();
-      return;
-    }
-  }
-  if (auto* dialog = qobject_cast<QDialog*>(box)) dialog->reject();
-}
 
 // Watches for a "Discard your changes?" question while alive: each is answered `answer` and
 // counted.

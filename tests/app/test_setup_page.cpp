@@ -15,6 +15,7 @@
 #include "core/config_io.h"
 #include "core/config_schema.h"
 #include "core/presets.h"
+#include "tests/app/gui_test_support.h"
 #include "tests/app/json_compare.h"
 #include "widgets/layer_stack_editor.h"
 
@@ -49,6 +50,10 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
+using tb::app::testing::trainerAt;
+using tb::app::testing::writeFile;
+using tb::app::testing::writeScript;
+
 // model-info's answer for the default configuration, as the real trainer printed it.
 const char* const kModelInfo = R"({"kind":"magvit2","params":{"tokenizer":1355795,
 "encoder":701043,"decoder":652054,"quantizer":2698,"discriminator":14125909},
@@ -59,20 +64,6 @@ const char* const kModelInfo = R"({"kind":"magvit2","params":{"tokenizer":135579
 QByteArray readFile(const QString& path) {
   QFile file(path);
   return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
-bool writeFile(const QString& path, const QByteArray& bytes) {
-  QFile file(path);
-  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
-}
-
-// An executable shell script in `dir` standing in for tokenbench-trainer.
-QString writeScript(const QTemporaryDir& dir, const QString& name, const QByteArray& body) {
-  const QString path = dir.filePath(name);
-  if (!writeFile(path, "#!/bin/sh\n" + body)) return {};
-  QFile::setPermissions(path,
-                        QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-  return path;
 }
 
 // Answers the next modal dialog with `answer` (reject or accept) as soon as it opens.
@@ -86,13 +77,6 @@ void answerNextDialog(void (QDialog::*answer)()) {
     }
   });
   poll->start();
-}
-
-tb::app::TrainerLocation trainerAt(const QString& path) {
-  tb::app::TrainerLocation location;
-  location.path = path;
-  location.origin = QStringLiteral("--trainer");
-  return location;
 }
 
 // Pixels of `image` within a small distance of the error red.
