@@ -152,6 +152,10 @@ LaunchInfo detectLaunch(const core::DistributedConfig& config, const Environment
   return info;
 }
 
+bool namesLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 std::string describe(const LaunchInfo& info) {
   if (!info.distributed()) return "one process (" + info.launcher + ")";
   return "rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) + " (" +

@@ -58,4 +58,7 @@ std::string firstSlurmHost(const std::string& nodelist);
 /// "rank 1 of 4 (torchrun, node 0, local rank 1), store 10.0.0.1:29500" (or the store file).
 std::string describe(const LaunchInfo& info);
 
+/// Whether `host` names this machine's loopback by itself: "localhost", "::1", 127.x.y.z.
+bool namesLoopback(const std::string& host);
+
 }  // namespace tb::trainer::distributed

@@ -38,10 +38,6 @@ std::string firstLine(const std::string& message) {
   return end == std::string::npos ? message : message.substr(0, end);
 }
 
-bool isLoopback(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 // Where the ranks meet, for messages: the store file or host:port.
 std::string storeAddress(const LaunchInfo& launch) {
   return launch.store_file.empty() ? launch.master_addr + ":" + std::to_string(launch.master_port)
@@ -117,7 +113,7 @@ RankGroup::RankGroup(const LaunchInfo& launch, const core::DistributedConfig& co
       const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
       if (ifname != nullptr && *ifname != '\0') {
         transport.interface = std::string(ifname).substr(0, std::string(ifname).find(','));
-      } else if (!launch.store_file.empty() || isLoopback(launch.master_addr)) {
+      } else if (!launch.store_file.empty() || namesLoopback(launch.master_addr)) {
         // One node: the ranks' own connections stay on loopback too.
         transport.hostname = "127.0.0.1";
       }

@@ -85,19 +85,13 @@ void StoreClient::interrupt() {
 // silence is waited out once.
 void StoreClient::connect(Clock::time_point deadline) {
   const auto started = Clock::now();
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(m_port);
-  if (const int rc = ::getaddrinfo(m_host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    throw StoreUnreachable("cannot resolve " + m_host + ": " + ::gai_strerror(rc), true);
-  }
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> results(found, ::freeaddrinfo);
+  std::string unresolved;
+  const wire::AddressList found = wire::resolve(m_host, m_port, &unresolved);
+  if (!found) throw StoreUnreachable("cannot resolve " + m_host + ": " + unresolved, true);
   int error = 0;
   bool refused = false;  // a retry that the deadline cut short was still a refusal
   while (!m_interrupted.load()) {
-    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    for (const addrinfo* a = found.get(); a != nullptr; a = a->ai_next) {
       const int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
       if (fd < 0) {
         error = errno;

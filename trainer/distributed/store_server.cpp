@@ -1,5 +1,6 @@
 #include "trainer/distributed/store_server.h"
 
+#include "trainer/distributed/launch_environment.h"
 #include "trainer/distributed/store_wire.h"
 #include "trainer/user_error.h"
 
@@ -52,10 +53,6 @@ bool isLoopbackAddress(const sockaddr* addr) {
   return false;
 }
 
-bool namesLoopback(const std::string& address) {
-  return address == "localhost" || address == "::1" || address.rfind("127.", 0) == 0;
-}
-
 [[noreturn]] void cannotListen(const std::string& where, const std::string& why,
                                const std::string& hint) {
   throw UserError("rank_group_failed", "cannot serve the rendezvous store on " + where + ": " + why,
@@ -101,18 +98,14 @@ std::string reply(Status status, std::vector<std::string> fields = {}) {
 
 StoreServer::StoreServer(const std::string& address, int port) {
   const std::string where = address + ":" + std::to_string(port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (const int rc = ::getaddrinfo(address.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    cannotListen(where, std::string("cannot resolve ") + address + ": " + ::gai_strerror(rc),
+  std::string unresolved;
+  const wire::AddressList found = wire::resolve(address, port, &unresolved);
+  if (!found) {
+    cannotListen(where, "cannot resolve " + address + ": " + unresolved,
                  "set distributed.master_addr (or MASTER_ADDR) to an address of node 0");
   }
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> results(found, ::freeaddrinfo);
   bool only_loopback = true;
-  for (const addrinfo* a = found; a != nullptr; a = a->ai_next)
+  for (const addrinfo* a = found.get(); a != nullptr; a = a->ai_next)
     only_loopback = only_loopback && isLoopbackAddress(a->ai_addr);
 
   if (only_loopback && !namesLoopback(address)) {
@@ -139,7 +132,7 @@ StoreServer::StoreServer(const std::string& address, int port) {
                      "0's network address to listen there only)";
   } else {
     int error = 0;
-    for (const addrinfo* a = found; a != nullptr && m_listen_fd < 0; a = a->ai_next) {
+    for (const addrinfo* a = found.get(); a != nullptr && m_listen_fd < 0; a = a->ai_next) {
       m_listen_fd = listenOn(a->ai_addr, a->ai_addrlen);
       if (m_listen_fd < 0) {
         error = errno;

@@ -96,6 +96,19 @@ std::optional<std::int64_t> int64Of(std::string_view field) {
   return static_cast<std::int64_t>(v);
 }
 
+AddressList resolve(const std::string& host, int port, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    *error = ::gai_strerror(rc);
+    return AddressList(nullptr, ::freeaddrinfo);
+  }
+  return AddressList(found, ::freeaddrinfo);
+}
+
 bool sendAll(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);

@@ -4,8 +4,11 @@
 // then fields, each a 4-byte length and its bytes. Integers travel as 8-byte little-endian
 // fields. Torch-free: the server runs in the launcher.
 
+#include <netdb.h>
+
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +42,11 @@ std::optional<Message> decode(std::string_view body);
 std::string int64Field(std::int64_t value);
 /// nullopt unless `field` is 8 bytes.
 std::optional<std::int64_t> int64Of(std::string_view field);
+
+/// The TCP addresses of host:port (numeric or a name), freed with the list.
+using AddressList = std::unique_ptr<addrinfo, void (*)(addrinfo*)>;
+/// Empty, with getaddrinfo's reason in `error`, when `host` does not resolve.
+AddressList resolve(const std::string& host, int port, std::string* error);
 
 /// Writes all of `bytes`; false when the peer is gone.
 bool sendAll(int fd, std::string_view bytes);

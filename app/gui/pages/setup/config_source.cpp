@@ -10,6 +10,7 @@
 #include "core/config_io.h"
 #include "core/presets.h"
 #include "widgets/colours.h"
+#include "widgets/elided_label.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -87,7 +88,8 @@ void SetupPage::buildTopBar() {
   m_source->setObjectName(QStringLiteral("configSource"));
   m_source->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_source->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  m_message = new QLabel(bar);
+  m_message = new widgets::ElidedLabel(bar);
+  m_message->setElideMode(Qt::ElideMiddle);  // a file's name and its fate at either end
   m_message->setObjectName(QStringLiteral("loadSaveMessage"));
   m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_message->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
@@ -179,7 +181,7 @@ bool SetupPage::applyPreset(const QString& name) {
   return true;
 }
 
-QString SetupPage::lastMessage() const { return m_messageText; }
+QString SetupPage::lastMessage() const { return m_message->fullText(); }
 
 bool SetupPage::sameSettings(const Json& a, const Json& b) {
   // Compared as values: the order of keys, and 1 against 1.0, are no change.
@@ -248,10 +250,7 @@ void SetupPage::askForDataFolder() {
 
 void SetupPage::showMessage(const QString& text, bool error) {
   // The line keeps its place when empty: a message appearing must not move the fields.
-  m_message->setToolTip(text);
-  m_message->setText(m_message->fontMetrics().elidedText(text, Qt::ElideMiddle,
-                                                         std::max(200, m_message->width())));
-  m_messageText = text;
+  m_message->setFullText(text);  // cut to the label's width as it changes, whole in its tooltip
   setLabelColor(m_message, error ? widgets::colours::error() : widgets::colours::ok());
 }
 

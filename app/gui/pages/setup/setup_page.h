@@ -25,6 +25,7 @@ class QTabWidget;
 class QToolButton;
 
 namespace tb::widgets {
+class ElidedLabel;
 class LayerStackEditor;
 class WrappingList;
 }  // namespace tb::widgets
@@ -229,7 +230,6 @@ class SetupPage : public QWidget {
   std::vector<std::pair<QString, QString>> m_configErrors;  // path, message
   std::vector<std::pair<QString, QString>> m_warnings;      // path, message
   QString m_dataProblem;  // what data-info found wrong; "" when nothing (or not known yet)
-  QString m_messageText;  // the load/save message in full (the label may elide it)
   QString m_preset;
   QString m_sourceFile;
   nlohmann::ordered_json m_baseline;  // what was loaded, saved or chosen (isModified())
@@ -243,7 +243,7 @@ class SetupPage : public QWidget {
   QPushButton* m_loadButton = nullptr;
   QPushButton* m_saveButton = nullptr;
   QLabel* m_source = nullptr;
-  QLabel* m_message = nullptr;
+  widgets::ElidedLabel* m_message = nullptr;
   RunDestination* m_destination = nullptr;
   QLabel* m_trainer = nullptr;
   QLabel* m_summary = nullptr;
