@@ -250,6 +250,8 @@ def main():
 
     if what in ("gen-step-recon", "gen-step"):
         def body():
+            # VideoTokenizer.parameters() leaves out the VGG16 and the discriminator: as with the
+            # trainer's optimizer.zero_grad(), their gradients add up from step to step.
             tokenizer.zero_grad(set_to_none=True)
             loss, _ = tokenizer(video, return_loss=True)
             loss.backward()

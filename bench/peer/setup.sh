@@ -30,7 +30,7 @@ pins=(
   kornia==0.7.4
   kornia-rs==0.1.8 # kornia imports it (a compiled wheel, no torch inside)
   vector-quantize-pytorch==1.21.4 # the one Tokenbench's magvit2-pytorch test fixture was made with
-  einx==0.1.3 # vector-quantize-pytorch imports it; 0.2.1 and later refuse to import beside torch < 2
+  einx==0.1.3 # vector-quantize-pytorch imports it; the last wheel that imports beside torch < 2 (0.2.0 is a source release only)
   frozendict==2.4.6 # einx
   gateloop-transformer==0.2.5
   taylor-series-linear-attention==0.1.12
