@@ -128,7 +128,7 @@ if [ "$peer" -eq 1 ]; then
   build=$(meta build)
   echo "| row | magvit2-pytorch median (min-max) | Tokenbench fp32 median (min-max) | fp32 ratio | Tokenbench bf16 median (min-max) | bf16 ratio | peak RSS ours / reference |"
   echo "|---|---|---|---|---|---|---|"
-  # cell SUMMARY: "median s (min-max)".
+  # r(n): n to 2 decimals; cell(summary): "median s (min-max)".
   cell='def r(n): (n * 100 | round) / 100; def cell(s): "\(r(s.median)) s (\(r(s.min))-\(r(s.max)))";'
   commands=""
   throughput=""
@@ -155,7 +155,7 @@ if [ "$peer" -eq 1 ]; then
     if grep -q -E -- '--what (encode|decode)' <<<"$args"; then
       batch=$(jq -s '.[0].batch' "$results/row$i.fp32")
       throughput+=$(jq -rn --arg name "$label" --argjson batch "$batch" --argjson ref "$ref" \
-        --argjson ours "$ours" --argjson half "$half" 'def r(n): (n * 100 | round) / 100;
+        --argjson ours "$ours" --argjson half "$half" "$cell"'
         "| \($name) | \(r($batch / $ref.median)) | \(r($batch / $ours.median)) | \(if $half then r($batch / $half.median) else "-" end) |"')$'\n'
     fi
   done
