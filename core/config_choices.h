@@ -27,7 +27,7 @@ enum class DiscriminatorType { Frame, PatchGan, Video };    ///< model.discrimin
 enum class ReconLoss { L1, Mse };                           ///< loss.recon
 enum class LpipsNet { Alex, Vgg };                          ///< loss.perceptual_net
 enum class Schedule { Constant, Cosine, CosineBudget };     ///< train.schedule
-enum class Precision { Fp32, Bf16, Fp16 };                  ///< train.precision
+enum class Precision { Fp32, Bf16, Fp16, Auto };            ///< train.precision
 enum class LossScaling { Auto, On, Off };                   ///< train.loss_scaling
 enum class Strategy { None, Ddp, Zero1, Zero2, Zero3 };     ///< distributed.strategy
 enum class Backend { Auto, Gloo, Nccl };                    ///< distributed.backend
@@ -113,8 +113,10 @@ struct ChoiceTable<Schedule> {
 };
 template <>
 struct ChoiceTable<Precision> {
-  static constexpr ChoiceRow<Precision> rows[] = {
-      {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"}};
+  static constexpr ChoiceRow<Precision> rows[] = {{Precision::Fp32, "fp32"},
+                                                  {Precision::Bf16, "bf16"},
+                                                  {Precision::Fp16, "fp16"},
+                                                  {Precision::Auto, "auto"}};
 };
 template <>
 struct ChoiceTable<LossScaling> {

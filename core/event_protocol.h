@@ -55,6 +55,12 @@ struct HelloEvent {
   std::string device_name;      ///< e.g. "NVIDIA H200", or the CPU's model (optional)
   std::int64_t device_memory_bytes =
       0;  ///< the GPU's memory, or the machine's (optional; 0: unknown)
+  /// The CPU's vector and matrix units, e.g. "AVX2 AVX-512 AVX512-BF16 AMX-BF16 (oneDNN: ...)"
+  /// (optional).
+  std::string cpu;
+  /// train.precision as it runs: "fp32", "bf16" or "fp16", with why when it was "auto", e.g.
+  /// "bf16 (auto: the CPU computes bf16: AMX-BF16)" (optional).
+  std::string precision;
 
   static constexpr std::string_view kType = "hello";
   template <class V>
@@ -67,6 +73,8 @@ struct HelloEvent {
     v.field("device", device);
     v.field("device_name", device_name, DocField().omitUnset());
     v.field("device_memory_bytes", device_memory_bytes, DocField().omitUnset());
+    v.field("cpu", cpu, DocField().omitUnset());
+    v.field("precision", precision, DocField().omitUnset());
     v.field("blas", blas);
     v.field("threads", threads);
     v.field("interop_threads", interop_threads);

@@ -1,6 +1,7 @@
 #include "trainer/runtime_info.h"
 
 #include "core/version.h"
+#include "trainer/cpu_features.h"
 #include "trainer/torch_compat.h"
 
 #include <ATen/Version.h>
@@ -90,6 +91,7 @@ RuntimeInfo queryRuntime(const torch::Device& device) {
   info.threads = at::get_num_threads();
   info.interop_threads = at::get_num_interop_threads();
   info.device = device.str();
+  info.cpu = cpuFeatures().summary();
   if (device.is_cuda()) {
     try {
       const compat::CudaDeviceInfo gpu =
@@ -128,6 +130,7 @@ core::HelloEvent makeHelloEvent(const RuntimeInfo& runtime, int world_size,
   hello.device = runtime.device;
   hello.device_name = runtime.device_name;
   hello.device_memory_bytes = runtime.device_memory_bytes;
+  hello.cpu = runtime.cpu;
   hello.blas = runtime.blas;
   hello.threads = runtime.threads;
   hello.interop_threads = runtime.interop_threads;

@@ -21,6 +21,7 @@ struct RuntimeInfo {
   std::string device;       ///< "cpu" or "cuda:N"
   std::string device_name;  ///< "NVIDIA H200", or the CPU's model name
   std::int64_t device_memory_bytes = 0;  ///< the GPU's memory, or the machine's
+  std::string cpu;  ///< the CPU's vector and matrix units (CpuFeatures::summary)
 };
 
 /// The runtime, training on `device`.

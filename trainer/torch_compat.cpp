@@ -274,6 +274,19 @@ AutocastScope::~AutocastScope() {
   setAutocastState(m_previous);
 }
 
+AutocastOff::AutocastOff() : m_previous(autocastState()) {
+  AutocastState off = m_previous;
+  off.cpu = off.cuda = false;
+  setAutocastState(off);
+}
+
+AutocastOff::~AutocastOff() { setAutocastState(m_previous); }
+
+torch::Tensor inFp32(const torch::Tensor& x) {
+  const auto type = x.scalar_type();
+  return type == torch::kBFloat16 || type == torch::kHalf ? x.to(torch::kFloat) : x;
+}
+
 // --- serialisation ------------------------------------------------------------------------
 
 c10::IValue pickleLoad(const std::vector<char>& bytes) { return torch::pickle_load(bytes); }

@@ -105,6 +105,22 @@ class AutocastScope {
   AutocastState m_previous;
 };
 
+/// Autocast off on every device for the life of the scope, the previous state back at its end:
+/// what must stay fp32 in a reduced-precision step (the quantizer, the losses).
+class AutocastOff {
+ public:
+  AutocastOff();
+  ~AutocastOff();
+  AutocastOff(const AutocastOff&) = delete;
+  AutocastOff& operator=(const AutocastOff&) = delete;
+
+ private:
+  AutocastState m_previous;
+};
+
+/// `x` in fp32 when autocast made it bf16 or fp16; otherwise `x` itself.
+torch::Tensor inFp32(const torch::Tensor& x);
+
 // --- serialisation ------------------------------------------------------------------------
 
 /// torch::pickle_load: a Python torch.save file of plain containers and tensors.

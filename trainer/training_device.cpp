@@ -1,5 +1,7 @@
 #include "trainer/training_device.h"
 
+#include "trainer/cpu_features.h"
+
 #include "trainer/torch_compat.h"
 #include "trainer/torch_compat_c10d.h"
 
@@ -28,7 +30,39 @@ void probe(const torch::Device& device, const std::string& key) {
   }
 }
 
+// Why "auto" chose what it chose; empty when the device decides nothing (not auto).
+std::string autoPrecisionReason(const torch::Device& device, bool* bf16) {
+  if (device.is_cuda()) {
+    int major = 0;
+    try {
+      major = compat::cudaDeviceInfo(device.index() < 0 ? 0 : device.index()).compute_major;
+    } catch (const std::exception&) {
+    }
+    *bf16 = major >= 8;
+    return "compute capability " + std::to_string(major) + (*bf16 ? " computes" : " emulates") +
+           " bf16";
+  }
+  const CpuFeatures& cpu = cpuFeatures();
+  *bf16 = cpu.nativeBf16();
+  if (!*bf16) return "this CPU has neither AMX-BF16 nor AVX512-BF16";
+  return std::string("the CPU computes bf16: ") + (cpu.amx_bf16 ? "AMX-BF16" : "AVX512-BF16");
+}
+
 }  // namespace
+
+core::Precision resolvePrecision(core::Precision precision, const torch::Device& device) {
+  if (precision != core::Precision::Auto) return precision;
+  bool bf16 = false;
+  (void)autoPrecisionReason(device, &bf16);
+  return bf16 ? core::Precision::Bf16 : core::Precision::Fp32;
+}
+
+std::string describePrecision(core::Precision precision, const torch::Device& device) {
+  if (precision != core::Precision::Auto) return std::string(core::choiceName(precision));
+  bool bf16 = false;
+  const std::string why = autoPrecisionReason(device, &bf16);
+  return std::string(bf16 ? "bf16" : "fp32") + " (auto: " + why + ")";
+}
 
 torch::Device resolveTrainingDevice(const core::TrainConfig& train,
                                     const core::DistributedConfig& distributed,

@@ -31,6 +31,16 @@ torch::Device resolveTrainingDevice(const core::TrainConfig& train,
 torch::Device resolveTrainingDevice(const core::TrainConfig& train,
                                     const std::string& key = "train.device");
 
+/// train.precision as it runs on `device`: "auto" is bf16 where the hardware computes bf16 (a CPU
+/// with AMX-BF16 or AVX512-BF16; a GPU of compute capability 8.0 or newer), else fp32 (a CPU
+/// without them emulates bf16 in fp32: slower, and a preset would learn differently per
+/// machine). The other values are themselves.
+core::Precision resolvePrecision(core::Precision precision, const torch::Device& device);
+
+/// What runs and why, for the log and hello: "fp32", or "bf16 (auto: the CPU computes bf16:
+/// AMX-BF16)", "fp32 (auto: this CPU has neither AMX-BF16 nor AVX512-BF16)".
+std::string describePrecision(core::Precision precision, const torch::Device& device);
+
 /// distributed.backend resolved for `device`: "gloo" or "nccl" ("auto": nccl on a CUDA device
 /// when the build has NCCL, else gloo). Throws UserError "backend_unsupported" naming
 /// distributed.backend for nccl on the CPU or without NCCL.

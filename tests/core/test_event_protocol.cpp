@@ -28,7 +28,8 @@ std::vector<std::string> readLines(const std::string& name) {
 std::vector<Event> goldenEvents() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   return {
-      HelloEvent{"0.1.0", "1.13.1", 1, 2, "local", "cpu", "openblas", 8, 1, "/runs/demo", "", 0},
+      HelloEvent{"0.1.0", "1.13.1", 1, 2, "local", "cpu", "openblas", 8, 1, "/runs/demo", "", 0, "",
+                 ""},
       ProgressEvent{120, 10000, 3.25, 3040.0},
       MetricEvent{120,
                   {{"train/recon_loss", 0.071}, {"train/lfq_entropy", 1.5}, {"val/psnr", nan}}},

@@ -82,7 +82,8 @@ TEST(RunConfig, AnUnknownChoiceIsRefusedWhenReadAndKeepsTheDefault) {
   ASSERT_EQ(load.errors.size(), 2u);
   EXPECT_EQ(load.errors[0].toString(), "loss.recon: expected a string, got 3");
   EXPECT_EQ(load.errors[1].toString(),
-            "train.precision: must be one of \"fp32\", \"bf16\", \"fp16\", got \"bf61\" (did you "
+            "train.precision: must be one of \"fp32\", \"bf16\", \"fp16\", \"auto\", got \"bf61\" "
+            "(did you "
             "mean \"bf16\"?)");
   EXPECT_EQ(load.config.train.precision, Precision::Fp32);
 }

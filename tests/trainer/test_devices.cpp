@@ -5,6 +5,9 @@
 #include "core/config_io.h"
 #include "core/metrics_log.h"
 #include "tests/trainer/test_support.h"
+#include "trainer/cpu_features.h"
+#include "trainer/models/magvit_blocks.h"
+#include "trainer/models/tokenizer.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/loss_scaler.h"
 #include "trainer/training_device.h"
@@ -294,6 +297,66 @@ TEST(LossScaling, Fp16OnTheCpuIsRefusedNamingTrainPrecision) {
                       e.find("train.precision") != std::string::npos);
   }
   EXPECT_TRUE(named);
+}
+
+TEST(Precision, AutoIsBf16WhereTheCpuComputesItAndHelloSaysWhy) {
+  const bool native = cpuFeatures().nativeBf16();
+  EXPECT_EQ(resolvePrecision(core::Precision::Auto, torch::kCPU),
+            native ? core::Precision::Bf16 : core::Precision::Fp32);
+  for (auto p : {core::Precision::Fp32, core::Precision::Bf16, core::Precision::Fp16})
+    EXPECT_EQ(resolvePrecision(p, torch::kCPU), p);
+  const std::string why = describePrecision(core::Precision::Auto, torch::kCPU);
+  EXPECT_EQ(why.rfind(native ? "bf16 (auto: the CPU computes bf16: "
+                             : "fp32 (auto: this CPU has "
+                               "neither AMX-BF16 nor AVX512-BF16)",
+                      0),
+            0u)
+      << why;
+  EXPECT_EQ(describePrecision(core::Precision::Bf16, torch::kCPU), "bf16");
+
+  // A run with "auto" trains, says what it chose in hello, and its loss falls.
+  TempFolder dir;
+  core::RunConfig c = tinyConfig();
+  c.train.precision = core::Precision::Auto;
+  c.train.max_steps = 8;
+  const auto r = testing::train(c, dir.path() / "run");
+  ASSERT_EQ(r.code, 0);
+  const auto decoded = core::decodeEventLine(r.events.front());
+  ASSERT_TRUE(decoded.ok());
+  const auto* hello = std::get_if<core::HelloEvent>(decoded.event());
+  ASSERT_NE(hello, nullptr);
+  EXPECT_EQ(hello->precision, why);
+  EXPECT_EQ(hello->cpu, cpuFeatures().summary());
+  const auto rows = trainRows(dir.path() / "run");
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_LT(valueAt(rows.back(), "train/recon_loss"), valueAt(rows.front(), "train/recon_loss"));
+}
+
+TEST(Precision, Bf16AutocastKeepsTheQuantizerLossesAndNormsInFp32) {
+  torch::manual_seed(3);
+  core::RunConfig c = tinyConfig();
+  c.model.encoder_norm = false;  // the encoder's last layer is a convolution then
+  const auto tokenizer = makeTokenizer(c.model, c.data);
+  const torch::Tensor video = torch::rand({2, 3, 5, 16, 16}) * 2 - 1;
+  compat::AutocastScope autocast(c10::DeviceType::CPU, at::kBFloat16, true);
+  // The convolutions run in bf16 ...
+  const torch::Tensor latent = tokenizer->encode(video);
+  EXPECT_EQ(latent.scalar_type(), at::kBFloat16);
+  // ... the quantizer, the reconstruction's losses and the norms do not.
+  const TokenizerOutput out = tokenizer->forward(video);
+  EXPECT_EQ(out.recon.scalar_type(), at::kFloat);
+  for (const auto& [name, value] : out.losses) EXPECT_EQ(value.scalar_type(), at::kFloat) << name;
+  const QuantizerOutput q = tokenizer->quantize(latent);
+  EXPECT_EQ(q.quantized.scalar_type(), at::kFloat);
+  EXPECT_TRUE(torch::equal(q.indices, tokenizer->quantize(latent.to(at::kFloat)).indices));
+  RMSNorm norm(4, true);
+  EXPECT_EQ(norm(torch::rand({2, 4, 3, 5, 5}).to(at::kBFloat16)).scalar_type(), at::kFloat);
+  // The backward through the bf16 convolutions leaves fp32 gradients on the fp32 parameters.
+  out.losses.front().second.backward();
+  for (const auto& p : tokenizer->parameters()) {
+    if (!p.grad().defined()) continue;
+    EXPECT_EQ(p.grad().scalar_type(), at::kFloat);
+  }
 }
 
 TEST(TrainingDevice, HelloNamesTheDeviceItsNameAndMemory) {

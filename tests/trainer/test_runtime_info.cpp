@@ -1,5 +1,6 @@
 #include "core/version.h"
 #include "test_support.h"
+#include "trainer/cpu_features.h"
 #include "trainer/event_sink.h"
 #include "trainer/runtime_info.h"
 
@@ -14,6 +15,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tb::trainer {
@@ -153,6 +155,86 @@ TEST(RuntimeInfo, ReportsTorchVersionAndLoadedBlas) {
   EXPECT_EQ(h.world_size, 2);
   EXPECT_EQ(h.protocol, core::kProtocolVersion);
   EXPECT_EQ(h.blas, rt.blas);
+  EXPECT_EQ(h.cpu, cpuFeatures().summary());
+}
+
+// The flags of /proc/cpuinfo's first processor.
+std::string cpuinfoFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("flags", 0) == 0) return line + " ";
+  return {};
+}
+
+TEST(CpuFeatures, UnitsAreTheKernelsFlagsAndOneDnnNamesItsInstructionSet) {
+  const std::string flags = cpuinfoFlags();
+  if (flags.empty()) GTEST_SKIP() << "no /proc/cpuinfo flags here";
+  const CpuFeatures& cpu = cpuFeatures();
+  EXPECT_EQ(cpu.avx2, flags.find(" avx2 ") != std::string::npos);
+  EXPECT_EQ(cpu.avx512, flags.find(" avx512f ") != std::string::npos);
+  EXPECT_EQ(cpu.avx512_bf16, flags.find(" avx512_bf16 ") != std::string::npos);
+  EXPECT_EQ(cpu.amx_bf16, flags.find(" amx_bf16 ") != std::string::npos);
+  EXPECT_EQ(cpu.units().find("AMX-BF16") != std::string::npos, cpu.amx_bf16) << cpu.units();
+  // LibTorch runs CPU convolutions with oneDNN, which says what it dispatches to: an AVX-512
+  // machine's line names AVX-512, an AMX machine's AMX.
+  ASSERT_FALSE(cpu.onednn_isa.empty());
+  if (cpu.avx512) {
+    EXPECT_NE(cpu.onednn_isa.find("AVX-512"), std::string::npos) << cpu.onednn_isa;
+  }
+  if (cpu.amx_bf16) {
+    EXPECT_NE(cpu.onednn_isa.find("AMX"), std::string::npos) << cpu.onednn_isa;
+  }
+  EXPECT_NE(cpu.summary().find("(oneDNN: " + cpu.onednn_isa + ")"), std::string::npos);
+}
+
+TEST(CpuFeatures, OneDnnVerboseCatchesTheKernelsAndGivesStandardOutputBack) {
+  struct stat before {};
+  ASSERT_EQ(::fstat(STDOUT_FILENO, &before), 0);
+  std::vector<std::string> lines;
+  {
+    OneDnnVerbose verbose;
+    torch::NoGradGuard no_grad;
+    (void)torch::conv3d(torch::ones({2, 4, 5, 8, 8}), torch::ones({4, 4, 3, 3, 3}));
+    lines = verbose.finish();
+    EXPECT_TRUE(verbose.finish().empty());  // once
+  }
+  int convolutions = 0;
+  for (const auto& line : lines) {
+    OneDnnExec exec;
+    if (parseOneDnnExec(line, exec) && exec.kind == "convolution") {
+      ++convolutions;
+      EXPECT_FALSE(exec.implementation.empty()) << line;
+      EXPECT_GE(exec.ms, 0) << line;
+    }
+  }
+  EXPECT_GE(convolutions, 1) << lines.size() << " lines";
+  struct stat after {};
+  ASSERT_EQ(::fstat(STDOUT_FILENO, &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(before.st_dev, after.st_dev);
+}
+
+TEST(CpuFeatures, ReadsTheExecLinesOfOneDnn2And3) {
+  OneDnnExec e;
+  ASSERT_TRUE(parseOneDnnExec(
+      "onednn_verbose,exec,cpu,convolution,jit:avx512_core,backward_weights,src_f32::blocked:"
+      "aBcde16b:f0 dst_f32::blocked:aBcde16b:f0,,alg:convolution_direct,mb2_ic32oc32_id17od17,"
+      "1.25",
+      e));
+  EXPECT_EQ(e.kind, "convolution");
+  EXPECT_EQ(e.implementation, "jit:avx512_core");
+  EXPECT_EQ(e.propagation, "backward_weights");
+  EXPECT_DOUBLE_EQ(e.ms, 1.25);
+  ASSERT_TRUE(parseOneDnnExec(
+      "onednn_verbose,v1,primitive,exec,cpu,reorder,jit:uni,undef,src:f32::blocked:abcde::f0 "
+      "dst:bf16::blocked:aBcde16b::f0,,,2x32x17x64x64,0.5",
+      e));
+  EXPECT_EQ(e.kind, "reorder");
+  EXPECT_EQ(e.implementation, "jit:uni");
+  EXPECT_DOUBLE_EQ(e.ms, 0.5);
+  EXPECT_FALSE(parseOneDnnExec("onednn_verbose,info,cpu,isa:Intel AVX-512", e));
+  EXPECT_FALSE(parseOneDnnExec("exec,cpu,convolution,jit,forward,1.0", e));  // not oneDNN's
+  EXPECT_FALSE(parseOneDnnExec("onednn_verbose,exec,cpu,convolution,jit,forward,x", e));
 }
 
 }  // namespace

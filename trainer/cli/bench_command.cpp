@@ -1,8 +1,10 @@
 #include "trainer/cli/bench_command.h"
 
 #include "core/config_io.h"
+#include "trainer/cli/bench_profile.h"
 #include "trainer/cli/model_commands.h"
 #include "trainer/convolution_check.h"
+#include "trainer/cpu_features.h"
 #include "trainer/runtime_info.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/training_step.h"
@@ -17,8 +19,6 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
-#include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -129,59 +129,6 @@ double countFlops(const std::function<void()>& body) {
   }
   at::removeCallback(handle);
   return g_flops.load();
-}
-
-// --profile: self time per op (time inside an op minus the ops it called), over one repetition,
-// printed on stderr, the largest first. Ops on the intra-op pool's threads are inside their caller.
-struct OpTime {
-  double self_s = 0;
-  double total_s = 0;
-  std::int64_t calls = 0;
-};
-std::mutex g_profile_mutex;
-std::map<std::string, OpTime> g_profile;
-
-struct ProfileFrame : at::ObserverContext {
-  Clock::time_point start;
-  double children_s = 0;
-};
-thread_local std::vector<ProfileFrame*> t_stack;
-
-std::unique_ptr<at::ObserverContext> profileStart(const at::RecordFunction&) {
-  auto frame = std::make_unique<ProfileFrame>();
-  frame->start = Clock::now();
-  t_stack.push_back(frame.get());
-  return frame;
-}
-
-void profileEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
-  auto* frame = static_cast<ProfileFrame*>(context);
-  if (frame == nullptr) return;
-  const double total = std::chrono::duration<double>(Clock::now() - frame->start).count();
-  if (!t_stack.empty() && t_stack.back() == frame) t_stack.pop_back();
-  if (!t_stack.empty()) t_stack.back()->children_s += total;
-  std::lock_guard<std::mutex> lock(g_profile_mutex);
-  OpTime& op = g_profile[fn.name()];
-  op.self_s += total - frame->children_s;
-  op.total_s += total;
-  ++op.calls;
-}
-
-void printProfile(const std::function<void()>& body) {
-  g_profile.clear();
-  const at::CallbackHandle handle =
-      at::addGlobalCallback(at::RecordFunctionCallback(&profileStart, &profileEnd));
-  const double wall = secondsOf(body);
-  at::removeCallback(handle);
-  std::vector<std::pair<std::string, OpTime>> ops(g_profile.begin(), g_profile.end());
-  std::sort(ops.begin(), ops.end(),
-            [](const auto& a, const auto& b) { return a.second.self_s > b.second.self_s; });
-  std::fprintf(stderr, "profile of one repetition: %.3f s wall\n%-48s %10s %10s %8s\n", wall, "op",
-               "self s", "total s", "calls");
-  for (std::size_t i = 0; i < ops.size() && i < 30; ++i) {
-    std::fprintf(stderr, "%-48s %10.3f %10.3f %8lld\n", ops[i].first.c_str(), ops[i].second.self_s,
-                 ops[i].second.total_s, static_cast<long long>(ops[i].second.calls));
-  }
 }
 
 // The machine's attainable rates at the set threads, best of five: a 1024^3 float matrix product
@@ -326,6 +273,8 @@ int bench(const BenchArgs& args) {
   if (args.what == "fid-features" || args.what == "fvd-features") return benchFeatures(args);
   core::RunConfig config;
   if (!loadConfigArgument(args.config, args.preset, config)) return 2;
+  // Before any oneDNN work: the probe catches oneDNN's instruction-set line, printed once.
+  (void)cpuFeatures();
   if (!args.device.empty()) config.train.device = args.device;
   if (!args.precision.empty())
     config.train.precision =
@@ -384,6 +333,10 @@ int bench(const BenchArgs& args) {
       return ok ? 0 : 3;
     }
 
+    // Encode and decode at train.precision too (the training steps take it from the config).
+    const core::Precision precision = resolvePrecision(config.train.precision, device);
+    const bool reduced_precision = precision != core::Precision::Fp32;
+    const at::ScalarType reduced = precision == core::Precision::Fp16 ? at::kHalf : at::kBFloat16;
     Measurement m;
     int r1_steps = 0;
     StepValues values;
@@ -413,11 +366,13 @@ int bench(const BenchArgs& args) {
     } else if (what == "encode") {
       tokenizer.eval();
       c10::InferenceMode inference;
+      compat::AutocastScope autocast(device.type(), reduced, reduced_precision);
       m = measure(device, args.warmup, args.steps, args.profile,
                   [&] { (void)tokenizer.tokenize(video); });
     } else if (what == "decode") {
       tokenizer.eval();
       c10::InferenceMode inference;
+      compat::AutocastScope autocast(device.type(), reduced, reduced_precision);
       const torch::Tensor indices = tokenizer.tokenize(video);
       m = measure(device, args.warmup, args.steps, args.profile,
                   [&] { (void)tokenizer.decodeFromIndices(indices); });
@@ -482,7 +437,8 @@ int bench(const BenchArgs& args) {
                             : "weights";
     out["gan"] = gan && what != "gen-step-recon";
     out["r1_steps"] = r1_steps;
-    out["precision"] = core::choiceName(config.train.precision);
+    out["precision"] = core::choiceName(precision);
+    out["cpu"] = runtime.cpu;
   } catch (const UserError& e) {
     const bool config_problem =
         e.code() == "perceptual_weights_missing" || e.code() == "config_invalid" ||

@@ -28,7 +28,8 @@ struct BenchArgs {
   int threads = 0;                 ///< intra-op threads; 0: train.threads, else all cores
   bool random_perceptual = false;  ///< random LPIPS weights when none are configured
   bool no_r1 = false;              ///< discr-step without the gradient penalty
-  bool profile = false;            ///< print self time per op of one extra repetition on stderr
+  bool profile = false;   ///< on stderr: self time per op and per op and shapes of one extra
+                          ///< repetition, and the oneDNN kernels of another (bench_profile.h)
   std::string device;     ///< train.device value (auto, cpu, cuda, cuda:N); empty: the config's
   std::string precision;  ///< train.precision (fp32, bf16, fp16); empty: the config's
 };
@@ -48,7 +49,9 @@ int benchFeatures(const BenchArgs& args);
 /// median_s / 1e9), gemm_peak_gflops (best of five 1024x1024 float torch::mm at these threads),
 /// peak_fraction (gflops / gemm_peak_gflops), blas, tokenizer_params, discriminator_params,
 /// perceptual ("off", "weights", "random"), gan, r1_steps (timed repetitions that applied R1),
-/// device, device_name, precision, clips_per_s (batch x micro-batches / median_s).
+/// device, device_name, precision (as it ran: "auto" resolved), cpu (the CPU's vector and matrix
+/// units and oneDNN's instruction set, CpuFeatures::summary), clips_per_s (batch x micro-batches
+/// / median_s). encode and decode run under autocast too when the precision is bf16 or fp16.
 /// On a CUDA device the times are CUDA-event times of each repetition, and the JSON adds
 /// bf16_gemm_peak_tflops (an 8192^3 bf16 torch::mm after warm-up, best of five), mfu (model FLOPs
 /// utilisation: flops_per_step / median_s / that peak) and peak_device_memory_mb.

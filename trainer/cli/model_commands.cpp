@@ -1,5 +1,7 @@
 #include "trainer/cli/model_commands.h"
 
+#include "trainer/training_device.h"
+
 #include "core/atomic_file.h"
 #include "core/checkpoint_files.h"
 #include "core/config_io.h"
@@ -58,7 +60,9 @@ nlohmann::ordered_json modelInfoJson(const core::RunConfig& config) {
   const double bits = tokenizer->quantizer()->bitsPerToken();
   const double input_bits = 8.0 * static_cast<double>(s.input_shape[0] * s.input_shape[1] *
                                                       s.input_shape[2] * s.input_shape[3]);
-  const double act_bytes = config.train.precision == core::Precision::Fp32 ? 4.0 : 2.0;
+  // "auto" as it would run on this machine's CPU.
+  const double act_bytes =
+      resolvePrecision(config.train.precision, torch::kCPU) == core::Precision::Fp32 ? 4.0 : 2.0;
   const double memory =
       16.0 * static_cast<double>(s.tokenizerParams() + discr_params) +
       static_cast<double>(config.train.batch_size) * s.activation_elements * act_bytes;

@@ -19,6 +19,7 @@
 #include "trainer/cli/train_command.h"
 #include "trainer/runtime_info.h"
 #include "trainer/torch_compat.h"
+#include "trainer/training_device.h"
 
 #include <CLI/CLI.hpp>
 
@@ -36,6 +37,9 @@ std::string versionText() {
     << "protocol " << core::kProtocolVersion << ", config schema " << core::kConfigSchemaVersion
     << "\n"
     << "LibTorch " << rt.torch_version << ", BLAS " << rt.blas << ", " << rt.threads << " threads\n"
+    << "CPU " << (rt.device_name.empty() ? "unknown" : rt.device_name) << ": " << rt.cpu << "\n"
+    << "train.precision \"auto\" on the CPU: "
+    << describePrecision(core::Precision::Auto, torch::kCPU) << "\n"
     << "CUDA " << (TB_WITH_CUDA ? "yes" : "no");
   if (const std::string cuda = compat::cudaRuntimeVersion(); !cuda.empty()) {
     const std::string cudnn = compat::cudnnVersion();

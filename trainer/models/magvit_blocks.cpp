@@ -5,6 +5,7 @@
 
 #include "trainer/models/activation_checkpoint.h"
 #include "trainer/models/video_layout.h"
+#include "trainer/torch_compat.h"
 
 #include <cmath>
 #include <string>
@@ -31,8 +32,10 @@ RMSNormImpl::RMSNormImpl(std::int64_t dim, bool channel_first)
       register_parameter("gamma", channel_first ? torch::ones({dim, 1, 1, 1}) : torch::ones({dim}));
 }
 
+// Norms in fp32 under autocast (train.precision bf16, fp16).
 torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
-  const auto n = F::normalize(x, F::NormalizeFuncOptions().dim(m_channel_first ? 1 : -1));
+  const auto n =
+      F::normalize(compat::inFp32(x), F::NormalizeFuncOptions().dim(m_channel_first ? 1 : -1));
   if (!m_channel_first) return n * m_scale * gamma;
   std::vector<std::int64_t> shape(static_cast<std::size_t>(x.dim()), 1);
   shape[1] = -1;
@@ -62,7 +65,8 @@ torch::Tensor AdaptiveRMSNormImpl::forward(const torch::Tensor& x, const torch::
     shape.back() = gamma.size(1);
     gamma = gamma.view(shape);
   }
-  return F::normalize(x, F::NormalizeFuncOptions().dim(m_channel_first ? 1 : -1)) * m_scale * gamma;
+  return F::normalize(compat::inFp32(x), F::NormalizeFuncOptions().dim(m_channel_first ? 1 : -1)) *
+         m_scale * gamma;
 }
 
 MaybeAdaptiveNormImpl::MaybeAdaptiveNormImpl(std::int64_t dim, std::int64_t dim_cond,

@@ -23,7 +23,9 @@ inline torch::Tensor fromTokens(const torch::Tensor& tokens,
                                 const std::vector<std::int64_t>& spatial) {
   std::vector<std::int64_t> shape{tokens.size(0), tokens.size(2)};
   shape.insert(shape.end(), spatial.begin(), spatial.end());
-  return tokens.transpose(1, 2).reshape(shape);
+  // Contiguous: the view is channels-last, which the decoder's first convolution copied forward
+  // and again backward (and ran its channels-last kernels on).
+  return tokens.transpose(1, 2).reshape(shape).contiguous();
 }
 
 // [B, N] or [B, N, C] -> [B, *S] or [B, *S, C]

@@ -6,18 +6,24 @@
 #include "trainer/models/magvit_tokenizer.h"
 #include "trainer/models/time_stream.h"
 #include "trainer/models/vqgan_tokenizer.h"
+#include "trainer/torch_compat.h"
 
 #include <stdexcept>
 
 namespace tb::trainer {
 namespace F = torch::nn::functional;
 
+QuantizerOutput Tokenizer::quantize(const torch::Tensor& latent) {
+  compat::AutocastOff fp32;
+  return quantizer()->quantize(compat::inFp32(latent));
+}
+
 torch::Tensor Tokenizer::tokenize(const torch::Tensor& video, const torch::Tensor& cond) {
   torch::NoGradGuard no_grad;
   auto q = quantizer();
   const bool was_training = q->is_training();
   q->eval();  // no EMA / restart side effects while tokenizing
-  auto indices = q->quantize(encode(video, cond)).indices;
+  auto indices = quantize(encode(video, cond)).indices;
   q->train(was_training);
   return indices;
 }
@@ -30,8 +36,10 @@ torch::Tensor Tokenizer::decodeFromIndices(const torch::Tensor& indices,
 TokenizerOutput Tokenizer::forward(const torch::Tensor& video, const torch::Tensor& cond) {
   const auto latent = encode(video, cond);
   auto q = quantize(latent);
-  auto recon = decode(q.quantized, cond);
+  // The reconstruction and its losses in fp32 under autocast too.
+  auto recon = compat::inFp32(decode(q.quantized, cond));
   if (video.dim() == 4) recon = recon.squeeze(2);
+  compat::AutocastOff fp32;
   TokenizerOutput out;
   out.recon = recon;
   out.indices = q.indices;

@@ -54,8 +54,10 @@ class Tokenizer : public torch::nn::Module {
  public:
   /// Video -> continuous latent `[B, D, t, h, w]` (before quantization).
   virtual torch::Tensor encode(const torch::Tensor& video, const torch::Tensor& cond = {}) = 0;
-  /// Continuous latent -> quantized latent, indices and quantizer losses.
-  QuantizerOutput quantize(const torch::Tensor& latent) { return quantizer()->quantize(latent); }
+  /// Continuous latent -> quantized latent, indices and quantizer losses, in fp32 also under
+  /// autocast (train.precision bf16, fp16): distances, entropies and codes never depend on how a
+  /// value near a decision boundary was rounded.
+  QuantizerOutput quantize(const torch::Tensor& latent);
   /// Quantized latent `[B, D, t, h, w]` -> video `[B, C, T, H, W]`.
   virtual torch::Tensor decode(const torch::Tensor& quantized, const torch::Tensor& cond = {}) = 0;
   /// Video -> indices `[B, t, h, w]`, without gradients.

@@ -14,10 +14,13 @@ inline torch::Tensor framesToBatch(const torch::Tensor& x) {
       .reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
 }
 
-/// [B*T, C, H, W] -> [B, C, T, H, W]
+/// [B*T, C, H, W] -> [B, C, T, H, W], contiguous: the layers after it (a padded convolution, a
+/// residual sum) would each copy a permuted view, and element-wise ops on a permuted and a
+/// contiguous operand run several times slower (magvit2-small's step: README Performance).
 inline torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
   return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)})
-      .permute({0, 2, 1, 3, 4});
+      .permute({0, 2, 1, 3, 4})
+      .contiguous();
 }
 
 /// [B, C, T, H, W] -> [B*H*W, C, T]: every pixel's time series as a batch entry.
@@ -26,10 +29,10 @@ inline torch::Tensor pixelsToBatch(const torch::Tensor& x) {
       .reshape({x.size(0) * x.size(3) * x.size(4), x.size(1), x.size(2)});
 }
 
-/// [B*H*W, C, T] -> [B, C, T, H, W]
+/// [B*H*W, C, T] -> [B, C, T, H, W], contiguous (as batchToFrames).
 inline torch::Tensor batchToPixels(const torch::Tensor& x, std::int64_t batch, std::int64_t h,
                                    std::int64_t w) {
-  return x.reshape({batch, h, w, x.size(1), x.size(2)}).permute({0, 3, 4, 1, 2});
+  return x.reshape({batch, h, w, x.size(1), x.size(2)}).permute({0, 3, 4, 1, 2}).contiguous();
 }
 
 /// The conditioning vector `[B, D]` repeated for a batch packed as above (`[B*r, ...]`,

@@ -146,6 +146,8 @@ int TrainingLoop::runSteps() {
         (m_budget_s > 0
              ? " or the time budget of " + seconds(m_budget_s) + ", whichever comes first"
              : std::string()));
+  m_log("precision " + describePrecision(m_train.precision, m_device) + " (train.precision " +
+        core::choiceName(m_train.precision) + ")");
   if (m_progress.step < total) {
     emitPhase("first_steps",
               m_train.log_every > 1 && m_progress.step + 1 < total

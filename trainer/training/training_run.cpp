@@ -73,7 +73,10 @@ int runTraining(const core::RunConfig& config, const core::RunDirectory& run,
   // hello names the run directory, and whoever reads it may open it at once: it exists first.
   std::error_code made;
   if (launch.rank == 0) fs::create_directories(run.root(), made);
-  events.emit(makeHelloEvent(rt, launch.world_size, launch.launcher, run.root().string()));
+  core::HelloEvent hello =
+      makeHelloEvent(rt, launch.world_size, launch.launcher, run.root().string());
+  hello.precision = describePrecision(config.train.precision, device);
+  events.emit(hello);
   if (rt.reference_blas) {
     events.emit(core::WarningEvent{
         std::string(core::warning_code::kReferenceBlas),

@@ -9,6 +9,7 @@
 #include "trainer/training/flat_shard_adamw.h"
 
 #include "trainer/torch_compat.h"
+#include "trainer/training_device.h"
 
 #include <algorithm>
 #include <limits>
@@ -150,7 +151,7 @@ TrainingStep::TrainingStep(const core::RunConfig& config, const TrainingStepSetu
       m_device(setup.device),
       m_autocast_device(setup.device.type()),
       m_autocast_dtype(config.train.precision == core::Precision::Fp16 ? at::kHalf : at::kBFloat16),
-      m_autocast(config.train.precision != core::Precision::Fp32) {
+      m_autocast(resolvePrecision(config.train.precision, setup.device) != core::Precision::Fp32) {
   if (config.train.precision == core::Precision::Fp16 && !m_device.is_cuda()) {
     throw UserError(
         "precision_unsupported",
