@@ -205,7 +205,7 @@ struct DoneEvent {
 /// Sent as each phase begins and, where it is counted, as it advances; the first progress event
 /// ends the last phase.
 struct PhaseEvent {
-  std::string phase;       ///< "data", "model", "resume", "reference" or "first_steps"
+  std::string phase;       ///< "data", "model", "precision", "resume", "reference" or "first_steps"
   std::string text;        ///< for a person, e.g. "fitting the classic VQ reference: k-means"
   std::int64_t done = 0;   ///< units done of `total`
   std::int64_t total = 0;  ///< 0: not counted

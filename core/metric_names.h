@@ -65,6 +65,9 @@ inline constexpr std::string_view kRollback = "rollback";
 inline constexpr std::string_view kDataSkipped = "data_skipped";
 /// The data leaves no validation clip: validation, samples and rFID/rFVD are off.
 inline constexpr std::string_view kNoValidation = "no_validation";
+/// train.precision "auto" chose bf16, but a convolution of this model computed wrongly in bf16:
+/// the run trains in fp32.
+inline constexpr std::string_view kPrecisionFallback = "precision_fallback";
 inline constexpr std::string_view kPerceptualOff = "perceptual_off";  ///< no LPIPS weights
 inline constexpr std::string_view kReferenceBlas = "reference_blas";  ///< slow BLAS in use
 /// A sample GIF was not written.

@@ -685,9 +685,10 @@ struct TrainConfig {
     v.field("precision", precision,
             FieldSpec("fp32; bf16 autocast (CPU or CUDA); fp16 autocast with dynamic loss scaling "
                       "(CUDA only); auto: bf16 where the hardware computes it (a CPU with AMX-BF16 "
-                      "or AVX512-BF16, a GPU of compute capability 8.0 or newer), else fp32 (the "
-                      "choice is logged and in hello). Losses, the quantizer, norms and the "
-                      "optimizer stay fp32")
+                      "or AVX512-BF16, a GPU of compute capability 8.0 or newer) and every "
+                      "convolution of the model passes a bf16 check against fp32 at start, else "
+                      "fp32 (the choice is in hello and the log). Losses, the quantizer, norms "
+                      "and the optimizer stay fp32")
                 .group("Precision and memory"));
     v.field(
         "device", device,

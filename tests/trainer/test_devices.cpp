@@ -10,6 +10,7 @@
 #include "trainer/models/tokenizer.h"
 #include "trainer/torch_compat.h"
 #include "trainer/training/loss_scaler.h"
+#include "trainer/training/training_step.h"
 #include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
 
@@ -327,9 +328,60 @@ TEST(Precision, AutoIsBf16WhereTheCpuComputesItAndHelloSaysWhy) {
   ASSERT_NE(hello, nullptr);
   EXPECT_EQ(hello->precision, why);
   EXPECT_EQ(hello->cpu, cpuFeatures().summary());
+  // bf16 is checked against fp32 first, in a phase of its own; then it trains in bf16.
+  bool checked = false;
+  for (const auto& e : r.events) {
+    checked = checked || e.find("\"phase\":\"precision\"") != std::string::npos;
+    EXPECT_EQ(e.find("precision_fallback"), std::string::npos) << e;
+  }
+  EXPECT_EQ(checked, native);
   const auto rows = trainRows(dir.path() / "run");
   ASSERT_EQ(rows.size(), 8u);
   EXPECT_LT(valueAt(rows.back(), "train/recon_loss"), valueAt(rows.front(), "train/recon_loss"));
+}
+
+TEST(Precision, AutoChecksEveryConvolutionInBf16AndFallsBackToFp32OnAWrongOne) {
+  if (!cpuFeatures().nativeBf16()) GTEST_SKIP() << "this CPU computes no bf16: auto is fp32";
+  core::RunConfig c = tinyConfig();
+  c.train.precision = core::Precision::Auto;
+  const torch::Tensor x = torch::rand({2, 3, 5, 16, 16}) * 2 - 1;
+  {
+    TrainingStep step(c, TrainingStepSetup{});
+    ASSERT_TRUE(step.reducedPrecision());
+    int calls = 0, total = 0;
+    EXPECT_EQ(step.checkAutoPrecision(x,
+                                      [&](int done, int of) {
+                                        ++calls;
+                                        total = of;
+                                        EXPECT_EQ(done, calls);
+                                      }),
+              "");
+    EXPECT_GE(total, 5);  // the tokenizer's convolutions, each checked
+    EXPECT_EQ(calls, total);
+    EXPECT_TRUE(step.reducedPrecision());
+    for (const auto& p : step.tokenizer()->parameters())
+      EXPECT_TRUE(!p.grad().defined() || p.grad().abs().sum().item<double>() == 0);
+  }
+  // A convolution 10 % off in bf16 (as a broken kernel would be) sends the step back to fp32,
+  // naming the convolution.
+  TrainingStep step(c, TrainingStepSetup{});
+  const std::string wrong = step.checkAutoPrecision(
+      x, {}, [](const torch::Tensor& in, const torch::Tensor& w, const ConvolutionShape& shape) {
+        return convolve(in, w, shape) * 1.1;
+      });
+  EXPECT_NE(wrong.find("relative error"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find(" * ["), std::string::npos) << wrong;
+  EXPECT_FALSE(step.reducedPrecision());
+  // Explicit bf16 is the user's choice: nothing is checked.
+  c.train.precision = core::Precision::Bf16;
+  TrainingStep explicit_bf16(c, TrainingStepSetup{});
+  EXPECT_EQ(explicit_bf16.checkAutoPrecision(
+                x, {},
+                [](const torch::Tensor& in, const torch::Tensor& w, const ConvolutionShape& shape) {
+                  return convolve(in, w, shape) * 1.1;
+                }),
+            "");
+  EXPECT_TRUE(explicit_bf16.reducedPrecision());
 }
 
 TEST(Precision, Bf16AutocastKeepsTheQuantizerLossesAndNormsInFp32) {

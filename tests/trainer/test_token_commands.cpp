@@ -135,6 +135,26 @@ TEST(TokenCommands, TokenizeWritesOneFileOfModelTokensPerClip) {
   EXPECT_EQ(manifest[2]["clip"], "sub__walk_clip0001");
 }
 
+TEST(TokenCommands, TokenizeInBf16CodesAlmostTheSameAndRefusesWhatTheDeviceCannot) {
+  Fixture fx;
+  ASSERT_EQ(tokenize(fx.tokenizeArgs()), 0);
+  const torch::Tensor fp32 = readTokens(fx.out / "sub__walk_clip0001.safetensors");
+  TokenizeArgs args = fx.tokenizeArgs();
+  args.out = (fx.dir.path() / "bf16").string();
+  args.precision = "bf16";
+  ASSERT_EQ(tokenize(args), 0);
+  const torch::Tensor bf16 = readTokens(fs::path(args.out) / "sub__walk_clip0001.safetensors");
+  ASSERT_EQ(bf16.sizes(), fp32.sizes());
+  // The convolutions in bf16 move a latent value near a code boundary to the other side now and
+  // then; most codes stay (unrelated codes would agree on 1 in 64).
+  const double same = bf16.eq(fp32).to(torch::kDouble).mean().item<double>();
+  EXPECT_GT(same, 0.5) << same;
+  args.precision = "fp16";  // CPU autocast is bf16 only
+  EXPECT_EQ(tokenize(args), 2);
+  args.precision = "half";
+  EXPECT_EQ(tokenize(args), 2);
+}
+
 TEST(TokenCommands, TokenizeCodesEachVideoWholeInChunksAsOnePass) {
   Fixture fx;
   TokenizeArgs args = fx.tokenizeArgs();

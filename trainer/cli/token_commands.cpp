@@ -13,6 +13,7 @@
 #include "trainer/media/frame_tensors.h"
 #include "trainer/media/media_error.h"
 #include "trainer/media/media_folder.h"
+#include "trainer/torch_compat.h"
 #include "trainer/training/checkpoint_store.h"
 #include "trainer/training_device.h"
 #include "trainer/weights/state_dict_io.h"
@@ -287,6 +288,19 @@ int tokenize(const TokenizeArgs& args) {
     std::cerr << "tokenbench-trainer tokenize: " << e.what() << "\n";
     return 2;
   }
+  core::Precision precision = core::Precision::Fp32;
+  try {
+    precision = resolvePrecision(
+        core::parseChoiceOrThrow<core::Precision>("--precision", args.precision), ckpt.device);
+    if (precision == core::Precision::Fp16 && !ckpt.device.is_cuda())
+      throw std::invalid_argument("--precision fp16 needs a CUDA device (--device)");
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "tokenbench-trainer tokenize: " << e.what() << "\n";
+    return 2;
+  }
+  compat::AutocastScope autocast(ckpt.device.type(),
+                                 precision == core::Precision::Fp16 ? at::kHalf : at::kBFloat16,
+                                 precision != core::Precision::Fp32);
   const core::DataConfig& d = ckpt.config.data;
   const auto quantizer = ckpt.tokenizer->quantizer();
   if (args.clip_frames > 0 &&

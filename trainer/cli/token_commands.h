@@ -67,6 +67,10 @@ struct TokenizeArgs {
   int clip_frames = 0;          ///< 0: each video whole; N: consecutive clips of N frames
   int max_frames = 0;           ///< whole videos: at most this many frames (0: all)
   int chunk = 8;                ///< latent frames coded at a time (0: one pass)
+  /// fp32; bf16: the encoder's convolutions under bf16 autocast (the quantizer stays fp32, but a
+  /// latent value near a code boundary may round to the other side); auto: bf16 where the
+  /// hardware computes it (train.precision's rule)
+  std::string precision = "fp32";
 };
 
 /// `tokenize`: codes every video whole (every data.frame_stride-th frame, at most max_frames):

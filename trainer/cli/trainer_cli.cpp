@@ -142,6 +142,10 @@ int runTrainerCli(int argc, char** argv) {
                      "Use model.safetensors even when EMA weights exist");
   tokenize->add_option("--device", tok.device,
                        "auto (default: CUDA when available), cpu, cuda or cuda:N");
+  tokenize->add_option("--precision", tok.precision,
+                       "fp32 (default), bf16 (the encoder under bf16 autocast: faster on AMX or "
+                       "AVX512-BF16, a few codes may differ), auto (bf16 where the hardware "
+                       "computes it)");
   cli::DetokenizeArgs detok;
   auto* detokenize =
       app.add_subcommand("detokenize", "Decode a token file written by tokenize into a video");

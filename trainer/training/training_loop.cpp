@@ -146,8 +146,11 @@ int TrainingLoop::runSteps() {
         (m_budget_s > 0
              ? " or the time budget of " + seconds(m_budget_s) + ", whichever comes first"
              : std::string()));
-  m_log("precision " + describePrecision(m_train.precision, m_device) + " (train.precision " +
-        core::choiceName(m_train.precision) + ")");
+  m_log("precision " +
+        (m_steps->reducedPrecision() || m_train.precision != core::Precision::Auto
+             ? describePrecision(m_train.precision, m_device)
+             : std::string("fp32 (auto: a convolution was wrong in bf16)")) +
+        " (train.precision " + core::choiceName(m_train.precision) + ")");
   if (m_progress.step < total) {
     emitPhase("first_steps",
               m_train.log_every > 1 && m_progress.step + 1 < total
@@ -431,6 +434,7 @@ void TrainingLoop::setUp() {
                                     emitWarning(code, message);
                                   },
                                   m_device});
+  checkAutoPrecision();
   m_tokenizer = m_steps->tokenizer();
   m_optimizer = m_steps->optimizer();
   m_lpips = m_steps->lpips();
@@ -477,6 +481,35 @@ void TrainingLoop::setUp() {
   m_loader = std::make_unique<data::ClipLoader>(
       *m_dataset, m_train.batch_size, m_config.data.workers, m_config.data.prefetch,
       m_group ? m_group->rank() : 0, m_group ? m_group->worldSize() : 1, m_device.is_cuda());
+}
+
+// train.precision "auto" chose bf16: each convolution of a generator step at the training shape
+// is checked in bf16 against fp32 first; a wrong one makes it fp32, said as a warning.
+void TrainingLoop::checkAutoPrecision() {
+  if (m_train.precision != core::Precision::Auto || !m_steps->reducedPrecision()) return;
+  const std::string text =
+      "checking this model's convolutions in bf16 against fp32 "
+      "(train.precision auto)";
+  emitPhase("precision", text);
+  const auto& d = m_config.data;
+  const std::int64_t frames = d.train_frames > 0 ? d.train_frames : d.num_frames;
+  const std::int64_t size = d.train_crop > 0 ? d.train_crop : d.image_size;
+  const torch::Tensor x =
+      (torch::rand({m_train.batch_size, m_config.model.channels, frames, size, size}) * 2 - 1)
+          .to(m_device);
+  const auto start = Clock::now();
+  const std::string wrong = m_steps->checkAutoPrecision(
+      x, [&](int done, int total) { emitPhase("precision", text, done, total); });
+  if (wrong.empty()) {
+    m_log("train.precision auto: every convolution agrees with fp32 in bf16 (checked in " +
+          seconds(std::chrono::duration<double>(Clock::now() - start).count()) +
+          "); training in bf16");
+    return;
+  }
+  emitWarning(std::string(core::warning_code::kPrecisionFallback),
+              "train.precision auto: training in fp32, not bf16: this machine computes a "
+              "convolution of the model wrongly in bf16: " +
+                  wrong);
 }
 
 // One warning per skipped file (the first 20; then one that counts the rest), each naming the

@@ -88,6 +88,7 @@ class TrainingLoop {
   TrainingError diskFullError(const std::string& what) const;
   void setUp();
   void checkUnsupported();
+  void checkAutoPrecision();
   void reportDataSkips(const std::vector<data::SkippedFile>& skips);
   bool ganActive() const { return m_discr && m_progress.step >= m_config.loss.discr_start_step; }
   void updateEma() { trainer::updateEma(m_ema, *m_tokenizer, m_train, m_progress.step); }

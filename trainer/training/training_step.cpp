@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace tb::trainer {
@@ -398,6 +399,33 @@ GeneratorPass TrainingStep::generatorStep(const torch::Tensor& x, const Generato
   (scaledForBackward(loss, m_scaler.get()) / accumulation).backward();
   pass.loss = loss.detach();
   return pass;
+}
+
+std::string TrainingStep::checkAutoPrecision(const torch::Tensor& x,
+                                             const std::function<void(int, int)>& progress,
+                                             const ConvolutionFn& low) {
+  if (m_config.train.precision != core::Precision::Auto || !m_autocast) return {};
+  const bool gan = m_discr != nullptr;
+  const std::vector<ConvolutionShape> shapes = recordConvolutions([&] {
+    StepValues values;
+    zeroGrad(gan);
+    (void)generatorStep(x, GeneratorTerms{true, gan}, 1, false, values);
+  });
+  zeroGrad(gan);
+  const double tolerance = convolutionTolerance(m_autocast_dtype);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const ConvolutionErrors e =
+        compareWithFp32(shapes[i], m_device, m_autocast_dtype, 1000 + i, low);
+    if (progress) progress(static_cast<int>(i + 1), static_cast<int>(shapes.size()));
+    if (!(e.worst() <= tolerance)) {  // NaN fails too
+      m_autocast = false;
+      std::ostringstream s;
+      s << shapes[i].describe() << ": relative error " << e.worst() << " in bf16 against fp32 "
+        << "(tolerance " << tolerance << ")";
+      return s.str();
+    }
+  }
+  return {};
 }
 
 bool TrainingStep::r1Due(std::int64_t discr_step) const {

@@ -5,6 +5,7 @@
 // The training loop and `tokenbench-trainer bench` call the same functions.
 
 #include "core/run_config.h"
+#include "trainer/convolution_check.h"
 #include "trainer/evaluation/lpips.h"
 #include "trainer/models/discriminator.h"
 #include "trainer/models/tokenizer.h"
@@ -148,6 +149,20 @@ class TrainingStep {
   /// Clears the tokenizer's gradients (and the discriminator's when `gan`).
   void zeroGrad(bool gan);
 
+  /// Whether the steps run under autocast (train.precision bf16 or fp16, or "auto" resolved to
+  /// bf16).
+  bool reducedPrecision() const { return m_autocast; }
+
+  /// train.precision "auto" that chose bf16: every convolution one generator step runs on `x`
+  /// (every configured term) is run in bf16 and in fp32 (convolution_check.h); a wrong one
+  /// (oneDNN and cuDNN have computed some shapes wrongly in bf16) puts this step back to fp32.
+  /// Returns that convolution and its error ("" when every one passed or nothing was checked).
+  /// Leaves no gradient behind; `progress(done, total)` after each convolution.
+  /// `low` is the reduced-precision convolution checked (tests give a wrong one).
+  std::string checkAutoPrecision(const torch::Tensor& x,
+                                 const std::function<void(int, int)>& progress,
+                                 const ConvolutionFn& low = convolve);
+
   /// Generator forward on `x` `[B, C, T, H, W]` in [-1, 1], on the training device (under
   /// autocast when train.precision is "bf16" or "fp16"), its loss, and backward of loss /
   /// `accumulation` (micro-batches per step; times the loss scale when scaling) into the
@@ -227,7 +242,7 @@ class TrainingStep {
   torch::Device m_device;
   c10::DeviceType m_autocast_device;
   at::ScalarType m_autocast_dtype;
-  bool m_autocast;
+  bool m_autocast;                             // not const: checkAutoPrecision may turn it off
   std::unique_ptr<LossScaler> m_scaler;        // null without loss scaling
   std::unique_ptr<LossScaler> m_discr_scaler;  // null without loss scaling or discriminator
   std::shared_ptr<Tokenizer> m_tokenizer;
