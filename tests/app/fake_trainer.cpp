@@ -133,6 +133,7 @@ HelloEvent hello(const std::string& runDir) {
   h.protocol = kProtocolVersion;
   h.launcher = "single";
   h.device = "cpu";
+  h.precision = "bf16 (auto: fake)";
   h.blas = "none";
   h.threads = 1;
   h.interop_threads = 1;

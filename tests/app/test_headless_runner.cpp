@@ -169,7 +169,8 @@ class TestHeadlessRunner : public QObject {
     QVERIFY2(text.contains(QStringLiteral("\nstep 20/20  loss 0.05  100.0 it/s  ETA 0s\n")),
              err.c_str());
     QVERIFY2(text.contains(QStringLiteral("tokenbench: trainer 0.0.0-fake (torch none), 1 "
-                                          "process (single) on cpu, run dir /")),
+                                          "process (single) on cpu in bf16 (auto: fake), run dir "
+                                          "/")),
              err.c_str());
     QVERIFY2(text.contains(QStringLiteral("fake: done\n")), err.c_str());  // the trainer's log
     QVERIFY2(text.endsWith(QStringLiteral("tokenbench: completed at step 20\n")), err.c_str());
