@@ -30,17 +30,19 @@ void probe(const torch::Device& device, const std::string& key) {
   }
 }
 
-// Why "auto" chose what it chose; empty when the device decides nothing (not auto).
+// What train.precision "auto" is on `device` (*bf16) and why, in words.
 std::string autoPrecisionReason(const torch::Device& device, bool* bf16) {
   if (device.is_cuda()) {
-    int major = 0;
+    int major = 0, minor = 0;
     try {
-      major = compat::cudaDeviceInfo(device.index() < 0 ? 0 : device.index()).compute_major;
+      const auto gpu = compat::cudaDeviceInfo(device.index() < 0 ? 0 : device.index());
+      major = gpu.compute_major;
+      minor = gpu.compute_minor;
     } catch (const std::exception&) {
     }
     *bf16 = major >= 8;
-    return "compute capability " + std::to_string(major) + (*bf16 ? " computes" : " emulates") +
-           " bf16";
+    return "a GPU of compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+           (*bf16 ? " computes bf16" : " has no bf16 units");
   }
   const CpuFeatures& cpu = cpuFeatures();
   *bf16 = cpu.nativeBf16();

@@ -163,11 +163,12 @@ int HeadlessRunner::run(const QString& trainer, std::ostream& /*out*/, std::ostr
                                                 : QStringLiteral("%1 processes").arg(e.world_size);
     // "cpu in bf16 (auto: the CPU computes bf16: AMX-BF16)"; trainers before precision: "cpu".
     QString device = QString::fromStdString(e.device);
-    if (!e.precision.empty()) device += QStringLiteral(" in ") + QString::fromStdString(e.precision);
-    say(err, QStringLiteral("tokenbench: trainer %1 (torch %2), %3 (%4) on %5, run dir %6")
-                 .arg(QString::fromStdString(e.trainer_version),
-                      QString::fromStdString(e.torch_version), processes,
-                      QString::fromStdString(e.launcher), device, controller.runDirectory()));
+    if (!e.precision.empty())
+      device += QStringLiteral(" in ") + QString::fromStdString(e.precision);
+    say(err,
+        QStringLiteral("tokenbench: trainer %1 (torch %2), %3 (%4) on %5, run dir %6")
+            .arg(QString::fromStdString(e.trainer_version), QString::fromStdString(e.torch_version),
+                 processes, QString::fromStdString(e.launcher), device, controller.runDirectory()));
   });
   QObject::connect(
       &controller, &RunController::progressReceived, [&](const core::ProgressEvent& e) {

@@ -27,6 +27,8 @@ run() {  # run LABEL ARGS...: one bench run, its stdout a single JSON line
   check "$label" "$out" '.threads == 1 and .peak_rss_mb > 10 and .peak_rss_mb < 100000'
   check "$label" "$out" '.flops_per_step > 1e6 and .gflops > 0 and .gemm_peak_gflops > 0.1 and .conv_peak_gflops > 0.1'
   check "$label" "$out" '(.blas | length) > 0'
+  # The CPU's units (cpuid) and, on the CPU, oneDNN's instruction set beside them.
+  check "$label" "$out" '(.cpu | test("^(AVX2|no AVX2)")) and (.precision | IN("fp32", "bf16"))'
   echo "$out"
   LAST=$out
 }
@@ -54,6 +56,19 @@ for what in gen-step discr-step train-step; do
 done
 
 check "gan train-step" "$LAST" '.micro_batches == 1'
+# --profile: per op, per op and shapes, and oneDNN's kernels on stderr; oneDNN's verbose lines,
+# which it prints on standard output, never reach the JSON.
+out=$("$trainer" bench --steps 1 --threads 1 --preset demo --what gen-step-recon --profile 2>/tmp/bench_json_err.$$) || {
+  echo "FAIL profile: exit $?"; failed=1; }
+[[ $(wc -l <<<"$out") -eq 1 ]] && jq -e . <<<"$out" >/dev/null || { echo "FAIL profile: stdout is not one JSON line"; echo "$out" | head -3; failed=1; }
+for heading in "^op  " "^op and its tensor arguments" "^oneDNN primitives \\(" "^convolution [^ ]+ backward_weights"; do
+  grep -Eq "$heading" /tmp/bench_json_err.$$ || { echo "FAIL profile: no line matching $heading on stderr"; failed=1; }
+done
+grep -q "verbose," /tmp/bench_json_err.$$ && { echo "FAIL profile: raw oneDNN verbose lines on stderr"; failed=1; }
+# --precision auto runs as what the hardware computes.
+run "demo auto" --preset demo --what encode --precision auto
+expected=$(grep -qw -E 'amx_bf16|avx512_bf16' /proc/cpuinfo && echo bf16 || echo fp32)
+check "demo auto" "$LAST" ".precision == \"$expected\""
 # conv-check: every convolution of a generator step with GAN and LPIPS, bf16 against fp32.
 out=$("$trainer" bench --threads 1 --config "$here/bench_tiny_gan.json" --what conv-check --random-perceptual 2>/tmp/bench_json_err.$$) || {
   echo "FAIL conv-check: exit $?"; failed=1; }

@@ -362,6 +362,22 @@ TEST(Precision, AutoChecksEveryConvolutionInBf16AndFallsBackToFp32OnAWrongOne) {
     for (const auto& p : step.tokenizer()->parameters())
       EXPECT_TRUE(!p.grad().defined() || p.grad().abs().sum().item<double>() == 0);
   }
+  {
+    // A VQ's EMA codebook moves in a training-mode step; the check leaves it as it found it.
+    core::RunConfig vq = c;
+    vq.model.quantizer.type = core::QuantizerType::Vq;
+    vq.model.quantizer.vq_ema = true;
+    vq.model.quantizer.codebook_size = 16;
+    TrainingStep step(vq, TrainingStepSetup{});
+    std::vector<torch::Tensor> before;
+    for (const auto& t : step.tokenizer()->buffers()) before.push_back(t.clone());
+    for (const auto& t : step.tokenizer()->parameters()) before.push_back(t.detach().clone());
+    EXPECT_EQ(step.checkAutoPrecision(x, {}), "");
+    std::size_t i = 0;
+    for (const auto& t : step.tokenizer()->buffers()) EXPECT_TRUE(torch::equal(t, before[i++]));
+    for (const auto& t : step.tokenizer()->parameters())
+      EXPECT_TRUE(torch::equal(t.detach(), before[i++]));
+  }
   // A convolution 10 % off in bf16 (as a broken kernel would be) sends the step back to fp32,
   // naming the convolution.
   TrainingStep step(c, TrainingStepSetup{});

@@ -338,7 +338,8 @@ int runTrainerCli(int argc, char** argv) {
       "Random LPIPS weights when loss.lpips_backbone / lpips_lin are not set (same cost)");
   bench->add_flag("--no-r1", bench_args.no_r1, "discr-step without the R1 gradient penalty");
   bench->add_flag("--profile", bench_args.profile,
-                  "Print the time per op of one extra repetition on stderr");
+                  "Print on stderr the time per op and per op and tensor shapes of one extra "
+                  "repetition, and the oneDNN kernels (kind, implementation) of another");
   bench->add_option("--device", bench_args.device,
                     "auto, cpu, cuda or cuda:N (default: train.device)");
   bench

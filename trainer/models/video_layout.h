@@ -15,8 +15,7 @@ inline torch::Tensor framesToBatch(const torch::Tensor& x) {
 }
 
 /// [B*T, C, H, W] -> [B, C, T, H, W], contiguous: the layers after it (a padded convolution, a
-/// residual sum) would each copy a permuted view, and element-wise ops on a permuted and a
-/// contiguous operand run several times slower (magvit2-small's step: README Performance).
+/// residual sum, their backward) would otherwise each copy or stride through the permuted view.
 inline torch::Tensor batchToFrames(const torch::Tensor& x, std::int64_t batch) {
   return x.reshape({batch, x.size(0) / batch, x.size(1), x.size(2), x.size(3)})
       .permute({0, 2, 1, 3, 4})

@@ -406,12 +406,26 @@ std::string TrainingStep::checkAutoPrecision(const torch::Tensor& x,
                                              const ConvolutionFn& low) {
   if (m_config.train.precision != core::Precision::Auto || !m_autocast) return {};
   const bool gan = m_discr != nullptr;
+  // The recording step runs in training mode: a VQ's EMA codebook and usage counters move in
+  // it. They are put back, so that the run starts from the weights it would start from in fp32.
+  std::vector<torch::Tensor> state;
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& t : m_tokenizer->parameters()) state.push_back(t.detach().clone());
+    for (const auto& t : m_tokenizer->buffers()) state.push_back(t.detach().clone());
+  }
   const std::vector<ConvolutionShape> shapes = recordConvolutions([&] {
     StepValues values;
     zeroGrad(gan);
     (void)generatorStep(x, GeneratorTerms{true, gan}, 1, false, values);
   });
   zeroGrad(gan);
+  {
+    torch::NoGradGuard no_grad;
+    std::size_t i = 0;
+    for (auto& t : m_tokenizer->parameters()) t.copy_(state[i++]);
+    for (auto& t : m_tokenizer->buffers()) t.copy_(state[i++]);
+  }
   const double tolerance = convolutionTolerance(m_autocast_dtype);
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const ConvolutionErrors e =
