@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -398,6 +399,33 @@ TEST(Precision, AutoChecksEveryConvolutionInBf16AndFallsBackToFp32OnAWrongOne) {
                 }),
             "");
   EXPECT_TRUE(explicit_bf16.reducedPrecision());
+}
+
+TEST(Precision, EveryLayerTypeOfTheReadmeConfigurationTrainsInBf16) {
+  // The README configuration's layers, attention (causal in time, with its mask) included: a bf16
+  // forward and backward give finite losses and gradients (a causal mask of float's lowest did
+  // not fit a bf16 score).
+  torch::manual_seed(5);
+  core::RunConfig c = tinyConfig();
+  c.model.layers = {{"residual", {}},     {"compress_space", {}}, {"linear_attend_space", {}},
+                    {"attend_space", {}}, {"compress_time", {}},  {"attend_time", {}},
+                    {"gateloop_time", {}}};
+  const auto tokenizer = makeTokenizer(c.model, c.data);
+  compat::AutocastScope autocast(c10::DeviceType::CPU, at::kBFloat16, true);
+  const TokenizerOutput out = tokenizer->forward(torch::rand({2, 3, 5, 16, 16}) * 2 - 1);
+  torch::Tensor loss = torch::zeros({});
+  for (const auto& [name, value] : out.losses) {
+    EXPECT_TRUE(std::isfinite(value.item<double>())) << name;
+    if (name == "recon_l1" || name == "quantizer") loss = loss + value;
+  }
+  loss.backward();
+  int with_gradient = 0;
+  for (const auto& p : tokenizer->parameters()) {
+    if (!p.grad().defined()) continue;
+    ++with_gradient;
+    EXPECT_TRUE(torch::isfinite(p.grad()).all().item<bool>());
+  }
+  EXPECT_GT(with_gradient, 10);
 }
 
 TEST(Precision, Bf16AutocastKeepsTheQuantizerLossesAndNormsInFp32) {

@@ -1,6 +1,8 @@
 // Full and linear attention and the space/time attention blocks of MAGVIT-v2 (magvit_attention.h).
 #include "trainer/models/magvit_attention.h"
 
+#include "trainer/torch_compat.h"
+
 #include "trainer/models/time_stream.h"
 #include "trainer/models/video_layout.h"
 
@@ -60,7 +62,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& input, const torch::Te
     k = torch::cat({mem_kv[0].unsqueeze(0).expand({n, h, m, d}), k}, 2);
     v = torch::cat({mem_kv[1].unsqueeze(0).expand({n, h, m, d}), v}, 2);
   }
-  auto scores = torch::matmul(q, k.transpose(-1, -2)) *
+  // The scores, their mask and softmax in fp32 under autocast too (a bf16 score cannot hold
+  // float's lowest, and the softmax's sum is where bf16 loses most).
+  auto scores = compat::inFp32(torch::matmul(q, k.transpose(-1, -2))) *
                 (1.0 / std::sqrt(static_cast<double>(d)));  // [N,h,L,m+past+L]
   if (m_options.causal()) {
     // Query i sees the memory, the earlier chunks' keys and keys <= i.
