@@ -16,9 +16,10 @@
 # or amx_bf16) and the reference's bench, one process each, the three taking turns at going first,
 # for TB_BENCH_ROUNDS rounds (default 3); the table has each side's median (min-max) over the
 # rounds, the ratios ours / reference (the median of the rounds' ratios) and peak RSS, then
-# clips/s of the encode and decode rows, the machine, and both sides' command lines. The whole
-# run takes about two hours at 2 threads on a 2-core machine (the reference's README-configuration
-# rows at batch 16 most of it). TB_PEER_PYTHON overrides the reference's interpreter
+# clips/s of the encode and decode rows, the machine, and both sides' command lines. At 2 threads
+# on a 2-core AMX machine the bench-small rows took 14 minutes for 3 rounds, the README
+# configuration's batch-1 and batch-16 rows 20 minutes for one (the reference's batch 16 most of
+# it; its batch-4 rows not timed yet). TB_PEER_PYTHON overrides the reference's interpreter
 # (bench/peer/.venv/bin/python).
 #
 # TB_BENCH_THREADS overrides 2. TB_BENCH_RESULTS=DIR keeps every process's JSON there (one file
